@@ -1,0 +1,137 @@
+#include "arena.h"
+
+#include <cerrno>
+#include <sys/mman.h>
+
+#include "vm_region.h"
+
+namespace sentinel {
+
+bool Arena::init(uint64_t retain_bytes) {
+  retain_limit_ = retain_bytes;
+  const size_t region = size_t{1} << kRegionShift;
+  void* span = vm_reserve(region * kNumClasses, region);
+  if (!span) return false;
+  size_t records_bytes[kNumClasses];
+  size_t total_records = 0;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    size_t slots = region / class_size(c);
+    if (slots > kMaxSlotsPerClass) slots = kMaxSlotsPerClass;
+    classes_[c].capacity = static_cast<uint32_t>(slots);
+    records_bytes[c] = (slots * sizeof(Slot) + kPageSize - 1) & ~(kPageSize - 1);
+    total_records += records_bytes[c];
+  }
+  // One lazily backed mapping for all slot records: pages are touched only as slots are used.
+  auto* records = static_cast<char*>(vm_map_lazy(total_records));
+  if (!records) {
+    int saved = errno;
+    vm_unmap(span, region * kNumClasses);
+    errno = saved;
+    return false;
+  }
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    classes_[c].base = reinterpret_cast<uintptr_t>(span) + c * region;
+    classes_[c].records = reinterpret_cast<Slot*>(records);
+    records += records_bytes[c];
+  }
+  span_ = region * kNumClasses;
+  base_ = reinterpret_cast<uintptr_t>(span);
+  return true;
+}
+
+bool Arena::pop(Class& c, uint32_t* index) {
+  uint64_t head = c.free_head.load(std::memory_order_acquire);
+  while (head & 0xFFFFFFFFu) {
+    uint32_t idx = static_cast<uint32_t>(head & 0xFFFFFFFFu) - 1;
+    uint32_t next = c.records[idx].next_free.load(std::memory_order_relaxed);
+    uint64_t desired = ((head >> 32) + 1) << 32 | next;
+    if (c.free_head.compare_exchange_weak(head, desired, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      *index = idx;
+      return true;
+    }
+  }
+  return false;
+}
+
+void Arena::push(Class& c, uint32_t index) {
+  uint64_t head = c.free_head.load(std::memory_order_relaxed);
+  for (;;) {
+    c.records[index].next_free.store(static_cast<uint32_t>(head & 0xFFFFFFFFu), std::memory_order_relaxed);
+    uint64_t desired = ((head >> 32) + 1) << 32 | (uint64_t{index} + 1);
+    if (c.free_head.compare_exchange_weak(head, desired, std::memory_order_release, std::memory_order_relaxed))
+      return;
+  }
+}
+
+void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty) {
+  int ci = class_of(need);
+  if (ci < 0 || !base_) return nullptr;
+  auto cls = static_cast<unsigned>(ci);
+  Class& c = classes_[cls];
+  const size_t csize = class_size(cls);
+  uint32_t index;
+  if (pop(c, &index)) {
+    Slot& s = c.records[index];
+    *was_dirty = s.dirty.load(std::memory_order_relaxed) != 0;
+    if (*was_dirty) {
+      retained_.fetch_sub(csize, std::memory_order_relaxed);
+      reused_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else {
+    index = c.high_water.fetch_add(1, std::memory_order_relaxed);
+    if (index >= c.capacity) {
+      c.high_water.fetch_sub(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    // Fresh slot: make its pages accessible (adjacent slots merge into one mapping).
+    if (!vm_commit(reinterpret_cast<void*>(c.base + uintptr_t{index} * csize), csize)) {
+      return nullptr;  // the index stays unused: it has no accessible pages
+    }
+    *was_dirty = false;
+  }
+  *cls_out = cls;
+  *index_out = index;
+  return reinterpret_cast<void*>(c.base + uintptr_t{index} * csize);
+}
+
+void Arena::release(unsigned cls, uint32_t index) {
+  Class& c = classes_[cls];
+  Slot& s = c.records[index];
+  const size_t csize = class_size(cls);
+  uint64_t retained = retained_.fetch_add(csize, std::memory_order_relaxed) + csize;
+  if (retained <= retain_limit_) {
+    s.dirty.store(1, std::memory_order_relaxed);
+  } else {
+    retained_.fetch_sub(csize, std::memory_order_relaxed);
+    int saved = errno;
+    madvise(reinterpret_cast<void*>(c.base + uintptr_t{index} * csize), csize, MADV_DONTNEED);
+    errno = saved;
+    madvised_.fetch_add(1, std::memory_order_relaxed);
+    s.dirty.store(0, std::memory_order_relaxed);
+  }
+  push(c, index);
+}
+
+Slot* Arena::locate(const void* p, unsigned* cls_out, uint32_t* index_out) const {
+  uintptr_t off = reinterpret_cast<uintptr_t>(p) - base_;
+  if (off >= span_) return nullptr;
+  auto cls = static_cast<unsigned>(off >> kRegionShift);
+  const Class& c = classes_[cls];
+  uintptr_t in = off & ((uintptr_t{1} << kRegionShift) - 1);
+  auto index = static_cast<uint32_t>(in / class_size(cls));
+  if (index >= c.capacity || index >= c.high_water.load(std::memory_order_acquire)) return nullptr;
+  *cls_out = cls;
+  *index_out = index;
+  return &c.records[index];
+}
+
+uint64_t Arena::metadata_bytes() const {
+  uint64_t total = 0;
+  for (const Class& c : classes_) {
+    uint64_t used = uint64_t{c.high_water.load(std::memory_order_relaxed)} * sizeof(Slot);
+    total += (used + kPageSize - 1) & ~(kPageSize - 1);
+  }
+  return total;
+}
+
+}  // namespace sentinel

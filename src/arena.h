@@ -1,0 +1,81 @@
+// Sentinel's page-aligned arenas. One reserved span of address space, split into a region per size
+// class; a region is an array of equal slots, one object per slot, so no object shares a page with
+// libc data or with another object. Address -> (class, slot) is arithmetic, which makes lookup
+// lock-free and async-signal-safe. Free slots sit on a lock-free LIFO stack per class, so the most
+// recently freed (cache-warm, already faulted) slot is reused first. Freed slots keep their pages up to
+// a retention budget; beyond it the pages go back to the kernel with MADV_DONTNEED (see
+// docs/performance.md for the measurement behind this choice).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "size_class.h"
+
+namespace sentinel {
+
+// Per-slot record. `user` is the pointer handed to the program (0: slot free).
+struct Slot {
+  std::atomic<uintptr_t> user{0};
+  std::atomic<uint64_t> size{0};
+  std::atomic<uint32_t> log_index{0};
+  std::atomic<uint32_t> next_free{0};
+  std::atomic<uint32_t> dirty{0};  // pages may hold old data
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(Slot) == 32);
+
+class Arena {
+ public:
+  static constexpr unsigned kRegionShift = 36;  // 64 GiB of address space per class
+  static constexpr uint32_t kMaxSlotsPerClass = 1u << 20;
+
+  // Reserves the address space. False (with errno) when the kernel refuses.
+  bool init(uint64_t retain_bytes);
+  bool ready() const { return base_ != 0; }
+
+  bool owns(const void* p) const { return reinterpret_cast<uintptr_t>(p) - base_ < span_; }
+
+  // A slot able to hold `need` bytes. Returns nullptr when the size is beyond the largest class or
+  // the class is full (the caller then falls back to libc). *was_dirty tells whether the slot may
+  // hold old data.
+  void* acquire(size_t need, unsigned* cls, uint32_t* index, bool* was_dirty);
+  // Returns a slot. Its record must already be cleared.
+  void release(unsigned cls, uint32_t index);
+
+  // Slot containing address p (p must satisfy owns()). Async-signal-safe. Null when p lies beyond
+  // the slots ever handed out.
+  Slot* locate(const void* p, unsigned* cls, uint32_t* index) const;
+  Slot* slot(unsigned cls, uint32_t index) const { return &classes_[cls].records[index]; }
+  uintptr_t slot_address(unsigned cls, uint32_t index) const {
+    return classes_[cls].base + uintptr_t{index} * class_size(cls);
+  }
+
+  uint64_t metadata_bytes() const;  // bytes of slot records touched so far (an upper bound)
+  uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
+  uint64_t madvised() const { return madvised_.load(std::memory_order_relaxed); }
+  uint64_t reused() const { return reused_.load(std::memory_order_relaxed); }
+  uintptr_t base() const { return base_; }
+  uintptr_t span() const { return span_; }
+
+ private:
+  struct Class {
+    uintptr_t base = 0;
+    Slot* records = nullptr;
+    uint32_t capacity = 0;
+    std::atomic<uint32_t> high_water{0};
+    std::atomic<uint64_t> free_head{0};  // (tag << 32) | (index + 1); 0: empty
+  };
+  bool pop(Class& c, uint32_t* index);
+  void push(Class& c, uint32_t index);
+
+  uintptr_t base_ = 0;
+  uintptr_t span_ = 0;
+  uint64_t retain_limit_ = 0;
+  std::atomic<uint64_t> retained_{0};
+  std::atomic<uint64_t> madvised_{0};
+  std::atomic<uint64_t> reused_{0};
+  Class classes_[kNumClasses];
+};
+
+}  // namespace sentinel

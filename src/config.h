@@ -1,0 +1,65 @@
+// The runtime's configuration: every SENTINEL_* variable lives in one table (name, type, default,
+// one-line doc), parsed from the environment without allocation. docs/config.md documents the same
+// table; a unit test keeps the two in step.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "log.h"
+
+namespace sentinel {
+
+enum class Mode : uint8_t { off, track };
+enum class UnwindMethod : uint8_t { libunwind, backtrace, none };
+
+struct Config {
+  Mode mode = Mode::track;
+  uint64_t min_bytes = 0;
+  char dump[1024] = {};
+  LogLevel log = LogLevel::warn;
+  uint64_t retain_bytes = 0;
+  uint64_t max_objects = 0;
+  bool dump_children = false;
+  UnwindMethod unwind = UnwindMethod::libunwind;
+};
+
+enum class VarType : uint8_t { mode, size, count, path, log_level, boolean, unwind, tool };
+
+struct VarSpec {
+  const char* name;
+  VarType type;
+  const char* default_value;
+  const char* doc;
+};
+
+// The table. Entries of type `tool` belong to the launcher and tools; the runtime ignores them.
+const VarSpec* config_table(size_t* count);
+
+// A parse problem: the variable, its value and why it was refused. Fixed-size, no allocation.
+struct ConfigError {
+  char name[64] = {};
+  char value[256] = {};
+  char reason[160] = {};
+  bool is_error = false;
+};
+
+// Parses envp (NULL-terminated NAME=value array) into *out, starting from the table's defaults.
+// Returns false on the first malformed value, with *err filled. Unknown SENTINEL_* names are not
+// errors: the count of them is returned in *unknown and the first in *first_unknown (may be null).
+bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown = nullptr,
+                  const char** first_unknown = nullptr);
+
+// Parses sizes like "65536", "64K", "64KiB", "1m", "2G" (binary units). False when malformed or overflowing.
+bool parse_size(const char* text, uint64_t* out);
+
+// Writes "NAME=value" for table entry i of the effective config into buf; returns the length.
+size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap);
+
+const char* mode_name(Mode m);
+const char* log_level_name(LogLevel l);
+
+// Expands %p (pid), %e (executable basename) and %% in a dump path template. Returns false when the
+// result does not fit.
+bool expand_dump_path(const char* tmpl, int pid, const char* exe_basename, char* out, size_t cap);
+
+}  // namespace sentinel

@@ -1,0 +1,323 @@
+#include "dump_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "clock.h"
+#include "crc32c.h"
+#include "log.h"
+#include "vm_region.h"
+
+namespace sentinel {
+
+namespace {
+
+constexpr size_t kBufferBytes = 1u << 20;
+constexpr size_t kScratchBytes = 256u << 10;
+
+bool write_all(int fd, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Builds one record at a time in a fixed buffer, then writes header and payload.
+class RecordWriter {
+ public:
+  RecordWriter(int fd, uint8_t* buf, size_t cap) : fd_(fd), buf_(buf), cap_(cap) {}
+  void begin(uint32_t type) {
+    type_ = type;
+    len_ = 0;
+  }
+  size_t room() const { return cap_ - len_; }
+  void put(const void* p, size_t n) {
+    if (n > room()) {
+      overflow_ = true;
+      return;
+    }
+    memcpy(buf_ + len_, p, n);
+    len_ += n;
+  }
+  void u16(uint16_t v) { put(&v, 2); }
+  void u32(uint32_t v) { put(&v, 4); }
+  void i32(int32_t v) { put(&v, 4); }
+  void u64(uint64_t v) { put(&v, 8); }
+  void str(const char* s, size_t n) {
+    u32(static_cast<uint32_t>(n));
+    put(s, n);
+  }
+  void str(const char* s) { str(s, strlen(s)); }
+  // Overwrites a u32 written earlier (counts known only at the end).
+  void patch_u32(size_t at, uint32_t v) { memcpy(buf_ + at, &v, 4); }
+  size_t length() const { return len_; }
+  bool end() {
+    if (overflow_ || !ok_) return ok_ = false;
+    sentinel_record_header h{type_, crc32c(0, buf_, len_), len_};
+    ok_ = write_all(fd_, &h, sizeof(h)) && write_all(fd_, buf_, len_);
+    ++records_;
+    return ok_;
+  }
+  bool ok() const { return ok_ && !overflow_; }
+  uint64_t records() const { return records_; }
+
+ private:
+  int fd_;
+  uint8_t* buf_;
+  size_t cap_;
+  size_t len_ = 0;
+  uint32_t type_ = 0;
+  bool overflow_ = false;
+  bool ok_ = true;
+  uint64_t records_ = 0;
+};
+
+size_t read_file(const char* path, char* buf, size_t cap) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  close(fd);
+  return n;
+}
+
+void write_process(RecordWriter& w, const RuntimeState& s, int pid, char* scratch) {
+  w.begin(SENTINEL_REC_PROCESS);
+  w.u32(static_cast<uint32_t>(pid));
+  w.u32(static_cast<uint32_t>(getppid()));
+  w.i32(-1);
+  w.u32(pid != s.owner_pid ? 1u : 0u);
+  w.u64(s.start_real_ns);
+  w.u64(realtime_ns());
+  w.u64(s.start_mono_ns);
+  w.u64(monotonic_ns());
+  ssize_t n = readlink("/proc/self/exe", scratch, kScratchBytes - 1);
+  w.str(scratch, n > 0 ? static_cast<size_t>(n) : 0);
+  size_t len = read_file("/proc/self/cmdline", scratch, kScratchBytes);
+  size_t argc_at = w.length();
+  w.u32(0);
+  uint32_t argc = 0;
+  for (size_t i = 0; i < len;) {
+    size_t e = i;
+    while (e < len && scratch[e]) ++e;
+    w.str(scratch + i, e - i);
+    ++argc;
+    i = e + 1;
+  }
+  w.patch_u32(argc_at, argc);
+  w.end();
+}
+
+void write_config(RecordWriter& w, const RuntimeState& s) {
+  size_t count;
+  config_table(&count);
+  w.begin(SENTINEL_REC_CONFIG);
+  w.u32(static_cast<uint32_t>(count));
+  char entry[1200];
+  for (size_t i = 0; i < count; ++i) w.str(entry, format_config_entry(s.config, i, entry, sizeof(entry)));
+  w.end();
+}
+
+void write_topology(RecordWriter& w, const Topology& t) {
+  w.begin(SENTINEL_REC_TOPOLOGY);
+  w.i32(t.numa_available ? 0 : -1);
+  w.i32(t.numa_balancing);
+  w.u32(t.node_count);
+  for (uint32_t i = 0; i < t.node_count; ++i) {
+    const NodeInfo& n = t.nodes[i];
+    w.i32(n.id);
+    w.u32(n.cpu_count);
+    w.u64(n.total_bytes);
+    w.u64(n.free_bytes);
+    w.u32(n.flags);
+    w.u32(0);
+  }
+  w.i32(t.fast_node);
+  w.i32(t.slow_node);
+  w.end();
+}
+
+void write_modules(RecordWriter& w, const ModuleTable& mods) {
+  for (uint32_t i = 0; i < mods.count(); ++i) {
+    const Module& m = mods.at(i);
+    w.begin(SENTINEL_REC_MODULE);
+    w.u64(m.load_bias);
+    w.u32(m.segment_count);
+    for (uint32_t k = 0; k < m.segment_count; ++k) {
+      w.u64(m.segments[k].vaddr);
+      w.u64(m.segments[k].memsz);
+      w.u32(m.segments[k].flags);
+      w.u32(0);
+    }
+    w.str(reinterpret_cast<const char*>(m.build_id), m.build_id_len);
+    w.str(mods.path(m), m.path_len);
+    w.end();
+  }
+}
+
+void write_sites(RecordWriter& w, const SiteTable& sites) {
+  uint32_t total = sites.count();
+  constexpr size_t kMaxEntry = 16 + 8 * SENTINEL_MAX_FRAMES;
+  for (uint32_t id = 0; id < total;) {
+    w.begin(SENTINEL_REC_SITES);
+    w.u32(0);
+    uint32_t n = 0;
+    for (; id < total && w.room() >= kMaxEntry; ++id) {
+      const Site* s = sites.by_id(id);
+      if (!s) continue;
+      w.u32(id);
+      w.u32(s->nframes);
+      w.u64(s->hash.load(std::memory_order_relaxed));
+      for (uint32_t f = 0; f < s->nframes; ++f) w.u64(s->frames[f]);
+      ++n;
+    }
+    w.patch_u32(0, n);
+    w.end();
+  }
+}
+
+void write_objects(RecordWriter& w, const ObjectLog& log) {
+  uint64_t total = log.size();
+  for (uint64_t i = 0; i < total;) {
+    w.begin(SENTINEL_REC_OBJECTS);
+    w.u32(0);
+    w.u32(sizeof(sentinel_object));
+    uint32_t n = 0;
+    for (; i < total && w.room() >= sizeof(sentinel_object); ++i, ++n) {
+      sentinel_object o = *log.at(static_cast<uint32_t>(i));
+      w.put(&o, sizeof(o));
+    }
+    w.patch_u32(0, n);
+    w.end();
+  }
+}
+
+void write_marks(RecordWriter& w, const MarkLog& marks) {
+  uint64_t total = marks.size();
+  for (uint64_t i = 0; i < total;) {
+    w.begin(SENTINEL_REC_MARKS);
+    w.u32(0);
+    uint32_t n = 0;
+    for (; i < total && w.room() >= 16; ++i, ++n) {
+      w.u64(marks.at(i).seq);
+      w.u64(marks.at(i).ns);
+    }
+    w.patch_u32(0, n);
+    w.end();
+  }
+}
+
+void write_stats(RecordWriter& w, const RuntimeState& s) {
+  const Counters& c = s.counters;
+  struct Named {
+    const char* name;
+    uint64_t value;
+  } stats[] = {
+      {"tracked_allocations", c.tracked_allocations.load()},
+      {"tracked_frees", c.tracked_frees.load()},
+      {"live_bytes", c.live_bytes.load()},
+      {"peak_live_bytes", c.peak_live_bytes.load()},
+      {"overhead_bytes", overhead_bytes(s)},
+      {"fallback_too_large", c.fallback_too_large.load()},
+      {"fallback_class_full", c.fallback_class_full.load()},
+      {"invalid_frees", c.invalid_frees.load()},
+      {"realloc_in_place", c.realloc_in_place.load()},
+      {"realloc_moved", c.realloc_moved.load()},
+      {"cuda_host_allocations", c.cuda_host_allocations.load()},
+      {"cuda_host_frees", c.cuda_host_frees.load()},
+      {"steps_marked", c.steps_marked.load()},
+      {"retained_bytes", s.arena.retained_bytes()},
+      {"madvise_dontneed", s.arena.madvised()},
+      {"slot_reuses", s.arena.reused()},
+      {"objects_not_logged", s.log.dropped()},
+      {"sites_table_full", s.sites.full_misses()},
+      {"min_bytes", s.config.min_bytes},
+      {"unwind_method", static_cast<uint64_t>(s.unwinder.method())},
+  };
+  w.begin(SENTINEL_REC_STATS);
+  w.u32(sizeof(stats) / sizeof(stats[0]));
+  for (const Named& n : stats) {
+    w.str(n.name);
+    w.u64(n.value);
+  }
+  w.end();
+}
+
+}  // namespace
+
+bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
+  auto* mem = static_cast<uint8_t*>(vm_map_lazy(kBufferBytes + kScratchBytes));
+  if (!mem) return false;
+  sentinel_file_header fh{};
+  memcpy(fh.magic, SENTINEL_DUMP_MAGIC, 8);
+  fh.major = SENTINEL_FORMAT_MAJOR;
+  fh.minor = SENTINEL_FORMAT_MINOR;
+  fh.pointer_size = sizeof(void*);
+  fh.little_endian = 1;
+  bool ok = write_all(fd, &fh, sizeof(fh));
+  RecordWriter w(fd, mem, kBufferBytes);
+  if (ok) {
+    write_process(w, s, pid, reinterpret_cast<char*>(mem + kBufferBytes));
+    write_config(w, s);
+    write_topology(w, s.topology);
+    write_modules(w, s.modules);
+    write_sites(w, s.sites);
+    write_objects(w, s.log);
+    write_marks(w, s.marks);
+    write_stats(w, s);
+    uint64_t before = w.records();
+    w.begin(SENTINEL_REC_END);
+    w.u64(before);
+    w.end();
+    ok = w.ok();
+  }
+  vm_unmap(mem, kBufferBytes + kScratchBytes);
+  return ok;
+}
+
+bool write_dump(const RuntimeState& s, int pid) {
+  if (!*s.config.dump) return false;
+  if (s.counters.tracked_allocations.load() == 0) {
+    log_line(LogLevel::info, "no object was tracked; no dump written");
+    return false;
+  }
+  char path[1100];
+  if (!expand_dump_path(s.config.dump, pid, s.exe_name, path, sizeof(path))) {
+    log_line(LogLevel::error, "SENTINEL_DUMP: expanded path too long; no dump written");
+    return false;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    LineBuf b;
+    b.str("cannot create dump ").str(path).str(": ").str(strerror(errno));
+    log_line(LogLevel::error, b);
+    return false;
+  }
+  bool ok = write_dump_to_fd(s, pid, fd);
+  ok = (close(fd) == 0) && ok;
+  LineBuf b;
+  if (!ok) {
+    unlink(path);
+    b.str("writing dump ").str(path).str(" failed: ").str(strerror(errno)).str("; removed");
+    log_line(LogLevel::error, b);
+    return false;
+  }
+  b.str("dump written to ").str(path);
+  log_line(LogLevel::info, b);
+  return true;
+}
+
+}  // namespace sentinel

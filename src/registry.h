@@ -1,0 +1,57 @@
+// The registry of tracked objects: the object log (one sentinel_object per tracked allocation, kept
+// for the dump) and a table of objects that live outside the arena (CUDA pinned host memory). Arena
+// objects are found through their slot; lookups never lock and are async-signal-safe.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "sentinel/format.h"
+
+namespace sentinel {
+
+inline constexpr uint32_t kNoLogIndex = UINT32_MAX;
+
+class ObjectLog {
+ public:
+  // Maps room for `capacity` entries (lazily backed). False when the kernel refuses.
+  bool init(uint64_t capacity);
+  // Appends an entry; returns its index, or kNoLogIndex when the log is full (counted in dropped()).
+  uint32_t append(const sentinel_object& o);
+  sentinel_object* at(uint32_t i) { return &entries_[i]; }
+  const sentinel_object* at(uint32_t i) const { return &entries_[i]; }
+  uint64_t size() const {
+    uint64_t n = next_.load(std::memory_order_acquire);
+    return n < capacity_ ? n : capacity_;
+  }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  uint64_t touched_bytes() const { return size() * sizeof(sentinel_object); }
+
+ private:
+  sentinel_object* entries_ = nullptr;
+  uint64_t capacity_ = 0;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+// Objects outside the arena, keyed by address: open addressing, lock-free insert and erase.
+class ExternalTable {
+ public:
+  static constexpr uint32_t kCapacity = 1u << 14;
+  bool init();
+  bool insert(uintptr_t address, uint32_t log_index);
+  // Removes the entry; returns its log index, or kNoLogIndex when the address is unknown.
+  uint32_t erase(uintptr_t address);
+  uint32_t find(uintptr_t address) const;
+  uint64_t bytes() const { return kCapacity * sizeof(Entry); }
+
+ private:
+  struct Entry {
+    std::atomic<uintptr_t> key;  // 0 empty, 1 tombstone
+    std::atomic<uint32_t> log_index;
+    uint32_t pad;
+  };
+  Entry* entries_ = nullptr;
+};
+
+}  // namespace sentinel

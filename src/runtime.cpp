@@ -1,0 +1,389 @@
+#include "runtime.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "arena.h"
+#include "clock.h"
+#include "config.h"
+#include "dump_writer.h"
+#include "log.h"
+#include "modules.h"
+#include "registry.h"
+#include "runtime_state.h"
+#include "site.h"
+#include "topology.h"
+#include "vm_region.h"
+
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+}
+
+namespace sentinel::rt {
+
+std::atomic<uint64_t> g_min_bytes{UINT64_MAX};
+uintptr_t g_arena_base = 0;
+uintptr_t g_arena_span = 0;
+thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+
+inline uint32_t this_thread_id() {
+  if (!t_tid) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  return t_tid;
+}
+
+// Everything lives in one zero-initialised static object: no constructors run before ours, and the
+// state stays valid after the dump, so frees that arrive late (other libraries' destructors) work.
+constinit RuntimeState g_state;
+constinit std::atomic<int> g_init_state{0};  // 0 not started, 1 in progress, 2 done
+std::atomic<int> g_dumped{0};
+std::atomic<int> g_invalid_free_reported{0};
+
+void update_peak(uint64_t live) {
+  uint64_t peak = g_state.counters.peak_live_bytes.load(std::memory_order_relaxed);
+  while (live > peak &&
+         !g_state.counters.peak_live_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
+uint32_t capture_site() {
+  uintptr_t frames[SENTINEL_MAX_FRAMES];
+  uint32_t n = g_state.unwinder.capture(frames);
+  if (!n) return kNoSite;
+  return g_state.sites.intern(frames, n);
+}
+
+void report_config_error(const ConfigError& err) {
+  LineBuf b;
+  b.str(err.name).chr('=').str(err.value).str(": ").str(err.reason).str("; running in pass-through");
+  log_line(LogLevel::error, b);
+}
+
+// The executable's base name, for %e.
+void read_exe_name(char* out, size_t cap) {
+  char path[1024];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  const char* base = "unknown";
+  if (n > 0) {
+    path[n] = '\0';
+    const char* slash = strrchr(path, '/');
+    base = slash ? slash + 1 : path;
+  }
+  size_t len = strlen(base);
+  if (len >= cap) len = cap - 1;
+  memcpy(out, base, len);
+  out[len] = '\0';
+}
+
+// The dump's directory must be writable now, not only at exit when nobody is listening.
+bool dump_directory_usable(const char* tmpl) {
+  if (!*tmpl) return true;
+  char path[1024];
+  if (!expand_dump_path(tmpl, getpid(), g_state.exe_name, path, sizeof(path))) return false;
+  char* slash = strrchr(path, '/');
+  if (!slash) return access(".", W_OK | X_OK) == 0;
+  if (slash == path) return access("/", W_OK | X_OK) == 0;
+  *slash = '\0';
+  return access(path, W_OK | X_OK) == 0;
+}
+
+void setup(const char* const* envp, bool for_tests) {
+  Guard guard;
+  ConfigError err;
+  int unknown = 0;
+  const char* first_unknown = nullptr;
+  Config cfg;
+  if (!parse_config(envp, &cfg, &err, &unknown, &first_unknown)) {
+    report_config_error(err);
+    g_state.mode = Mode::off;
+    return;
+  }
+  g_state.config = cfg;
+  set_log_level(cfg.log);
+  if (unknown) {
+    LineBuf b;
+    const char* eq = strchr(first_unknown, '=');
+    b.str("unknown variable ").str(first_unknown, eq ? static_cast<size_t>(eq - first_unknown) : strlen(first_unknown));
+    if (unknown > 1) b.str(" (and ").i64(unknown - 1).str(" more)");
+    b.str(" ignored; see docs/config.md");
+    log_line(LogLevel::warn, b);
+  }
+  g_state.mode = cfg.mode;
+  if (cfg.mode == Mode::off) return;
+
+  read_exe_name(g_state.exe_name, sizeof(g_state.exe_name));
+  if (!dump_directory_usable(cfg.dump)) {
+    LineBuf b;
+    b.str("SENTINEL_DUMP=").str(cfg.dump).str(": directory is not writable (");
+    b.str(strerror(errno)).str("); running in pass-through");
+    log_line(LogLevel::error, b);
+    g_state.mode = Mode::off;
+    return;
+  }
+  if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
+      !g_state.external.init() || !g_state.marks.init()) {
+    LineBuf b;
+    b.str("cannot reserve address space for the arena (").str(strerror(errno)).str("); running in pass-through");
+    log_line(LogLevel::error, b);
+    g_state.mode = Mode::off;
+    return;
+  }
+  uintptr_t lo = 0, hi = 0;
+  if (!for_tests) ModuleTable::text_range_of(reinterpret_cast<const void*>(&setup), &lo, &hi);
+  UnwindMethod m = g_state.unwinder.init(cfg.unwind, lo, hi);
+  if (m != cfg.unwind) {
+    LineBuf b;
+    b.str("libunwind.so.8 could not be loaded; allocation sites come from glibc backtrace()");
+    log_line(LogLevel::warn, b);
+  }
+  detect_topology(&g_state.topology);
+  g_state.modules.refresh();
+  g_state.owner_pid = getpid();
+  g_state.start_mono_ns = monotonic_ns();
+  g_state.start_real_ns = realtime_ns();
+  if (g_state.topology.numa_balancing > 0 && g_state.topology.slow_node >= 0) {
+    log_line(LogLevel::warn,
+             "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
+  }
+  g_arena_base = g_state.arena.base();
+  g_arena_span = g_state.arena.span();
+  g_min_bytes.store(cfg.min_bytes, std::memory_order_release);
+  LineBuf b;
+  b.str("tracking objects of at least ").bytes(cfg.min_bytes).str(", ").u64(g_state.topology.node_count);
+  b.str(" NUMA node(s)");
+  log_line(LogLevel::info, b);
+}
+
+void fork_child_handler() { after_fork_child(); }
+
+}  // namespace
+
+void init(char** envp) {
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1)) return;
+  setup(envp, false);
+  if (g_state.mode != Mode::off) pthread_atfork(nullptr, nullptr, fork_child_handler);
+  g_init_state.store(2);
+}
+
+void init_for_tests(const char* const* envp) {
+  int expected = 0;
+  if (!g_init_state.compare_exchange_strong(expected, 1)) return;
+  setup(envp, true);
+  g_init_state.store(2);
+}
+
+void* allocate(size_t size, size_t alignment, bool zero) {
+  if (size == 0) return nullptr;
+  Guard guard;
+  int saved_errno = errno;
+  size_t align = alignment < 16 ? 16 : alignment;
+  if (align > (size_t{1} << 30)) return nullptr;
+  size_t need = size + (align > kPageSize ? align - kPageSize : 0);
+  if (need < size) return nullptr;
+  unsigned cls;
+  uint32_t index;
+  bool dirty;
+  void* slot = g_state.arena.acquire(need, &cls, &index, &dirty);
+  if (!slot) {
+    (class_of(need) < 0 ? g_state.counters.fallback_too_large : g_state.counters.fallback_class_full)
+        .fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return nullptr;
+  }
+  uintptr_t user = (reinterpret_cast<uintptr_t>(slot) + align - 1) & ~(uintptr_t{align} - 1);
+  if (zero && dirty) memset(reinterpret_cast<void*>(user), 0, size);
+
+  uint64_t seq = g_state.counters.tracked_allocations.fetch_add(1, std::memory_order_relaxed);
+  sentinel_object o{};
+  o.address = user;
+  o.size = size;
+  o.birth_ns = monotonic_ns();
+  o.birth_seq = seq;
+  o.death_seq = UINT64_MAX;
+  o.site = capture_site();
+  o.thread = this_thread_id();
+  o.alignment = static_cast<uint32_t>(align);
+  o.kind = SENTINEL_KIND_HEAP;
+  uint32_t li = g_state.log.append(o);
+
+  Slot* s = g_state.arena.slot(cls, index);
+  s->size.store(size, std::memory_order_relaxed);
+  s->log_index.store(li, std::memory_order_relaxed);
+  s->user.store(user, std::memory_order_release);
+  update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
+  errno = saved_errno;
+  return reinterpret_cast<void*>(user);
+}
+
+namespace {
+void report_invalid_free(const void* p) {
+  g_state.counters.invalid_frees.fetch_add(1, std::memory_order_relaxed);
+  if (g_invalid_free_reported.exchange(1)) return;
+  LineBuf b;
+  b.str("free() of ").hex(reinterpret_cast<uintptr_t>(p));
+  b.str(", which is not a live object (double free or bad pointer); ignored (reported once)");
+  log_line(LogLevel::error, b);
+}
+
+void finish_object(uint32_t li, uint64_t size) {
+  g_state.counters.live_bytes.fetch_sub(size, std::memory_order_relaxed);
+  g_state.counters.tracked_frees.fetch_add(1, std::memory_order_relaxed);
+  if (li == kNoLogIndex) return;
+  sentinel_object* e = g_state.log.at(li);
+  e->death_ns = monotonic_ns();
+  e->death_seq = g_state.counters.tracked_allocations.load(std::memory_order_relaxed);
+  if (e->thread != this_thread_id()) e->flags |= SENTINEL_OBJ_FREED_BY_OTHER_THREAD;
+}
+}  // namespace
+
+void release(void* p) {
+  Guard guard;
+  int saved_errno = errno;
+  unsigned cls;
+  uint32_t index;
+  Slot* s = g_state.arena.locate(p, &cls, &index);
+  uintptr_t expected = reinterpret_cast<uintptr_t>(p);
+  if (!s || !s->user.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+    report_invalid_free(p);
+    errno = saved_errno;
+    return;
+  }
+  finish_object(s->log_index.load(std::memory_order_relaxed), s->size.load(std::memory_order_relaxed));
+  g_state.arena.release(cls, index);
+  errno = saved_errno;
+}
+
+size_t usable_size(const void* p) {
+  unsigned cls;
+  uint32_t index;
+  Slot* s = g_state.arena.locate(p, &cls, &index);
+  if (!s || s->user.load(std::memory_order_acquire) != reinterpret_cast<uintptr_t>(p)) return 0;
+  return g_state.arena.slot_address(cls, index) + class_size(cls) - reinterpret_cast<uintptr_t>(p);
+}
+
+void* reallocate(void* p, size_t n) {
+  if (n == 0) {
+    release(p);
+    return nullptr;
+  }
+  size_t usable = usable_size(p);
+  if (!usable) {
+    report_invalid_free(p);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  uint64_t min = g_min_bytes.load(std::memory_order_relaxed);
+  // In place when it fits and does not leave most of the slot idle.
+  if (n >= min && n <= usable && n > usable / 2) {
+    unsigned cls;
+    uint32_t index;
+    Slot* s = g_state.arena.locate(p, &cls, &index);
+    uint64_t old = s->size.exchange(n, std::memory_order_relaxed);
+    if (n > old) update_peak(g_state.counters.live_bytes.fetch_add(n - old, std::memory_order_relaxed) + (n - old));
+    else g_state.counters.live_bytes.fetch_sub(old - n, std::memory_order_relaxed);
+    uint32_t li = s->log_index.load(std::memory_order_relaxed);
+    if (li != kNoLogIndex) g_state.log.at(li)->size = n > g_state.log.at(li)->size ? n : g_state.log.at(li)->size;
+    g_state.counters.realloc_in_place.fetch_add(1, std::memory_order_relaxed);
+    return p;
+  }
+  void* q = n >= min && !t_guard ? allocate(n, 0, false) : nullptr;
+  if (!q) {
+    q = __libc_malloc(n);
+    if (!q) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+  }
+  memcpy(q, p, n < usable ? n : usable);
+  g_state.counters.realloc_moved.fetch_add(1, std::memory_order_relaxed);
+  release(p);
+  return q;
+}
+
+void note_cuda_host_alloc(void* p, size_t size) {
+  if (g_state.mode == Mode::off || !p || g_init_state.load() != 2) return;
+  Guard guard;
+  int saved_errno = errno;
+  sentinel_object o{};
+  o.address = reinterpret_cast<uintptr_t>(p);
+  o.size = size;
+  o.birth_ns = monotonic_ns();
+  o.birth_seq = g_state.counters.tracked_allocations.fetch_add(1, std::memory_order_relaxed);
+  o.death_seq = UINT64_MAX;
+  o.site = capture_site();
+  o.thread = this_thread_id();
+  o.alignment = static_cast<uint32_t>(kPageSize);
+  o.kind = SENTINEL_KIND_CUDA_HOST;
+  uint32_t li = g_state.log.append(o);
+  g_state.counters.cuda_host_allocations.fetch_add(1, std::memory_order_relaxed);
+  // Without a log entry the size is unknown at free time: such objects stay out of live_bytes.
+  if (li != kNoLogIndex && g_state.external.insert(o.address, li))
+    update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
+  errno = saved_errno;
+}
+
+void note_cuda_host_free(void* p) {
+  if (g_state.mode == Mode::off || !p || g_init_state.load() != 2) return;
+  Guard guard;
+  int saved_errno = errno;
+  uint32_t li = g_state.external.erase(reinterpret_cast<uintptr_t>(p));
+  if (li != kNoLogIndex) finish_object(li, g_state.log.at(li)->size);
+  g_state.counters.cuda_host_frees.fetch_add(1, std::memory_order_relaxed);
+  errno = saved_errno;
+}
+
+void after_dlopen() {
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
+  Guard guard;
+  g_state.modules.refresh();
+}
+
+void after_fork_child() { t_tid = 0; }
+
+void at_exit() {
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
+  pid_t pid = getpid();
+  if (pid != g_state.owner_pid && !g_state.config.dump_children) return;
+  if (g_dumped.exchange(1)) return;
+  Guard guard;
+  int saved_errno = errno;
+  g_state.modules.refresh();
+  write_dump(g_state, pid);
+  errno = saved_errno;
+}
+
+void mark_step() {
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
+  g_state.marks.add(g_state.counters.tracked_allocations.load(std::memory_order_relaxed), monotonic_ns());
+  g_state.counters.steps_marked.fetch_add(1, std::memory_order_relaxed);
+}
+
+int get_stats(sentinel_stats* out) {
+  memset(out, 0, sizeof(*out));
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off) return -1;
+  const Counters& c = g_state.counters;
+  out->tracked_allocations = c.tracked_allocations.load();
+  out->tracked_frees = c.tracked_frees.load();
+  out->live_bytes = c.live_bytes.load();
+  out->peak_live_bytes = c.peak_live_bytes.load();
+  out->overhead_bytes = overhead_bytes(g_state);
+  out->steps_marked = c.steps_marked.load();
+  return 0;
+}
+
+const char* current_mode() {
+  if (g_init_state.load() != 2) return "off";
+  return mode_name(g_state.mode);
+}
+
+}  // namespace sentinel::rt

@@ -1,0 +1,68 @@
+// The runtime's entry points, called by the hook layer (preload/hooks.cpp). Everything the hooks need
+// on the fast path is inline here: one compare for "track this size?", one for "is this ours?".
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "sentinel/sentinel.h"
+
+namespace sentinel::rt {
+
+// UINT64_MAX until tracking is enabled, then SENTINEL_MIN_BYTES.
+extern std::atomic<uint64_t> g_min_bytes;
+// The arena's address range; 0/0 until it exists (so owns() is false for every pointer).
+extern uintptr_t g_arena_base;
+extern uintptr_t g_arena_span;
+
+// Recursion guard: non-zero while this thread runs Sentinel's own code. Allocations made then (by
+// libunwind, libnuma, the dynamic loader...) go straight to libc.
+extern thread_local int t_guard __attribute__((tls_model("initial-exec")));
+
+class Guard {
+ public:
+  Guard() : saved_(t_guard) { t_guard = 1; }
+  ~Guard() { t_guard = saved_; }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+
+ private:
+  int saved_;
+};
+
+inline bool should_track(size_t n) { return n >= g_min_bytes.load(std::memory_order_relaxed) && !t_guard; }
+inline bool owns(const void* p) { return reinterpret_cast<uintptr_t>(p) - g_arena_base < g_arena_span; }
+
+// Called from the library constructor (and lazily): reads the configuration, sets everything up.
+void init(char** envp);
+
+// A tracked object of `size` bytes aligned to `alignment` (0: default), or nullptr when the arena
+// cannot serve it (the caller then uses libc). Zeroed when `zero`. errno is preserved.
+void* allocate(size_t size, size_t alignment, bool zero);
+// Frees an object for which owns() is true. An address that is not a live object is reported once
+// and ignored (never a crash).
+void release(void* p);
+// Usable bytes of an owned object (from p to the end of its slot).
+size_t usable_size(const void* p);
+// realloc of an owned object: in place when it fits, else moved (to libc when n is below the
+// threshold). n == 0 frees and returns nullptr, like glibc. Returns nullptr with errno ENOMEM on
+// failure, leaving p untouched.
+void* reallocate(void* p, size_t n);
+
+// CUDA pinned host memory seen by the hooks.
+void note_cuda_host_alloc(void* p, size_t size);
+void note_cuda_host_free(void* p);
+
+void after_dlopen();
+void after_fork_child();
+// Writes the dump (once). Safe to call from a destructor, _exit or a fatal path.
+void at_exit();
+
+void mark_step();
+int get_stats(sentinel_stats* out);
+const char* current_mode();
+
+// For the unit tests: initialise from an explicit environment, unwinding with no frames skipped.
+void init_for_tests(const char* const* envp);
+
+}  // namespace sentinel::rt

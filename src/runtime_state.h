@@ -1,0 +1,73 @@
+// The runtime's whole state, shared by runtime.cpp and the dump writer.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "arena.h"
+#include "config.h"
+#include "modules.h"
+#include "registry.h"
+#include "site.h"
+#include "topology.h"
+
+namespace sentinel {
+
+struct Counters {
+  std::atomic<uint64_t> tracked_allocations{0};  // also the allocation clock (birth_seq)
+  std::atomic<uint64_t> tracked_frees{0};
+  std::atomic<uint64_t> live_bytes{0};
+  std::atomic<uint64_t> peak_live_bytes{0};
+  std::atomic<uint64_t> fallback_too_large{0};
+  std::atomic<uint64_t> fallback_class_full{0};
+  std::atomic<uint64_t> invalid_frees{0};
+  std::atomic<uint64_t> realloc_in_place{0};
+  std::atomic<uint64_t> realloc_moved{0};
+  std::atomic<uint64_t> cuda_host_allocations{0};
+  std::atomic<uint64_t> cuda_host_frees{0};
+  std::atomic<uint64_t> steps_marked{0};
+};
+
+// Explicit step marks (sentinel_step()), append-only.
+class MarkLog {
+ public:
+  static constexpr uint64_t kCapacity = 1u << 20;
+  struct Mark {
+    uint64_t seq;
+    uint64_t ns;
+  };
+  bool init();
+  void add(uint64_t seq, uint64_t ns);
+  uint64_t size() const {
+    uint64_t n = next_.load(std::memory_order_acquire);
+    return n < kCapacity ? n : kCapacity;
+  }
+  const Mark& at(uint64_t i) const { return marks_[i]; }
+  uint64_t touched_bytes() const { return size() * sizeof(Mark); }
+
+ private:
+  Mark* marks_ = nullptr;
+  std::atomic<uint64_t> next_{0};
+};
+
+struct RuntimeState {
+  Config config;
+  Mode mode = Mode::off;
+  Arena arena;
+  ObjectLog log;
+  ExternalTable external;
+  SiteTable sites;
+  Unwinder unwinder;
+  MarkLog marks;
+  Topology topology;
+  ModuleTable modules;
+  Counters counters;
+  int owner_pid = 0;
+  uint64_t start_mono_ns = 0;
+  uint64_t start_real_ns = 0;
+  char exe_name[256] = {};
+};
+
+// Memory Sentinel committed for its own bookkeeping (an upper bound: pages touched).
+uint64_t overhead_bytes(const RuntimeState& s);
+
+}  // namespace sentinel

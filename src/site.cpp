@@ -1,0 +1,97 @@
+#include "site.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+
+#include "vm_region.h"
+
+namespace sentinel {
+
+uint64_t hash_frames(const uintptr_t* frames, uint32_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ n;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t x = frames[i];
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    h = (h ^ x) * 0x100000001b3ULL;
+  }
+  return h | 1;  // never 0 (empty)
+}
+
+bool SiteTable::init() {
+  slots_ = static_cast<Site*>(vm_map_lazy(kCapacity * sizeof(Site)));
+  id_to_slot_ = static_cast<std::atomic<uint32_t>*>(vm_map_lazy(kCapacity * sizeof(uint32_t)));
+  return slots_ && id_to_slot_;
+}
+
+uint32_t SiteTable::intern(const uintptr_t* frames, uint32_t n) {
+  if (!slots_) return kNoSite;
+  if (n > SENTINEL_MAX_FRAMES) n = SENTINEL_MAX_FRAMES;
+  uint64_t h = hash_frames(frames, n);
+  for (uint32_t probe = 0; probe < kCapacity; ++probe) {
+    uint32_t pos = static_cast<uint32_t>((h >> 7) + probe) & (kCapacity - 1);
+    Site& s = slots_[pos];
+    uint64_t cur = s.hash.load(std::memory_order_acquire);
+    if (cur == 0) {
+      if (s.hash.compare_exchange_strong(cur, h, std::memory_order_acq_rel)) {
+        s.nframes = n;
+        for (uint32_t i = 0; i < n; ++i) s.frames[i] = frames[i];
+        uint32_t id = next_id_.fetch_add(1, std::memory_order_acq_rel);
+        id_to_slot_[id].store(pos, std::memory_order_relaxed);
+        s.id_plus_one.store(id + 1, std::memory_order_release);
+        return id;
+      }
+    }
+    if (cur == h) {
+      // Another thread may still be publishing it; it does so in a handful of stores.
+      // A bounded wait: after fork() the writer may not exist in this process any more.
+      for (int spin = 0; spin < (1 << 20); ++spin) {
+        uint32_t idp = s.id_plus_one.load(std::memory_order_acquire);
+        if (idp) return idp - 1;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+      return kNoSite;
+    }
+  }
+  full_.fetch_add(1, std::memory_order_relaxed);
+  return kNoSite;
+}
+
+const Site* SiteTable::by_id(uint32_t id) const {
+  if (!slots_ || id >= count()) return nullptr;
+  const Site& s = slots_[id_to_slot_[id].load(std::memory_order_relaxed)];
+  return s.id_plus_one.load(std::memory_order_acquire) == id + 1 ? &s : nullptr;
+}
+
+UnwindMethod Unwinder::init(UnwindMethod wanted, uintptr_t skip_lo, uintptr_t skip_hi) {
+  skip_lo_ = skip_lo;
+  skip_hi_ = skip_hi;
+  method_ = UnwindMethod::none;
+  if (wanted == UnwindMethod::libunwind) {
+    void* h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+    if (h) backtrace_ = reinterpret_cast<BacktraceFn>(dlsym(h, "unw_backtrace"));
+    if (backtrace_) return method_ = UnwindMethod::libunwind;
+    wanted = UnwindMethod::backtrace;  // fall back, the caller says so
+  }
+  if (wanted == UnwindMethod::backtrace) {
+    backtrace_ = &::backtrace;
+    return method_ = UnwindMethod::backtrace;
+  }
+  return method_;
+}
+
+uint32_t Unwinder::capture(uintptr_t* out) const {
+  if (!backtrace_) return 0;
+  void* raw[SENTINEL_MAX_FRAMES + 16];
+  int n = backtrace_(raw, static_cast<int>(sizeof(raw) / sizeof(raw[0])));
+  int i = 0;
+  while (i < n && reinterpret_cast<uintptr_t>(raw[i]) - skip_lo_ < skip_hi_ - skip_lo_) ++i;
+  uint32_t k = 0;
+  for (; i < n && k < SENTINEL_MAX_FRAMES; ++i) out[k++] = reinterpret_cast<uintptr_t>(raw[i]);
+  return k;
+}
+
+}  // namespace sentinel

@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "arena.h"
+#include "size_class.h"
+
+using namespace sentinel;
+
+TEST_CASE("size classes cover every size with at most 25% waste", "[arena]") {
+  for (size_t n : {size_t{1}, size_t{4096}, size_t{4097}, size_t{65536}, size_t{65537}, size_t{100000},
+                   size_t{1} << 20, (size_t{1} << 30) + 1}) {
+    int c = class_of(n);
+    REQUIRE(c >= 0);
+    CHECK(class_size(static_cast<unsigned>(c)) >= n);
+    if (n > 16384) CHECK(class_size(static_cast<unsigned>(c)) <= n + n / 4 + kPageSize);
+  }
+  CHECK(class_of(kLargestClass + 1) == -1);
+}
+
+TEST_CASE("slots are page aligned, disjoint, and found by address", "[arena]") {
+  Arena a;
+  REQUIRE(a.init(1u << 20));
+  std::vector<std::pair<char*, size_t>> got;
+  for (size_t n : {size_t{65536}, size_t{70000}, size_t{1} << 20, size_t{65536}, size_t{3} << 20}) {
+    unsigned cls;
+    uint32_t idx;
+    bool dirty;
+    auto* p = static_cast<char*>(a.acquire(n, &cls, &idx, &dirty));
+    REQUIRE(p);
+    CHECK(reinterpret_cast<uintptr_t>(p) % kPageSize == 0);
+    CHECK_FALSE(dirty);
+    CHECK(a.owns(p));
+    memset(p, 0x5a, n);
+    unsigned c2;
+    uint32_t i2;
+    REQUIRE(a.locate(p + n - 1, &c2, &i2));
+    CHECK(c2 == cls);
+    CHECK(i2 == idx);
+    got.emplace_back(p, n);
+  }
+  for (size_t i = 0; i < got.size(); ++i)
+    for (size_t j = i + 1; j < got.size(); ++j)
+      CHECK((got[i].first + got[i].second <= got[j].first || got[j].first + got[j].second <= got[i].first));
+  int x;
+  CHECK_FALSE(a.owns(&x));
+}
+
+TEST_CASE("freed slots are reused LIFO and retention is bounded", "[arena]") {
+  Arena a;
+  REQUIRE(a.init(128 * 1024));  // room for two 64 KiB slots
+  unsigned cls;
+  uint32_t i1, i2, i3, again;
+  bool dirty;
+  auto* p1 = static_cast<char*>(a.acquire(65536, &cls, &i1, &dirty));
+  auto* p2 = static_cast<char*>(a.acquire(65536, &cls, &i2, &dirty));
+  auto* p3 = static_cast<char*>(a.acquire(65536, &cls, &i3, &dirty));
+  memset(p1, 1, 65536);
+  memset(p2, 2, 65536);
+  memset(p3, 3, 65536);
+  a.release(cls, i1);
+  a.release(cls, i2);
+  a.release(cls, i3);  // over budget: returned to the kernel
+  CHECK(a.retained_bytes() == 2 * 65536);
+  CHECK(a.madvised() == 1);
+  auto* q = static_cast<char*>(a.acquire(65536, &cls, &again, &dirty));
+  CHECK(q == p3);
+  CHECK_FALSE(dirty);
+  CHECK(q[0] == 0);  // MADV_DONTNEED gave zero pages back
+  q = static_cast<char*>(a.acquire(65536, &cls, &again, &dirty));
+  CHECK(q == p2);
+  CHECK(dirty);
+  CHECK(q[0] == 2);
+  CHECK(a.reused() == 1);
+}
+
+TEST_CASE("concurrent acquire and release never hand out a slot twice", "[arena]") {
+  Arena a;
+  REQUIRE(a.init(64u << 20));
+  constexpr int kThreads = 8, kRounds = 20000;
+  std::vector<std::thread> ts;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::vector<std::tuple<uint64_t*, unsigned, uint32_t>> mine;
+      for (int r = 0; r < kRounds; ++r) {
+        if (mine.size() < 16 && (r % 3 != 2)) {
+          unsigned cls;
+          uint32_t idx;
+          bool dirty;
+          auto* p = static_cast<uint64_t*>(a.acquire(65536 + (r % 4) * 4096, &cls, &idx, &dirty));
+          if (!p) {
+            ++errors;
+            continue;
+          }
+          *p = (uint64_t(t) << 32) | uint64_t(r);
+          mine.emplace_back(p, cls, idx);
+        } else if (!mine.empty()) {
+          auto [p, cls, idx] = mine.back();
+          mine.pop_back();
+          if ((*p >> 32) != uint64_t(t)) ++errors;  // someone else got our slot
+          a.release(cls, idx);
+        }
+      }
+      for (auto& [p, cls, idx] : mine) a.release(cls, idx);
+    });
+  }
+  for (auto& t : ts) t.join();
+  CHECK(errors == 0);
+}

@@ -1,0 +1,146 @@
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "config.h"
+
+using namespace sentinel;
+
+namespace {
+bool parse(std::initializer_list<const char*> env, Config* c, ConfigError* e) {
+  std::vector<const char*> v(env);
+  v.push_back(nullptr);
+  return parse_config(v.data(), c, e);
+}
+}  // namespace
+
+TEST_CASE("sizes parse with binary units", "[config]") {
+  uint64_t v = 0;
+  CHECK((parse_size("65536", &v) && v == 65536));
+  CHECK((parse_size("64K", &v) && v == 65536));
+  CHECK((parse_size("64k", &v) && v == 65536));
+  CHECK((parse_size("64KiB", &v) && v == 65536));
+  CHECK((parse_size("64KB", &v) && v == 65536));
+  CHECK((parse_size("1M", &v) && v == 1048576));
+  CHECK((parse_size("2G", &v) && v == (uint64_t{2} << 30)));
+  CHECK((parse_size("1T", &v) && v == (uint64_t{1} << 40)));
+  CHECK((parse_size("0", &v) && v == 0));
+  for (const char* bad : {"", "12QB", "-5", "K", "1.5M", " 1M", "1M ", "1MiBx", "99999999999999999999",
+                          "20000000000000000T", "0x10"})
+    CHECK_FALSE(parse_size(bad, &v));
+}
+
+TEST_CASE("defaults come from the table", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({"PATH=/bin"}, &c, &e));
+  CHECK(c.mode == Mode::track);
+  CHECK(c.min_bytes == 65536);
+  CHECK(std::string(c.dump) == "sentinel-%e.%p.prof");
+  CHECK(c.log == LogLevel::warn);
+  CHECK(c.retain_bytes == (uint64_t{1} << 30));
+  CHECK(c.max_objects == 4194304);
+  CHECK_FALSE(c.dump_children);
+  CHECK(c.unwind == UnwindMethod::libunwind);
+}
+
+TEST_CASE("values override defaults", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({"SENTINEL_MODE=off", "SENTINEL_MIN_BYTES=1M", "SENTINEL_DUMP=/tmp/x.%p", "SENTINEL_LOG=debug",
+                 "SENTINEL_DUMP_CHILDREN=yes", "SENTINEL_UNWIND=backtrace", "SENTINEL_MAX_OBJECTS=10"},
+                &c, &e));
+  CHECK(c.mode == Mode::off);
+  CHECK(c.min_bytes == 1048576);
+  CHECK(std::string(c.dump) == "/tmp/x.%p");
+  CHECK(c.log == LogLevel::debug);
+  CHECK(c.dump_children);
+  CHECK(c.unwind == UnwindMethod::backtrace);
+  CHECK(c.max_objects == 10);
+  REQUIRE(parse({"SENTINEL_DUMP=none"}, &c, &e));
+  CHECK(std::string(c.dump).empty());
+}
+
+TEST_CASE("malformed values name the variable and the value", "[config]") {
+  struct Case {
+    const char* kv;
+    const char* name;
+    const char* value;
+  } cases[] = {
+      {"SENTINEL_MIN_BYTES=12QB", "SENTINEL_MIN_BYTES", "12QB"},
+      {"SENTINEL_MIN_BYTES=-5", "SENTINEL_MIN_BYTES", "-5"},
+      {"SENTINEL_MIN_BYTES=0", "SENTINEL_MIN_BYTES", "0"},
+      {"SENTINEL_MODE=bogus", "SENTINEL_MODE", "bogus"},
+      {"SENTINEL_LOG=loud", "SENTINEL_LOG", "loud"},
+      {"SENTINEL_DUMP_CHILDREN=maybe", "SENTINEL_DUMP_CHILDREN", "maybe"},
+      {"SENTINEL_MAX_OBJECTS=1e6", "SENTINEL_MAX_OBJECTS", "1e6"},
+      {"SENTINEL_RETAIN_BYTES=lots", "SENTINEL_RETAIN_BYTES", "lots"},
+  };
+  for (const Case& k : cases) {
+    Config c;
+    ConfigError e;
+    INFO(k.kv);
+    REQUIRE_FALSE(parse({"SENTINEL_LOG=info", k.kv}, &c, &e));
+    CHECK(std::string(e.name) == k.name);
+    CHECK(std::string(e.value) == k.value);
+    CHECK(std::strlen(e.reason) > 0);
+  }
+}
+
+TEST_CASE("unknown SENTINEL_ variables are counted, not fatal", "[config]") {
+  Config c;
+  ConfigError e;
+  int unknown = 0;
+  const char* first = nullptr;
+  const char* env[] = {"SENTINEL_MIN_BYTE=4K", "SENTINEL_FOO=1", "SENTINELX=1", nullptr};
+  REQUIRE(parse_config(env, &c, &e, &unknown, &first));
+  CHECK(unknown == 2);
+  CHECK(std::string(first) == "SENTINEL_MIN_BYTE=4K");
+}
+
+TEST_CASE("dump path templates expand", "[config]") {
+  char out[64];
+  REQUIRE(expand_dump_path("sentinel-%e.%p.prof", 1234, "python3", out, sizeof(out)));
+  CHECK(std::string(out) == "sentinel-python3.1234.prof");
+  REQUIRE(expand_dump_path("a%%b%q%", 1, "x", out, sizeof(out)));
+  CHECK(std::string(out) == "a%b%q%");
+  CHECK_FALSE(expand_dump_path("%e%e%e%e%e%e%e%e", 1, "abcdefghij", out, sizeof(out)));
+}
+
+TEST_CASE("every table entry is documented in docs/config.md with its default", "[config]") {
+  std::ifstream f(SENTINEL_SOURCE_DIR "/docs/config.md");
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string doc = ss.str();
+  size_t n;
+  const VarSpec* t = config_table(&n);
+  for (size_t i = 0; i < n; ++i) {
+    INFO(t[i].name);
+    std::string row = std::string("| `") + t[i].name + "` |";
+    auto at = doc.find(row);
+    REQUIRE(at != std::string::npos);
+    std::string line = doc.substr(at, doc.find('\n', at) - at);
+    CHECK(line.find(std::string("`") + t[i].default_value + "`") != std::string::npos);
+  }
+}
+
+TEST_CASE("effective config renders back", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({"SENTINEL_MIN_BYTES=4K"}, &c, &e));
+  size_t n;
+  const VarSpec* t = config_table(&n);
+  char buf[256];
+  bool saw = false;
+  for (size_t i = 0; i < n; ++i) {
+    format_config_entry(c, i, buf, sizeof(buf));
+    if (std::strcmp(t[i].name, "SENTINEL_MIN_BYTES") == 0) {
+      CHECK(std::string(buf) == "SENTINEL_MIN_BYTES=4096");
+      saw = true;
+    }
+  }
+  CHECK(saw);
+}

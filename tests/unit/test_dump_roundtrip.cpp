@@ -1,0 +1,103 @@
+// The runtime's dump writer and the reader library agree: write a state, read it back field by field.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include "dump_writer.h"
+#include "format_reader.h"
+#include "runtime_state.h"
+
+using namespace sentinel;
+
+namespace {
+std::string temp_path() {
+  char tmpl[] = "/tmp/sentinel-roundtrip-XXXXXX";
+  int fd = mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  close(fd);
+  return tmpl;
+}
+}  // namespace
+
+TEST_CASE("dump write -> read round trip", "[dump]") {
+  auto s = std::make_unique<RuntimeState>();
+  const char* env[] = {"SENTINEL_MIN_BYTES=4K", nullptr};
+  ConfigError err;
+  REQUIRE(parse_config(env, &s->config, &err));
+  s->mode = Mode::track;
+  REQUIRE(s->log.init(100000));
+  REQUIRE(s->sites.init());
+  REQUIRE(s->marks.init());
+  s->owner_pid = getpid();
+  s->start_mono_ns = 1000;
+  s->start_real_ns = 2000;
+  s->topology.numa_available = true;
+  s->topology.numa_balancing = 0;
+  s->topology.node_count = 2;
+  s->topology.nodes[0] = {0, 2, 1u << 30, 1u << 29, 0};
+  s->topology.nodes[1] = {1, 0, 4ull << 30, 4ull << 30, 3};
+  s->topology.fast_node = 0;
+  s->topology.slow_node = 1;
+  s->modules.refresh();
+  REQUIRE(s->modules.count() > 1);
+
+  uintptr_t frames[3] = {0x401000, 0x402000, 0x403000};
+  for (int i = 0; i < 5000; ++i) {  // enough sites for several SITES records
+    frames[0] = 0x401000 + uintptr_t(i);
+    REQUIRE(s->sites.intern(frames, 3) == uint32_t(i));
+  }
+  const int kObjects = 40000;  // more than one OBJECTS record
+  for (int i = 0; i < kObjects; ++i) {
+    sentinel_object o{};
+    o.address = 0x7f0000000000ull + uint64_t(i) * 65536;
+    o.size = 65536 + uint64_t(i);
+    o.birth_ns = 10 + uint64_t(i);
+    o.death_ns = i % 3 ? 20 + uint64_t(i) : 0;
+    o.birth_seq = uint64_t(i);
+    o.death_seq = i % 3 ? uint64_t(i) + 1 : UINT64_MAX;
+    o.site = uint32_t(i % 5000);
+    o.thread = 77;
+    o.alignment = 64;
+    o.flags = i % 2;
+    REQUIRE(s->log.append(o) == uint32_t(i));
+  }
+  for (int i = 0; i < 12; ++i) s->marks.add(uint64_t(i) * 10, uint64_t(i) * 100);
+  s->counters.tracked_allocations = kObjects;
+  s->counters.live_bytes = 12345;
+
+  std::string path = temp_path();
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  REQUIRE(fd >= 0);
+  REQUIRE(write_dump_to_fd(*s, getpid(), fd));
+  close(fd);
+
+  fmt::Profile p = fmt::read_profile(path);
+  unlink(path.c_str());
+  CHECK(p.major == SENTINEL_FORMAT_MAJOR);
+  CHECK(p.pointer_size == sizeof(void*));
+  CHECK(p.process.pid == uint32_t(getpid()));
+  CHECK(p.process.start_monotonic_ns == 1000);
+  CHECK_FALSE(p.process.argv.empty());
+  REQUIRE(p.config_value("SENTINEL_MIN_BYTES"));
+  CHECK(*p.config_value("SENTINEL_MIN_BYTES") == "4096");
+  REQUIRE(p.topology.nodes.size() == 2);
+  CHECK(p.topology.nodes[1].flags == 3);
+  CHECK(p.topology.slow_node == 1);
+  CHECK(p.modules.size() == s->modules.count());
+  REQUIRE(p.sites.size() == 5000);
+  CHECK(p.sites[4999].frames == std::vector<uint64_t>{0x401000 + 4999, 0x402000, 0x403000});
+  REQUIRE(p.objects.size() == size_t(kObjects));
+  for (int i : {0, 1, 2, 17, kObjects - 1}) {
+    INFO(i);
+    CHECK(memcmp(&p.objects[size_t(i)], s->log.at(uint32_t(i)), sizeof(sentinel_object)) == 0);
+  }
+  REQUIRE(p.marks.size() == 12);
+  CHECK(p.marks[11].seq == 110);
+  CHECK(p.stat("tracked_allocations") == uint64_t(kObjects));
+  CHECK(p.stat("live_bytes") == uint64_t(12345));
+  CHECK(p.stat("overhead_bytes").value_or(0) > 0);
+}
