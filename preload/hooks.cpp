@@ -65,13 +65,13 @@ size_t libc_usable_size(void* p) {
   return f ? f(p) : 0;
 }
 
-void* memalign_impl(size_t alignment, size_t size) {
+inline void* memalign_impl(size_t alignment, size_t size, rt::Caller caller) {
   if (alignment > SIZE_MAX / 2 + 1) {
     errno = EINVAL;
     return nullptr;
   }
   if (rt::should_track(size)) {
-    if (void* p = rt::allocate(size, normalize_alignment(alignment), false)) return p;
+    if (void* p = rt::allocate(size, normalize_alignment(alignment), false, caller)) return p;
   }
   return __libc_memalign(alignment, size);
 }
@@ -80,11 +80,18 @@ void* memalign_impl(size_t alignment, size_t size) {
 
 // ---- the malloc family -------------------------------------------------------------------------
 
-SENTINEL_EXPORT void* malloc(size_t size) {
-  if (rt::should_track(size)) {
-    if (void* p = rt::allocate(size, 0, false)) return p;
+namespace {
+__attribute__((noinline)) void* malloc_maybe_tracked(size_t size) {
+  if (!rt::t_guard) {
+    if (void* p = rt::allocate(size, 0, false, SENTINEL_CALLER())) return p;
   }
   return __libc_malloc(size);
+}
+}  // namespace
+
+SENTINEL_EXPORT void* malloc(size_t size) {
+  if (__builtin_expect(rt::below_threshold(size), 1)) return __libc_malloc(size);
+  return malloc_maybe_tracked(size);
 }
 
 SENTINEL_EXPORT void free(void* p) {
@@ -102,18 +109,23 @@ SENTINEL_EXPORT void* calloc(size_t n, size_t m) {
     return nullptr;
   }
   if (rt::should_track(total)) {
-    if (void* p = rt::allocate(total, 0, true)) return p;
+    if (void* p = rt::allocate(total, 0, true, SENTINEL_CALLER())) return p;
   }
   return __libc_calloc(n, m);
 }
 
 SENTINEL_EXPORT void* realloc(void* p, size_t size) {
-  if (!p) return malloc(size);
-  if (rt::owns(p)) return rt::reallocate(p, size);
+  if (!p) {
+    if (rt::should_track(size)) {
+      if (void* q = rt::allocate(size, 0, false, SENTINEL_CALLER())) return q;
+    }
+    return __libc_malloc(size);
+  }
+  if (rt::owns(p)) return rt::reallocate(p, size, SENTINEL_CALLER());
   if (rt::should_track(size)) {
     size_t old = libc_usable_size(p);
     if (old && old < size) {  // growing a libc object into a tracked one
-      if (void* q = rt::allocate(size, 0, false)) {
+      if (void* q = rt::allocate(size, 0, false, SENTINEL_CALLER())) {
         memcpy(q, p, old);
         __libc_free(p);
         return q;
@@ -137,7 +149,7 @@ SENTINEL_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
       alignment == 0)
     return EINVAL;
   int saved = errno;
-  void* p = memalign_impl(alignment, size);
+  void* p = memalign_impl(alignment, size, SENTINEL_CALLER());
   if (!p) {
     errno = saved;
     return ENOMEM;
@@ -146,13 +158,17 @@ SENTINEL_EXPORT int posix_memalign(void** out, size_t alignment, size_t size) {
   return 0;
 }
 
-SENTINEL_EXPORT void* aligned_alloc(size_t alignment, size_t size) { return memalign_impl(alignment, size); }
+SENTINEL_EXPORT void* aligned_alloc(size_t alignment, size_t size) {
+  return memalign_impl(alignment, size, SENTINEL_CALLER());
+}
 
-SENTINEL_EXPORT void* memalign(size_t alignment, size_t size) { return memalign_impl(alignment, size); }
+SENTINEL_EXPORT void* memalign(size_t alignment, size_t size) {
+  return memalign_impl(alignment, size, SENTINEL_CALLER());
+}
 
 SENTINEL_EXPORT void* valloc(size_t size) {
   if (rt::should_track(size)) {
-    if (void* p = rt::allocate(size, kPage, false)) return p;
+    if (void* p = rt::allocate(size, kPage, false, SENTINEL_CALLER())) return p;
   }
   return __libc_valloc(size);
 }
@@ -165,7 +181,7 @@ SENTINEL_EXPORT void* pvalloc(size_t size) {
   }
   rounded &= ~(kPage - 1);
   if (rt::should_track(rounded)) {
-    if (void* p = rt::allocate(rounded, kPage, false)) return p;
+    if (void* p = rt::allocate(rounded, kPage, false, SENTINEL_CALLER())) return p;
   }
   return __libc_pvalloc(size);
 }
@@ -203,7 +219,7 @@ SENTINEL_EXPORT int cudaHostAlloc(void** p, size_t size, unsigned flags) {
     return kCudaErrorInitialization;
   }
   int rc = f(p, size, flags);
-  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size);
+  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size, SENTINEL_CALLER());
   return rc;
 }
 
@@ -214,7 +230,7 @@ SENTINEL_EXPORT int cudaMallocHost(void** p, size_t size) {
     return kCudaErrorInitialization;
   }
   int rc = f(p, size);
-  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size);
+  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size, SENTINEL_CALLER());
   return rc;
 }
 

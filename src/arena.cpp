@@ -75,7 +75,7 @@ void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* 
     *was_dirty = s.dirty.load(std::memory_order_relaxed) != 0;
     if (*was_dirty) {
       retained_.fetch_sub(csize, std::memory_order_relaxed);
-      reused_.fetch_add(1, std::memory_order_relaxed);
+      reused_.store(reused_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // a statistic
     }
   } else {
     index = c.high_water.fetch_add(1, std::memory_order_relaxed);

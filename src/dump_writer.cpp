@@ -189,7 +189,7 @@ void write_sites(RecordWriter& w, const SiteTable& sites) {
   }
 }
 
-void write_objects(RecordWriter& w, const ObjectLog& log) {
+void write_objects(RecordWriter& w, const ObjectLog& log, const TickClock& clock) {
   uint64_t total = log.size();
   for (uint64_t i = 0; i < total;) {
     w.begin(SENTINEL_REC_OBJECTS);
@@ -198,6 +198,8 @@ void write_objects(RecordWriter& w, const ObjectLog& log) {
     uint32_t n = 0;
     for (; i < total && w.room() >= sizeof(sentinel_object); ++i, ++n) {
       sentinel_object o = *log.at(static_cast<uint32_t>(i));
+      o.birth_ns = clock.to_ns(o.birth_ns);
+      o.death_ns = clock.to_ns(o.death_ns);
       w.put(&o, sizeof(o));
     }
     w.patch_u32(0, n);
@@ -205,7 +207,7 @@ void write_objects(RecordWriter& w, const ObjectLog& log) {
   }
 }
 
-void write_marks(RecordWriter& w, const MarkLog& marks) {
+void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) {
   uint64_t total = marks.size();
   for (uint64_t i = 0; i < total;) {
     w.begin(SENTINEL_REC_MARKS);
@@ -213,7 +215,7 @@ void write_marks(RecordWriter& w, const MarkLog& marks) {
     uint32_t n = 0;
     for (; i < total && w.room() >= 16; ++i, ++n) {
       w.u64(marks.at(i).seq);
-      w.u64(marks.at(i).ns);
+      w.u64(clock.to_ns(marks.at(i).ns));
     }
     w.patch_u32(0, n);
     w.end();
@@ -246,6 +248,10 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"sites_table_full", s.sites.full_misses()},
       {"min_bytes", s.config.min_bytes},
       {"unwind_method", static_cast<uint64_t>(s.unwinder.method())},
+      {"site_cache_hits", s.site_cache.hits()},
+      {"site_unwinds", s.site_cache.unwinds()},
+      {"site_cache_ambiguous_keys", s.site_cache.ambiguous()},
+      {"clock_tsc", s.clock.uses_tsc() ? 1u : 0u},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
@@ -275,8 +281,8 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_topology(w, s.topology);
     write_modules(w, s.modules);
     write_sites(w, s.sites);
-    write_objects(w, s.log);
-    write_marks(w, s.marks);
+    write_objects(w, s.log, s.clock);
+    write_marks(w, s.marks, s.clock);
     write_stats(w, s);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);

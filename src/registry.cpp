@@ -12,6 +12,7 @@ bool ObjectLog::init(uint64_t capacity) {
     capacity /= 2;  // strict overcommit: settle for less history rather than none
   }
   capacity_ = capacity;
+  vm_prefer_huge_pages(entries_, capacity * sizeof(sentinel_object));
   return capacity == 0 || entries_ != nullptr;
 }
 

@@ -30,11 +30,11 @@ namespace sentinel::rt {
 std::atomic<uint64_t> g_min_bytes{UINT64_MAX};
 uintptr_t g_arena_base = 0;
 uintptr_t g_arena_span = 0;
-thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
 inline uint32_t this_thread_id() {
   if (!t_tid) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -49,17 +49,15 @@ std::atomic<int> g_dumped{0};
 std::atomic<int> g_invalid_free_reported{0};
 
 void update_peak(uint64_t live) {
+  // Load first: the store (and its cache-line traffic) happens only on a new high.
   uint64_t peak = g_state.counters.peak_live_bytes.load(std::memory_order_relaxed);
   while (live > peak &&
          !g_state.counters.peak_live_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
   }
 }
 
-uint32_t capture_site() {
-  uintptr_t frames[SENTINEL_MAX_FRAMES];
-  uint32_t n = g_state.unwinder.capture(frames);
-  if (!n) return kNoSite;
-  return g_state.sites.intern(frames, n);
+uint32_t capture_site(Caller caller) {
+  return g_state.site_cache.site_for(caller.ra, caller.sp, g_state.unwinder, g_state.sites);
 }
 
 void report_config_error(const ConfigError& err) {
@@ -98,6 +96,7 @@ bool dump_directory_usable(const char* tmpl) {
 
 void setup(const char* const* envp, bool for_tests) {
   Guard guard;
+  g_state.clock.start();
   ConfigError err;
   int unknown = 0;
   const char* first_unknown = nullptr;
@@ -130,7 +129,7 @@ void setup(const char* const* envp, bool for_tests) {
     return;
   }
   if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
-      !g_state.external.init() || !g_state.marks.init()) {
+      !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init()) {
     LineBuf b;
     b.str("cannot reserve address space for the arena (").str(strerror(errno)).str("); running in pass-through");
     log_line(LogLevel::error, b);
@@ -182,7 +181,7 @@ void init_for_tests(const char* const* envp) {
   g_init_state.store(2);
 }
 
-void* allocate(size_t size, size_t alignment, bool zero) {
+void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   if (size == 0) return nullptr;
   Guard guard;
   int saved_errno = errno;
@@ -207,10 +206,10 @@ void* allocate(size_t size, size_t alignment, bool zero) {
   sentinel_object o{};
   o.address = user;
   o.size = size;
-  o.birth_ns = monotonic_ns();
+  o.birth_ns = now_ticks();  // converted to nanoseconds when the dump is written
   o.birth_seq = seq;
   o.death_seq = UINT64_MAX;
-  o.site = capture_site();
+  o.site = capture_site(caller);
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(align);
   o.kind = SENTINEL_KIND_HEAP;
@@ -237,10 +236,10 @@ void report_invalid_free(const void* p) {
 
 void finish_object(uint32_t li, uint64_t size) {
   g_state.counters.live_bytes.fetch_sub(size, std::memory_order_relaxed);
-  g_state.counters.tracked_frees.fetch_add(1, std::memory_order_relaxed);
+  bump(g_state.counters.tracked_frees);
   if (li == kNoLogIndex) return;
   sentinel_object* e = g_state.log.at(li);
-  e->death_ns = monotonic_ns();
+  e->death_ns = now_ticks();
   e->death_seq = g_state.counters.tracked_allocations.load(std::memory_order_relaxed);
   if (e->thread != this_thread_id()) e->flags |= SENTINEL_OBJ_FREED_BY_OTHER_THREAD;
 }
@@ -271,7 +270,7 @@ size_t usable_size(const void* p) {
   return g_state.arena.slot_address(cls, index) + class_size(cls) - reinterpret_cast<uintptr_t>(p);
 }
 
-void* reallocate(void* p, size_t n) {
+void* reallocate(void* p, size_t n, Caller caller) {
   if (n == 0) {
     release(p);
     return nullptr;
@@ -293,10 +292,10 @@ void* reallocate(void* p, size_t n) {
     else g_state.counters.live_bytes.fetch_sub(old - n, std::memory_order_relaxed);
     uint32_t li = s->log_index.load(std::memory_order_relaxed);
     if (li != kNoLogIndex) g_state.log.at(li)->size = n > g_state.log.at(li)->size ? n : g_state.log.at(li)->size;
-    g_state.counters.realloc_in_place.fetch_add(1, std::memory_order_relaxed);
+    bump(g_state.counters.realloc_in_place);
     return p;
   }
-  void* q = n >= min && !t_guard ? allocate(n, 0, false) : nullptr;
+  void* q = n >= min && !t_guard ? allocate(n, 0, false, caller) : nullptr;
   if (!q) {
     q = __libc_malloc(n);
     if (!q) {
@@ -305,22 +304,22 @@ void* reallocate(void* p, size_t n) {
     }
   }
   memcpy(q, p, n < usable ? n : usable);
-  g_state.counters.realloc_moved.fetch_add(1, std::memory_order_relaxed);
+  bump(g_state.counters.realloc_moved);
   release(p);
   return q;
 }
 
-void note_cuda_host_alloc(void* p, size_t size) {
+void note_cuda_host_alloc(void* p, size_t size, Caller caller) {
   if (g_state.mode == Mode::off || !p || g_init_state.load() != 2) return;
   Guard guard;
   int saved_errno = errno;
   sentinel_object o{};
   o.address = reinterpret_cast<uintptr_t>(p);
   o.size = size;
-  o.birth_ns = monotonic_ns();
+  o.birth_ns = now_ticks();
   o.birth_seq = g_state.counters.tracked_allocations.fetch_add(1, std::memory_order_relaxed);
   o.death_seq = UINT64_MAX;
-  o.site = capture_site();
+  o.site = capture_site(caller);
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(kPageSize);
   o.kind = SENTINEL_KIND_CUDA_HOST;
@@ -358,13 +357,14 @@ void at_exit() {
   Guard guard;
   int saved_errno = errno;
   g_state.modules.refresh();
+  g_state.clock.finish();
   write_dump(g_state, pid);
   errno = saved_errno;
 }
 
 void mark_step() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
-  g_state.marks.add(g_state.counters.tracked_allocations.load(std::memory_order_relaxed), monotonic_ns());
+  g_state.marks.add(g_state.counters.tracked_allocations.load(std::memory_order_relaxed), now_ticks());
   g_state.counters.steps_marked.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -17,7 +17,7 @@ extern uintptr_t g_arena_span;
 
 // Recursion guard: non-zero while this thread runs Sentinel's own code. Allocations made then (by
 // libunwind, libnuma, the dynamic loader...) go straight to libc.
-extern thread_local int t_guard __attribute__((tls_model("initial-exec")));
+extern constinit thread_local int t_guard __attribute__((tls_model("initial-exec")));
 
 class Guard {
  public:
@@ -31,14 +31,28 @@ class Guard {
 };
 
 inline bool should_track(size_t n) { return n >= g_min_bytes.load(std::memory_order_relaxed) && !t_guard; }
+// The common case, kept free of the TLS read: below the threshold nothing is ever tracked.
+inline bool below_threshold(size_t n) { return n < g_min_bytes.load(std::memory_order_relaxed); }
 inline bool owns(const void* p) { return reinterpret_cast<uintptr_t>(p) - g_arena_base < g_arena_span; }
+
+// Who called the allocator: return address and a stack address of the hook's frame. Together they
+// key the site cache (site.h) so that most allocations need no unwinding.
+struct Caller {
+  uintptr_t ra = 0;
+  uintptr_t sp = 0;
+};
+#define SENTINEL_CALLER()                                                     \
+  ::sentinel::rt::Caller {                                                   \
+    reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                \
+        reinterpret_cast<uintptr_t>(__builtin_frame_address(0))              \
+  }
 
 // Called from the library constructor (and lazily): reads the configuration, sets everything up.
 void init(char** envp);
 
 // A tracked object of `size` bytes aligned to `alignment` (0: default), or nullptr when the arena
 // cannot serve it (the caller then uses libc). Zeroed when `zero`. errno is preserved.
-void* allocate(size_t size, size_t alignment, bool zero);
+void* allocate(size_t size, size_t alignment, bool zero, Caller caller);
 // Frees an object for which owns() is true. An address that is not a live object is reported once
 // and ignored (never a crash).
 void release(void* p);
@@ -47,10 +61,10 @@ size_t usable_size(const void* p);
 // realloc of an owned object: in place when it fits, else moved (to libc when n is below the
 // threshold). n == 0 frees and returns nullptr, like glibc. Returns nullptr with errno ENOMEM on
 // failure, leaving p untouched.
-void* reallocate(void* p, size_t n);
+void* reallocate(void* p, size_t n, Caller caller);
 
 // CUDA pinned host memory seen by the hooks.
-void note_cuda_host_alloc(void* p, size_t size);
+void note_cuda_host_alloc(void* p, size_t size, Caller caller);
 void note_cuda_host_free(void* p);
 
 void after_dlopen();

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "clock.h"
 #include "config.h"
 #include "modules.h"
 #include "registry.h"
@@ -11,6 +12,12 @@
 #include "topology.h"
 
 namespace sentinel {
+
+// Pure statistics are bumped with a relaxed load and store, not a locked read-modify-write: under
+// contention an increment can be lost, which a statistic tolerates and the hot path appreciates.
+inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
 
 struct Counters {
   std::atomic<uint64_t> tracked_allocations{0};  // also the allocation clock (birth_seq)
@@ -56,7 +63,9 @@ struct RuntimeState {
   ObjectLog log;
   ExternalTable external;
   SiteTable sites;
+  SiteCache site_cache;
   Unwinder unwinder;
+  TickClock clock;
   MarkLog marks;
   Topology topology;
   ModuleTable modules;

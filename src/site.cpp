@@ -95,3 +95,56 @@ uint32_t Unwinder::capture(uintptr_t* out) const {
 }
 
 }  // namespace sentinel
+
+namespace sentinel {
+
+bool SiteCache::init() {
+  entries_ = static_cast<Entry*>(vm_map_lazy(kCapacity * sizeof(Entry)));
+  return entries_ != nullptr;
+}
+
+uint32_t SiteCache::unwind(const Unwinder& unwinder, SiteTable& sites) {
+  unwinds_.fetch_add(1, std::memory_order_relaxed);
+  uintptr_t frames[SENTINEL_MAX_FRAMES];
+  uint32_t n = unwinder.capture(frames);
+  return n ? sites.intern(frames, n) : kNoSite;
+}
+
+uint32_t SiteCache::site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinder, SiteTable& sites) {
+  if (unwinder.method() == UnwindMethod::none) return kNoSite;
+  if (!entries_) return unwind(unwinder, sites);
+  uint64_t x = ra * 0x9E3779B97F4A7C15ULL ^ (sp + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+  uint64_t tag = (x ^ (x >> 29)) | 1;
+  for (uint32_t probe = 0; probe < 8; ++probe) {
+    Entry& e = entries_[(static_cast<uint32_t>(tag >> 20) + probe) & (kCapacity - 1)];
+    uint64_t cur = e.tag.load(std::memory_order_acquire);
+    if (cur == 0) {
+      uint32_t site = unwind(unwinder, sites);
+      if (site != kNoSite && e.tag.compare_exchange_strong(cur, tag, std::memory_order_acq_rel)) {
+        e.site.store(site, std::memory_order_release);
+        e.uses.store(1, std::memory_order_relaxed);
+      }
+      return site;
+    }
+    if (cur != tag) continue;
+    uint32_t cached = e.site.load(std::memory_order_acquire);
+    uint32_t uses = e.uses.load(std::memory_order_relaxed) + 1;
+    e.uses.store(uses, std::memory_order_relaxed);
+    if (cached == kAmbiguous) return unwind(unwinder, sites);
+    if (cached == kNoSite || uses <= kVerifyFirst || uses % kVerifyEvery == 0) {
+      uint32_t site = unwind(unwinder, sites);
+      if (cached != kNoSite && site != cached) {
+        e.site.store(kAmbiguous, std::memory_order_release);
+        ambiguous_.fetch_add(1, std::memory_order_relaxed);
+      } else if (cached == kNoSite) {
+        e.site.store(site, std::memory_order_release);
+      }
+      return site;
+    }
+    hits_.store(hits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // a statistic
+    return cached;
+  }
+  return unwind(unwinder, sites);
+}
+
+}  // namespace sentinel

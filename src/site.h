@@ -61,3 +61,37 @@ class Unwinder {
 };
 
 }  // namespace sentinel
+
+namespace sentinel {
+
+// Skips most unwinds. The key is the allocating call's return address and stack pointer: in a training
+// loop the same call path reaches malloc with the same (return address, stack depth) every step, so the
+// site found by unwinding once can be reused. Two paths can share a key (same caller, same depth,
+// different callers further up), so every key is verified by a full unwind on its first kVerifyFirst
+// uses and then on every kVerifyEvery-th; a key seen to give two sites is marked ambiguous and always
+// unwound from then on. Lock-free; racing updates lose at most a hit count.
+class SiteCache {
+ public:
+  static constexpr uint32_t kCapacity = 1u << 16;
+  static constexpr uint32_t kVerifyFirst = 8;
+  static constexpr uint32_t kVerifyEvery = 64;
+  bool init();
+  uint32_t site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinder, SiteTable& sites);
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  uint64_t unwinds() const { return unwinds_.load(std::memory_order_relaxed); }
+  uint64_t ambiguous() const { return ambiguous_.load(std::memory_order_relaxed); }
+  uint64_t bytes() const { return kCapacity * sizeof(Entry); }
+
+ private:
+  static constexpr uint32_t kAmbiguous = UINT32_MAX - 1;
+  struct Entry {
+    std::atomic<uint64_t> tag;  // 0: empty
+    std::atomic<uint32_t> site;
+    std::atomic<uint32_t> uses;
+  };
+  uint32_t unwind(const Unwinder& unwinder, SiteTable& sites);
+  Entry* entries_ = nullptr;
+  std::atomic<uint64_t> hits_{0}, unwinds_{0}, ambiguous_{0};
+};
+
+}  // namespace sentinel

@@ -23,6 +23,10 @@ void* vm_map_lazy(size_t bytes) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
+void vm_prefer_huge_pages(void* p, size_t bytes) {
+  if (p) madvise(p, bytes, MADV_HUGEPAGE);
+}
+
 void vm_unmap(void* p, size_t bytes) {
   if (p) munmap(p, bytes);
 }
