@@ -1,0 +1,481 @@
+// Reader of Sentinel profile dumps. See format_reader.h and docs/format.md.
+#include "format_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <unordered_map>
+
+#include "crc32c.h"
+
+namespace sentinel::fmt {
+
+namespace {
+
+template <typename... Args>
+std::string cat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+constexpr size_t kFileHeaderSize = 24;
+constexpr size_t kRecordHeaderSize = 16;
+constexpr size_t kObjectSize = 64;
+static_assert(sizeof(sentinel_object) == kObjectSize);
+static_assert(sizeof(sentinel_file_header) == kFileHeaderSize);
+static_assert(sizeof(sentinel_record_header) == kRecordHeaderSize);
+
+uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t load32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+uint64_t load64(const uint8_t* p) {
+  return static_cast<uint64_t>(load32(p)) | (static_cast<uint64_t>(load32(p + 4)) << 32);
+}
+
+// Grows a vector's capacity for `extra` more elements without the quadratic cost of reserving the
+// exact size once per batch. `extra` has always been checked against the bytes of the record.
+template <typename T>
+void reserve_more(std::vector<T>& v, size_t extra) {
+  size_t want = v.size() + extra;
+  if (want > v.capacity()) v.reserve(std::max(want, v.capacity() * 2));
+}
+
+// Bounds-checked little-endian reads over one record's payload. Offsets in errors are absolute.
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> payload, uint64_t base, const char* record)
+      : p_(payload), base_(base), record_(record) {}
+
+  uint64_t offset() const { return base_ + pos_; }
+  size_t remaining() const { return p_.size() - pos_; }
+
+  void need(size_t n, const char* what) const {
+    if (remaining() < n)
+      throw FormatError(offset(), cat(record_, " record: ", what, " needs ", n, " bytes, only ",
+                                      remaining(), " left in the record"));
+  }
+  uint16_t u16(const char* what) {
+    need(2, what);
+    uint16_t v = load16(p_.data() + pos_);
+    pos_ += 2;
+    return v;
+  }
+  uint32_t u32(const char* what) {
+    need(4, what);
+    uint32_t v = load32(p_.data() + pos_);
+    pos_ += 4;
+    return v;
+  }
+  int32_t i32(const char* what) { return static_cast<int32_t>(u32(what)); }
+  uint64_t u64(const char* what) {
+    need(8, what);
+    uint64_t v = load64(p_.data() + pos_);
+    pos_ += 8;
+    return v;
+  }
+  std::string str(const char* what) {
+    uint64_t at = offset();
+    uint32_t len = u32(what);
+    if (len > remaining())
+      throw FormatError(at, cat(record_, " record: ", what, " string length ", len,
+                                " runs past end of record (", remaining(), " bytes left)"));
+    std::string s(reinterpret_cast<const char*>(p_.data() + pos_), len);
+    pos_ += len;
+    return s;
+  }
+  std::span<const uint8_t> bytes(size_t n, const char* what) {
+    need(n, what);
+    auto s = p_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  // A count read at `at` promising `count` entries of at least `min_entry` bytes each.
+  void check_count(uint64_t at, uint64_t count, size_t min_entry, const char* what) const {
+    if (count > remaining() / min_entry)
+      throw FormatError(at, cat(record_, " record: ", what, " count ", count, " needs at least ",
+                                count * min_entry, " bytes, only ", remaining(),
+                                " left in the record"));
+  }
+
+ private:
+  std::span<const uint8_t> p_;
+  size_t pos_ = 0;
+  uint64_t base_;
+  const char* record_;
+};
+
+class Parser {
+ public:
+  Parser(std::span<const uint8_t> bytes, const ParseOptions& options)
+      : b_(bytes), opt_(options) {}
+
+  Profile run() {
+    prof_.file_size = b_.size();
+    header();
+    records();
+    std::sort(prof_.sites.begin(), prof_.sites.end(),
+              [](const Site& a, const Site& b) { return a.id < b.id; });
+    return std::move(prof_);
+  }
+
+ private:
+  void header() {
+    const size_t n = b_.size();
+    const size_t magic_len = 8;
+    if (n > 0 && std::memcmp(b_.data(), SENTINEL_DUMP_MAGIC, std::min(n, magic_len)) != 0)
+      throw FormatError(0, "not a Sentinel dump (bad magic)");
+    if (n < kFileHeaderSize)
+      throw FormatError(n, cat("file header truncated: ", n, " of ", kFileHeaderSize, " bytes"));
+    const uint8_t* h = b_.data();
+    prof_.major = load16(h + 8);
+    prof_.minor = load16(h + 10);
+    prof_.pointer_size = h[12];
+    const uint8_t little = h[13];
+    if (prof_.major > SENTINEL_FORMAT_MAJOR)
+      throw FormatError(8, cat("format version ", prof_.major, ".", prof_.minor,
+                               " is newer than this reader supports (", SENTINEL_FORMAT_MAJOR, ".",
+                               SENTINEL_FORMAT_MINOR, ")"));
+    if (prof_.major < 1)
+      throw FormatError(8, cat("unsupported format version ", prof_.major, ".", prof_.minor,
+                               " (this reader supports 1.0 to ", SENTINEL_FORMAT_MAJOR, ".",
+                               SENTINEL_FORMAT_MINOR, ")"));
+    if (prof_.pointer_size != 4 && prof_.pointer_size != 8)
+      throw FormatError(12, cat("bad pointer size ", unsigned{prof_.pointer_size}));
+    if (little != 1)
+      throw FormatError(13, cat("unsupported byte order flag ", unsigned{little},
+                                " (only little endian dumps exist)"));
+  }
+
+  void records() {
+    const size_t size = b_.size();
+    size_t off = kFileHeaderSize;
+    uint64_t count = 0;
+    for (;;) {
+      if (off == size)
+        throw FormatError(off, cat("missing END record: data stops after ", count,
+                                   " records (file truncated, or the writer died)"));
+      if (size - off < kRecordHeaderSize)
+        throw FormatError(off, cat("record header truncated: ", size - off, " of ",
+                                   kRecordHeaderSize, " bytes at end of file (size ", size, ")"));
+      const uint8_t* h = b_.data() + off;
+      const uint32_t type = load32(h);
+      const uint32_t crc = load32(h + 4);
+      const uint64_t length = load64(h + 8);
+      if (length > size - off - kRecordHeaderSize)
+        throw FormatError(off, cat("record length ", length, " runs past end of file (size ", size,
+                                   ")"));
+      auto payload = b_.subspan(off + kRecordHeaderSize, static_cast<size_t>(length));
+      if (opt_.verify_checksums) {
+        uint32_t got = crc32c(0, payload.data(), payload.size());
+        if (got != crc)
+          throw FormatError(off, cat("checksum mismatch in ", record_type_name(type),
+                                     " record (stored ", hex32(crc), ", computed ", hex32(got),
+                                     ")"));
+      }
+      const uint64_t poff = off + kRecordHeaderSize;
+      const size_t next = off + kRecordHeaderSize + static_cast<size_t>(length);
+      if (type == SENTINEL_REC_END) {
+        Cursor c(payload, poff, "END");
+        uint64_t written = c.u64("record count");
+        if (written != count)
+          throw FormatError(poff, cat("END record counts ", written, " records, the file has ",
+                                      count));
+        if (next != size)
+          throw FormatError(next, cat(size - next, " bytes of trailing data after the END record"));
+        prof_.record_count = count;
+        return;
+      }
+      decode(type, payload, poff);
+      ++count;
+      off = next;
+    }
+  }
+
+  void decode(uint32_t type, std::span<const uint8_t> payload, uint64_t poff) {
+    switch (type) {
+      case SENTINEL_REC_PROCESS: return process(Cursor(payload, poff, "PROCESS"));
+      case SENTINEL_REC_CONFIG: return config(Cursor(payload, poff, "CONFIG"));
+      case SENTINEL_REC_TOPOLOGY: return topology(Cursor(payload, poff, "TOPOLOGY"));
+      case SENTINEL_REC_MODULE: return module(Cursor(payload, poff, "MODULE"));
+      case SENTINEL_REC_SITES: return sites(Cursor(payload, poff, "SITES"));
+      case SENTINEL_REC_OBJECTS: return objects(Cursor(payload, poff, "OBJECTS"));
+      case SENTINEL_REC_STATS: return stats(Cursor(payload, poff, "STATS"));
+      case SENTINEL_REC_MARKS: return marks(Cursor(payload, poff, "MARKS"));
+      default: ++prof_.skipped_records; return;
+    }
+  }
+
+  void process(Cursor c) {
+    if (prof_.process.present) throw FormatError(c.offset(), "second PROCESS record");
+    ProcessInfo& p = prof_.process;
+    p.present = true;
+    p.pid = c.u32("pid");
+    p.ppid = c.u32("ppid");
+    p.rank = c.i32("rank");
+    p.flags = c.u32("flags");
+    p.start_realtime_ns = c.u64("start_realtime_ns");
+    p.end_realtime_ns = c.u64("end_realtime_ns");
+    p.start_monotonic_ns = c.u64("start_monotonic_ns");
+    p.end_monotonic_ns = c.u64("end_monotonic_ns");
+    p.executable = c.str("executable");
+    uint64_t at = c.offset();
+    uint32_t argc = c.u32("argc");
+    c.check_count(at, argc, 4, "argv");
+    p.argv.reserve(argc);
+    for (uint32_t i = 0; i < argc; ++i) p.argv.push_back(c.str("argv"));
+  }
+
+  void config(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    c.check_count(at, n, 4, "entry");
+    reserve_more(prof_.config, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t eat = c.offset();
+      std::string s = c.str("entry");
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw FormatError(eat, "CONFIG record: entry is not of the form NAME=value");
+      prof_.config.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+  }
+
+  void topology(Cursor c) {
+    if (prof_.topology.present) throw FormatError(c.offset(), "second TOPOLOGY record");
+    Topology& t = prof_.topology;
+    t.present = true;
+    t.numa_available = c.i32("numa_available");
+    t.numa_balancing = c.i32("numa_balancing");
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("node_count");
+    c.check_count(at, n, 32, "node");
+    t.nodes.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      NumaNode node;
+      node.id = c.i32("node id");
+      node.cpu_count = c.u32("cpu_count");
+      node.total_bytes = c.u64("total_bytes");
+      node.free_bytes = c.u64("free_bytes");
+      node.flags = c.u32("node flags");
+      c.u32("node reserved");
+      t.nodes.push_back(node);
+    }
+    t.fast_node = c.i32("fast_node");
+    t.slow_node = c.i32("slow_node");
+  }
+
+  void module(Cursor c) {
+    Module m;
+    m.load_bias = c.u64("load_bias");
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("segment_count");
+    c.check_count(at, n, 24, "segment");
+    m.segments.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      Segment s;
+      s.vaddr = c.u64("segment vaddr");
+      s.memsz = c.u64("segment memsz");
+      s.p_flags = c.u32("segment p_flags");
+      c.u32("segment reserved");
+      m.segments.push_back(s);
+    }
+    m.build_id = c.str("build_id");
+    m.path = c.str("path");
+    if (seen_modules_.emplace(m.path, m.load_bias).second) prof_.modules.push_back(std::move(m));
+  }
+
+  void sites(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    c.check_count(at, n, 16, "site");
+    reserve_more(prof_.sites, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t eat = c.offset();
+      Site s;
+      s.id = c.u32("site id");
+      uint64_t fat = c.offset();
+      uint32_t nframes = c.u32("nframes");
+      if (nframes > SENTINEL_MAX_FRAMES)
+        throw FormatError(fat, cat("SITES record: site ", s.id, " has ", nframes,
+                                   " frames (at most ", SENTINEL_MAX_FRAMES, ")"));
+      s.hash = c.u64("site hash");
+      auto raw = c.bytes(size_t{nframes} * 8, "frames");
+      s.frames.reserve(nframes);
+      for (uint32_t k = 0; k < nframes; ++k) s.frames.push_back(load64(raw.data() + 8 * k));
+      auto [it, fresh] = site_index_.emplace(s.id, prof_.sites.size());
+      if (fresh) {
+        prof_.sites.push_back(std::move(s));
+      } else {
+        const Site& old = prof_.sites[it->second];
+        if (old.hash != s.hash || old.frames != s.frames)
+          throw FormatError(eat, cat("SITES record: site id ", s.id,
+                                     " appears twice with different stacks"));
+      }
+    }
+  }
+
+  void objects(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    uint64_t eat = c.offset();
+    uint32_t entry = c.u32("entry_size");
+    if (entry < kObjectSize)
+      throw FormatError(eat, cat("OBJECTS record: entry size ", entry, " is smaller than ",
+                                 kObjectSize));
+    c.check_count(at, n, entry, "object");
+    reserve_more(prof_.objects, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      auto raw = c.bytes(entry, "object");
+      const uint8_t* p = raw.data();
+      sentinel_object o;
+      o.address = load64(p + 0);
+      o.size = load64(p + 8);
+      o.birth_ns = load64(p + 16);
+      o.death_ns = load64(p + 24);
+      o.birth_seq = load64(p + 32);
+      o.death_seq = load64(p + 40);
+      o.site = load32(p + 48);
+      o.thread = load32(p + 52);
+      o.alignment = load32(p + 56);
+      o.kind = load16(p + 60);
+      o.flags = load16(p + 62);
+      prof_.objects.push_back(o);
+    }
+  }
+
+  void stats(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    c.check_count(at, n, 12, "stat");
+    reserve_more(prof_.stats, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      Stat s;
+      s.name = c.str("stat name");
+      s.value = c.u64("stat value");
+      prof_.stats.push_back(std::move(s));
+    }
+  }
+
+  void marks(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    c.check_count(at, n, 16, "mark");
+    reserve_more(prof_.marks, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      Mark m;
+      m.seq = c.u64("mark seq");
+      m.monotonic_ns = c.u64("mark monotonic_ns");
+      prof_.marks.push_back(m);
+    }
+  }
+
+  std::span<const uint8_t> b_;
+  const ParseOptions& opt_;
+  Profile prof_;
+  std::set<std::pair<std::string, uint64_t>> seen_modules_;
+  std::unordered_map<uint32_t, size_t> site_index_;
+};
+
+}  // namespace
+
+FormatError::FormatError(uint64_t offset, const std::string& message)
+    : std::runtime_error(cat("offset ", offset, ": ", message)), offset_(offset), message_(message) {}
+
+std::optional<uint64_t> ProcessInfo::duration_ns() const {
+  if (start_monotonic_ns == 0 || end_monotonic_ns < start_monotonic_ns) return std::nullopt;
+  return end_monotonic_ns - start_monotonic_ns;
+}
+
+bool Module::contains(uint64_t address) const {
+  const uint64_t rel = address - load_bias;  // wraps like the loader's arithmetic
+  for (const Segment& s : segments)
+    if (rel >= s.vaddr && rel - s.vaddr < s.memsz) return true;
+  return false;
+}
+
+const Site* Profile::find_site(uint32_t id) const {
+  auto it = std::lower_bound(sites.begin(), sites.end(), id,
+                             [](const Site& s, uint32_t v) { return s.id < v; });
+  return it != sites.end() && it->id == id ? &*it : nullptr;
+}
+
+std::optional<uint64_t> Profile::stat(std::string_view name) const {
+  for (const Stat& s : stats)
+    if (s.name == name) return s.value;
+  return std::nullopt;
+}
+
+const std::string* Profile::config_value(std::string_view name) const {
+  for (const auto& [k, v] : config)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+const Module* Profile::module_for(uint64_t address) const {
+  for (const Module& m : modules)
+    if (m.contains(address)) return &m;
+  return nullptr;
+}
+
+std::string record_type_name(uint32_t type) {
+  switch (type) {
+    case SENTINEL_REC_PROCESS: return "PROCESS";
+    case SENTINEL_REC_CONFIG: return "CONFIG";
+    case SENTINEL_REC_TOPOLOGY: return "TOPOLOGY";
+    case SENTINEL_REC_MODULE: return "MODULE";
+    case SENTINEL_REC_SITES: return "SITES";
+    case SENTINEL_REC_OBJECTS: return "OBJECTS";
+    case SENTINEL_REC_STATS: return "STATS";
+    case SENTINEL_REC_MARKS: return "MARKS";
+    case SENTINEL_REC_END: return "END";
+    default: return cat("type ", type);
+  }
+}
+
+Profile parse_profile(std::span<const uint8_t> bytes, const ParseOptions& options) {
+  return Parser(bytes, options).run();
+}
+
+Profile read_profile(const std::string& path, const ParseOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw std::system_error(errno, std::generic_category(), path);
+  if (S_ISDIR(st.st_mode)) throw std::system_error(EISDIR, std::generic_category(), path);
+  std::vector<uint8_t> data;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) data.reserve(static_cast<size_t>(st.st_size));
+  uint8_t buf[1 << 16];
+  for (;;) {
+    ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), path);
+    }
+    if (r == 0) break;
+    data.insert(data.end(), buf, buf + r);
+  }
+  return parse_profile(data, options);
+}
+
+}  // namespace sentinel::fmt

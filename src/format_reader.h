@@ -1,0 +1,139 @@
+// Reader of Sentinel profile dumps (docs/format.md). One library for every tool and test.
+//
+// parse_profile() takes the whole file as bytes and either returns a fully decoded Profile or throws
+// FormatError, whose message names the byte offset where the problem was found. It never reads out of
+// bounds, never reserves memory from an unchecked length field (every count is compared with the bytes
+// that remain before anything is allocated), and runs in time linear in the input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sentinel/format.h"
+
+namespace sentinel::fmt {
+
+// A malformed, truncated or unsupported dump. what() is one line: "offset N: message".
+class FormatError : public std::runtime_error {
+ public:
+  FormatError(uint64_t offset, const std::string& message);
+  uint64_t offset() const noexcept { return offset_; }
+  // The message without the "offset N: " prefix.
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  uint64_t offset_;
+  std::string message_;
+};
+
+struct ParseOptions {
+  bool verify_checksums = true;  // the fuzzer turns this off to reach the payload decoders
+};
+
+struct ProcessInfo {
+  bool present = false;  // a PROCESS record was seen
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  int32_t rank = -1;
+  uint32_t flags = 0;  // bit 0: written by a forked child
+  uint64_t start_realtime_ns = 0;
+  uint64_t end_realtime_ns = 0;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t end_monotonic_ns = 0;
+  std::string executable;
+  std::vector<std::string> argv;
+
+  // end - start of the monotonic clock, or nullopt when the times are missing or inconsistent.
+  std::optional<uint64_t> duration_ns() const;
+};
+
+struct NumaNode {
+  int32_t id = 0;
+  uint32_t cpu_count = 0;
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint32_t flags = 0;  // bit 0: DAX KMEM node, bit 1: CPU-less
+};
+
+struct Topology {
+  bool present = false;  // a TOPOLOGY record was seen
+  int32_t numa_available = -1;  // 0: yes, -1: no
+  int32_t numa_balancing = -1;  // -1: unknown
+  std::vector<NumaNode> nodes;
+  int32_t fast_node = -1;
+  int32_t slow_node = -1;
+};
+
+struct Segment {
+  uint64_t vaddr = 0;  // p_vaddr, before the load bias
+  uint64_t memsz = 0;
+  uint32_t p_flags = 0;
+};
+
+struct Module {
+  uint64_t load_bias = 0;
+  std::vector<Segment> segments;
+  std::string build_id;  // raw bytes
+  std::string path;      // empty for the main program when the kernel gave no name
+
+  // True when the run-time address falls inside one of the module's segments.
+  bool contains(uint64_t address) const;
+};
+
+struct Site {
+  uint32_t id = 0;
+  uint64_t hash = 0;
+  std::vector<uint64_t> frames;  // return addresses, innermost first
+};
+
+struct Stat {
+  std::string name;
+  uint64_t value = 0;
+};
+
+struct Mark {
+  uint64_t seq = 0;  // tracked allocations made before the mark
+  uint64_t monotonic_ns = 0;
+};
+
+struct Profile {
+  uint16_t major = 0;
+  uint16_t minor = 0;
+  uint8_t pointer_size = 0;
+  uint64_t file_size = 0;
+  uint64_t record_count = 0;      // records before END, as counted by the reader
+  uint64_t skipped_records = 0;   // records of unknown type (checksum verified, then skipped)
+
+  ProcessInfo process;
+  std::vector<std::pair<std::string, std::string>> config;  // NAME, value (in file order)
+  Topology topology;
+  std::vector<Module> modules;  // de-duplicated on (path, load_bias), first occurrence kept
+  std::vector<Site> sites;      // sorted by id, ids unique
+  std::vector<sentinel_object> objects;
+  std::vector<Stat> stats;  // in file order
+  std::vector<Mark> marks;  // in file order
+
+  // Lookups (linear or binary search; nullptr / nullopt when absent).
+  const Site* find_site(uint32_t id) const;
+  std::optional<uint64_t> stat(std::string_view name) const;
+  const std::string* config_value(std::string_view name) const;
+  const Module* module_for(uint64_t address) const;
+};
+
+// Decodes a whole dump. Throws FormatError.
+Profile parse_profile(std::span<const uint8_t> bytes, const ParseOptions& options = {});
+
+// Reads PATH and decodes it. Throws std::system_error when the file cannot be read, FormatError
+// when its contents are not a valid dump.
+Profile read_profile(const std::string& path, const ParseOptions& options = {});
+
+// "PROCESS", "OBJECTS", ... or "type N" for unknown types.
+std::string record_type_name(uint32_t type);
+
+}  // namespace sentinel::fmt

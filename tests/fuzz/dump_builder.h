@@ -1,0 +1,222 @@
+// A tiny byte-by-byte writer of Sentinel dumps for tests and fuzz seeds. It deliberately shares no
+// code with the runtime's dump writer or the reader (only the numbers in format.h and the CRC), so
+// that tests built on it check the reader against docs/format.md rather than against itself.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "crc32c.h"
+#include "sentinel/format.h"
+
+namespace sentinel::testing {
+
+class Bytes {
+ public:
+  Bytes& u8(uint8_t v) {
+    b_.push_back(v);
+    return *this;
+  }
+  Bytes& u16(uint16_t v) {
+    for (int i = 0; i < 2; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Bytes& u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Bytes& i32(int32_t v) { return u32(static_cast<uint32_t>(v)); }
+  Bytes& u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) b_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  Bytes& raw(const void* p, size_t n) {
+    const auto* c = static_cast<const uint8_t*>(p);
+    b_.insert(b_.end(), c, c + n);
+    return *this;
+  }
+  Bytes& str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    return raw(s.data(), s.size());
+  }
+  const std::vector<uint8_t>& data() const { return b_; }
+  size_t size() const { return b_.size(); }
+
+ private:
+  std::vector<uint8_t> b_;
+};
+
+struct TestSite {
+  uint32_t id;
+  uint64_t hash;
+  std::vector<uint64_t> frames;
+};
+
+struct TestSegment {
+  uint64_t vaddr, memsz;
+  uint32_t p_flags;
+};
+
+struct TestNode {
+  int32_t id;
+  uint32_t cpu_count;
+  uint64_t total_bytes, free_bytes;
+  uint32_t flags;
+};
+
+inline sentinel_object make_object(uint64_t address, uint64_t size, uint64_t birth_ns,
+                                   uint64_t death_ns, uint64_t birth_seq, uint64_t death_seq,
+                                   uint32_t site, uint32_t thread = 1000, uint32_t alignment = 64) {
+  sentinel_object o{};
+  o.address = address;
+  o.size = size;
+  o.birth_ns = birth_ns;
+  o.death_ns = death_ns;
+  o.birth_seq = birth_seq;
+  o.death_seq = death_seq;
+  o.site = site;
+  o.thread = thread;
+  o.alignment = alignment;
+  o.kind = SENTINEL_KIND_HEAP;
+  o.flags = 0;
+  return o;
+}
+
+class DumpBuilder {
+ public:
+  explicit DumpBuilder(uint16_t major = SENTINEL_FORMAT_MAJOR, uint16_t minor = SENTINEL_FORMAT_MINOR,
+                       uint8_t pointer_size = 8) {
+    file_.raw(SENTINEL_DUMP_MAGIC, 8).u16(major).u16(minor).u8(pointer_size).u8(1).u16(0).u64(0);
+  }
+
+  // Appends a record; crc overrides the computed checksum (to test corruption).
+  DumpBuilder& record(uint32_t type, const Bytes& payload, std::optional<uint32_t> crc = {}) {
+    const auto& p = payload.data();
+    file_.u32(type).u32(crc ? *crc : sentinel::crc32c(0, p.data(), p.size())).u64(p.size());
+    file_.raw(p.data(), p.size());
+    ++records_;
+    return *this;
+  }
+
+  DumpBuilder& process(uint32_t pid, uint32_t ppid, int32_t rank, uint64_t start_mono,
+                       uint64_t end_mono, const std::string& exe,
+                       const std::vector<std::string>& argv, uint32_t flags = 0) {
+    Bytes b;
+    b.u32(pid).u32(ppid).i32(rank).u32(flags);
+    b.u64(1700000000000000000ull).u64(1700000000000000000ull + (end_mono - start_mono));
+    b.u64(start_mono).u64(end_mono).str(exe).u32(static_cast<uint32_t>(argv.size()));
+    for (const auto& a : argv) b.str(a);
+    return record(SENTINEL_REC_PROCESS, b);
+  }
+
+  DumpBuilder& config(const std::vector<std::string>& entries) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(entries.size()));
+    for (const auto& e : entries) b.str(e);
+    return record(SENTINEL_REC_CONFIG, b);
+  }
+
+  DumpBuilder& topology(int32_t numa_available, int32_t numa_balancing,
+                        const std::vector<TestNode>& nodes, int32_t fast, int32_t slow) {
+    Bytes b;
+    b.i32(numa_available).i32(numa_balancing).u32(static_cast<uint32_t>(nodes.size()));
+    for (const auto& n : nodes)
+      b.i32(n.id).u32(n.cpu_count).u64(n.total_bytes).u64(n.free_bytes).u32(n.flags).u32(0);
+    b.i32(fast).i32(slow);
+    return record(SENTINEL_REC_TOPOLOGY, b);
+  }
+
+  DumpBuilder& module(uint64_t load_bias, const std::vector<TestSegment>& segs,
+                      const std::string& build_id, const std::string& path) {
+    Bytes b;
+    b.u64(load_bias).u32(static_cast<uint32_t>(segs.size()));
+    for (const auto& s : segs) b.u64(s.vaddr).u64(s.memsz).u32(s.p_flags).u32(0);
+    b.str(build_id).str(path);
+    return record(SENTINEL_REC_MODULE, b);
+  }
+
+  DumpBuilder& sites(const std::vector<TestSite>& sites) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(sites.size()));
+    for (const auto& s : sites) {
+      b.u32(s.id).u32(static_cast<uint32_t>(s.frames.size())).u64(s.hash);
+      for (uint64_t f : s.frames) b.u64(f);
+    }
+    return record(SENTINEL_REC_SITES, b);
+  }
+
+  // entry_size > 64 pads each entry with 0xEE bytes (a "newer minor" writer).
+  DumpBuilder& objects(const std::vector<sentinel_object>& objs, uint32_t entry_size = 64) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(objs.size())).u32(entry_size);
+    for (const auto& o : objs) {
+      b.u64(o.address).u64(o.size).u64(o.birth_ns).u64(o.death_ns).u64(o.birth_seq);
+      b.u64(o.death_seq).u32(o.site).u32(o.thread).u32(o.alignment).u16(o.kind).u16(o.flags);
+      for (uint32_t i = 64; i < entry_size; ++i) b.u8(0xEE);
+    }
+    return record(SENTINEL_REC_OBJECTS, b);
+  }
+
+  DumpBuilder& stats(const std::vector<std::pair<std::string, uint64_t>>& stats) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(stats.size()));
+    for (const auto& [k, v] : stats) b.str(k).u64(v);
+    return record(SENTINEL_REC_STATS, b);
+  }
+
+  DumpBuilder& marks(const std::vector<std::pair<uint64_t, uint64_t>>& marks) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(marks.size()));
+    for (const auto& [seq, ns] : marks) b.u64(seq).u64(ns);
+    return record(SENTINEL_REC_MARKS, b);
+  }
+
+  // The END record; `count` overrides the number of records before it.
+  DumpBuilder& end(std::optional<uint64_t> count = {}) {
+    Bytes b;
+    b.u64(count ? *count : records_);
+    return record(SENTINEL_REC_END, b);
+  }
+
+  const std::vector<uint8_t>& bytes() const { return file_.data(); }
+  size_t size() const { return file_.size(); }
+  uint64_t records() const { return records_; }
+
+ private:
+  Bytes file_;
+  uint64_t records_ = 0;
+};
+
+// A small but complete dump: every record type, two module records (one duplicate), sites split
+// over two records, objects over two batches, two marks.
+//   objects: 6, sizes 4096, 65536, 1048576, 8192, 131072, 4096 (sum 1261568)
+//   marks at seq 1 and 4 -> allocations per marked step [3, 2]
+inline std::vector<uint8_t> sample_dump() {
+  DumpBuilder d;
+  d.process(4242, 1, 0, 1000000000ull, 3500000000ull, "/usr/bin/python3.11",
+            {"python3", "-c", "print(\"hi\")"});
+  d.config({"SENTINEL_MODE=track", "SENTINEL_MIN_BYTES=4096", "SENTINEL_DUMP=sentinel-%e.%p.prof"});
+  d.topology(0, 1, {{0, 2, 4ull << 30, 1ull << 30, 0}, {1, 0, 8ull << 30, 8ull << 30, 3}}, 0, 1);
+  d.module(0x555555554000ull, {{0, 0x2000, 5}, {0x3000, 0x1000, 6}}, "\x01\x02\x03\x04", "");
+  d.module(0x7f0000000000ull, {{0, 0x10000, 5}}, "", "/lib/x86_64-linux-gnu/libc.so.6");
+  d.module(0x7f0000000000ull, {{0, 0x10000, 5}}, "", "/lib/x86_64-linux-gnu/libc.so.6");
+  d.sites({{1, 0x1111, {0x555555554100ull, 0x7f0000000200ull}}});
+  d.sites({{2, 0x2222, {0x7f0000000300ull}}, {3, 0x3333, {}}});
+  const uint64_t alive = UINT64_MAX;
+  d.objects({make_object(0x10000, 4096, 1001000000, 1001500000, 0, 2, 1),
+             make_object(0x20000, 65536, 1002000000, 0, 1, alive, 2),
+             make_object(0x40000, 1048576, 1003000000, 1200000000, 2, 5, 1)});
+  d.objects({make_object(0x80000, 8192, 1004000000, 1004005000, 3, 4, 3),
+             make_object(0x90000, 131072, 1005000000, 3400000000, 4, 6, 2),
+             make_object(0xA0000, 4096, 1006000000, 0, 5, alive, UINT32_MAX)});
+  d.stats({{"tracked_allocations", 6}, {"tracked_frees", 4}, {"overhead_bytes", 12288}});
+  d.marks({{1, 1001800000}, {4, 1004500000}});
+  d.end();
+  return d.bytes();
+}
+
+}  // namespace sentinel::testing

@@ -1,0 +1,389 @@
+// sentinel-view summary: a readable overview of one dump, or one JSON object with --json.
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "json.h"
+#include "sentinel_build_config.h"
+#include "symbolizer.h"
+#include "view.h"
+
+namespace sentinel::view {
+
+namespace {
+
+struct Options {
+  bool json = false;
+  bool symbols = true;
+  bool debuginfod = false;
+  size_t top = 10;
+  std::string path;
+};
+
+void print_summary_help() {
+  std::cout
+      << "Usage: sentinel-view summary [--json] [--top N] [--no-symbols] [--debuginfod] DUMP\n"
+         "Summarizes a dump: process, topology, tracked objects, peak live bytes, lifetimes,\n"
+         "size classes, the top allocation sites (symbolized offline from the recorded module\n"
+         "maps) and the runtime's counters.\n"
+         "\n"
+         "  --json         print one JSON object instead (keys: docs/sentinel-view.md)\n"
+         "  --top N        number of sites listed (default 10; 0: all)\n"
+         "  --no-symbols   print frames as module+offset without opening the module files\n"
+         "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
+         "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
+         "  -h, --help     show this help\n";
+}
+
+bool parse_count(const std::string& s, size_t& out) {
+  if (s.empty() || s.size() > 9) return false;
+  size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<size_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+// Shell-style quoting for the command line, so that what is printed can be pasted back.
+std::string shell_quote(const std::string& a) {
+  if (!a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_@%+=:,./-") == std::string::npos)
+    return a;
+  std::string q = "'";
+  for (char c : a) {
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
+  }
+  return q + "'";
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  if (whole == 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+  return buf;
+}
+
+std::string size_class_label(const SizeClass& c) {
+  if (c.max == 1) return "0 B";
+  std::string hi = c.max ? human_bytes(c.max) : "...";
+  return human_bytes(c.min) + " - " + hi;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.resize(w, ' ');
+  return s;
+}
+
+std::string rpad(const std::string& s, size_t w) {
+  return s.size() < w ? std::string(w - s.size(), ' ') + s : s;
+}
+
+// Stats with one value per name (a later batch overrides an earlier one), in first-seen order.
+std::vector<std::pair<std::string, uint64_t>> unique_stats(const fmt::Profile& p) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  std::map<std::string, size_t> index;
+  for (const auto& s : p.stats) {
+    auto [it, fresh] = index.emplace(s.name, out.size());
+    if (fresh)
+      out.emplace_back(s.name, s.value);
+    else
+      out[it->second].second = s.value;
+  }
+  return out;
+}
+
+std::string topology_line(const fmt::Topology& t) {
+  if (!t.present) return "not recorded";
+  std::ostringstream os;
+  if (t.numa_available != 0) os << "NUMA not available; ";
+  os << t.nodes.size() << (t.nodes.size() == 1 ? " node" : " nodes");
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const auto& n = t.nodes[i];
+    os << (i ? ", " : ": ") << "node " << n.id << " (";
+    if (n.flags & 2)
+      os << "CPU-less";
+    else
+      os << n.cpu_count << (n.cpu_count == 1 ? " CPU" : " CPUs");
+    if (n.flags & 1) os << ", DAX KMEM";
+    os << ", " << human_bytes(n.total_bytes) << ", " << human_bytes(n.free_bytes) << " free)";
+  }
+  os << "; fast node ";
+  if (t.fast_node >= 0) os << t.fast_node; else os << "none";
+  os << ", slow node ";
+  if (t.slow_node >= 0) os << t.slow_node; else os << "none";
+  os << "; NUMA balancing "
+     << (t.numa_balancing < 0 ? "unknown" : t.numa_balancing == 0 ? "off" : "on");
+  return os.str();
+}
+
+std::vector<std::string> site_frames(const fmt::Profile& p, Symbolizer& sym, uint32_t id) {
+  std::vector<std::string> out;
+  if (const fmt::Site* s = p.find_site(id))
+    for (uint64_t f : s->frames) out.push_back(sym.frame(f));
+  return out;
+}
+
+void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o) {
+  std::ostream& os = std::cout;
+  os << "Sentinel profile " << printable(o.path) << " (format " << p.major << "." << p.minor << ", "
+     << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, "
+     << human_bytes(p.file_size) << ")\n\n";
+
+  const auto& pr = p.process;
+  if (pr.present) {
+    os << "process      pid " << pr.pid << ", ppid " << pr.ppid;
+    if (pr.rank >= 0) os << ", rank " << pr.rank;
+    if (pr.flags & 1) os << ", forked child";
+    os << "\n";
+    os << "executable   " << printable(pr.executable.empty() ? "(unknown)" : pr.executable) << "\n";
+    std::string cmd;
+    for (const auto& arg : pr.argv) cmd += (cmd.empty() ? "" : " ") + shell_quote(arg);
+    os << "command      " << printable(cmd) << "\n";
+    auto d = pr.duration_ns();
+    os << "duration     " << (d ? human_duration(*d) : std::string("unknown")) << "\n";
+  } else {
+    os << "process      not recorded\n";
+  }
+  os << "topology     " << topology_line(p.topology) << "\n";
+  if (!p.config.empty()) {
+    os << "config      ";
+    for (const auto& [k, v] : p.config) os << " " << printable(k) << "=" << printable(shell_quote(v));
+    os << "\n";
+  }
+  os << "\n";
+
+  os << "objects          " << a.objects << " tracked, " << a.alive_objects << " still alive at exit ("
+     << human_bytes(a.alive_bytes) << ")\n";
+  os << "tracked bytes    " << human_bytes(a.tracked_bytes) << " (" << a.tracked_bytes << ")\n";
+  os << "peak live bytes  " << human_bytes(a.peak_live_bytes) << " (" << a.peak_live_bytes << ")\n";
+  os << "sites            " << p.sites.size() << "\n";
+  os << "modules          " << p.modules.size() << "\n";
+  os << "marked steps     " << p.marks.size();
+  if (!a.allocations_per_marked_step.empty()) {
+    os << " (allocations per step:";
+    size_t shown = 0;
+    for (uint64_t n : a.allocations_per_marked_step) {
+      if (shown++ == 20) {
+        os << " ...";
+        break;
+      }
+      os << " " << n;
+    }
+    os << ")";
+  }
+  os << "\n";
+
+  if (a.objects) {
+    os << "\nlifetimes\n";
+    for (size_t i = 0; i < kLifetimeBuckets; ++i) {
+      const Bucket& b = a.lifetimes[i];
+      if (!b.objects) continue;
+      os << "  " << pad(kLifetimeLabels[i], 16) << rpad(std::to_string(b.objects), 10)
+         << (b.objects == 1 ? " object   " : " objects  ")
+         << rpad(human_bytes(b.bytes), 10) << "  " << rpad(percent(b.bytes, a.tracked_bytes), 7)
+         << " of bytes\n";
+    }
+    os << "\nsizes\n";
+    for (const SizeClass& c : a.size_classes)
+      os << "  " << pad(size_class_label(c), 22) << rpad(std::to_string(c.b.objects), 10)
+         << (c.b.objects == 1 ? " object   " : " objects  ") << rpad(human_bytes(c.b.bytes), 10) << "  "
+         << rpad(percent(c.b.bytes, a.tracked_bytes), 7) << " of bytes\n";
+
+    size_t n = o.top ? std::min(o.top, a.sites.size()) : a.sites.size();
+    os << "\ntop " << n << " of " << a.sites.size() << " allocation sites by bytes\n";
+    for (size_t i = 0; i < n; ++i) {
+      const SiteUsage& s = a.sites[i];
+      os << "  #" << i + 1 << "  ";
+      if (s.id == UINT32_MAX)
+        os << "unknown site";
+      else
+        os << "site " << s.id;
+      os << ": " << human_bytes(s.bytes) << " (" << percent(s.bytes, a.tracked_bytes) << ") in "
+         << s.objects << (s.objects == 1 ? " object\n" : " objects\n");
+      if (s.id == UINT32_MAX) continue;
+      auto frames = site_frames(p, sym, s.id);
+      if (!p.find_site(s.id)) os << "        (site not in the dump)\n";
+      for (size_t k = 0; k < frames.size(); ++k) os << "      " << k << "  " << frames[k] << "\n";
+    }
+    for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
+  }
+
+  auto stats = unique_stats(p);
+  if (!stats.empty()) {
+    os << "\nruntime counters\n";
+    size_t w = 0;
+    for (const auto& [k, v] : stats) w = std::max(w, k.size());
+    for (const auto& [k, v] : stats) {
+      os << "  " << pad(printable(k), w + 2) << v;
+      if (k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0 && v >= 1024)
+        os << " (" << human_bytes(v) << ")";
+      os << "\n";
+    }
+    if (auto ov = p.stat("overhead_bytes")) {
+      os << "  tracking overhead " << human_bytes(*ov) << " = " << percent(*ov, a.tracked_bytes)
+         << " of tracked bytes, " << percent(*ov, a.peak_live_bytes) << " of peak live bytes\n";
+    }
+  }
+  if (p.skipped_records)
+    os << "\n(" << p.skipped_records << " records of types this reader does not know were skipped)\n";
+}
+
+void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o) {
+  std::ostream& os = std::cout;
+  const auto& pr = p.process;
+  os << "{\"version\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor));
+  os << ",\"sentinel_view_version\":" << json_quote(SENTINEL_VERSION);
+  os << ",\"file\":" << json_quote(o.path);
+  os << ",\"file_size\":" << p.file_size;
+  os << ",\"pointer_size\":" << unsigned{p.pointer_size};
+  os << ",\"records\":" << p.record_count;
+  os << ",\"skipped_records\":" << p.skipped_records;
+  if (pr.present) {
+    os << ",\"pid\":" << pr.pid << ",\"ppid\":" << pr.ppid << ",\"rank\":" << pr.rank
+       << ",\"forked_child\":" << ((pr.flags & 1) ? "true" : "false");
+    os << ",\"executable\":" << json_quote(pr.executable) << ",\"argv\":[";
+    for (size_t i = 0; i < pr.argv.size(); ++i) os << (i ? "," : "") << json_quote(pr.argv[i]);
+    os << "]";
+    auto d = pr.duration_ns();
+    os << ",\"duration_ns\":";
+    if (d) os << *d; else os << "null";
+  } else {
+    os << ",\"pid\":null";
+  }
+  const auto& t = p.topology;
+  os << ",\"topology\":";
+  if (t.present) {
+    os << "{\"numa_available\":" << (t.numa_available == 0 ? "true" : "false")
+       << ",\"numa_balancing\":" << t.numa_balancing << ",\"fast_node\":" << t.fast_node
+       << ",\"slow_node\":" << t.slow_node << ",\"nodes\":[";
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+      const auto& n = t.nodes[i];
+      os << (i ? "," : "") << "{\"id\":" << n.id << ",\"cpus\":" << n.cpu_count
+         << ",\"total_bytes\":" << n.total_bytes << ",\"free_bytes\":" << n.free_bytes
+         << ",\"dax_kmem\":" << ((n.flags & 1) ? "true" : "false")
+         << ",\"cpu_less\":" << ((n.flags & 2) ? "true" : "false") << "}";
+    }
+    os << "]}";
+  } else {
+    os << "null";
+  }
+  os << ",\"config\":{";
+  {
+    std::map<std::string, std::string> cfg;  // last value wins, keys unique
+    for (const auto& [k, v] : p.config) cfg[k] = v;
+    bool first = true;
+    for (const auto& [k, v] : cfg) {
+      os << (first ? "" : ",") << json_quote(k) << ":" << json_quote(v);
+      first = false;
+    }
+  }
+  os << "}";
+  os << ",\"objects\":" << a.objects << ",\"alive_objects\":" << a.alive_objects
+     << ",\"alive_bytes\":" << a.alive_bytes << ",\"tracked_bytes\":" << a.tracked_bytes
+     << ",\"peak_live_bytes\":" << a.peak_live_bytes << ",\"sites\":" << p.sites.size()
+     << ",\"modules\":" << p.modules.size() << ",\"steps_marked\":" << p.marks.size();
+  os << ",\"allocations_per_marked_step\":[";
+  for (size_t i = 0; i < a.allocations_per_marked_step.size(); ++i)
+    os << (i ? "," : "") << a.allocations_per_marked_step[i];
+  os << "]";
+  os << ",\"lifetimes\":[";
+  for (size_t i = 0; i < kLifetimeBuckets; ++i)
+    os << (i ? "," : "") << "{\"bucket\":" << json_quote(kLifetimeLabels[i])
+       << ",\"objects\":" << a.lifetimes[i].objects << ",\"bytes\":" << a.lifetimes[i].bytes << "}";
+  os << "]";
+  os << ",\"size_classes\":[";
+  for (size_t i = 0; i < a.size_classes.size(); ++i) {
+    const auto& c = a.size_classes[i];
+    os << (i ? "," : "") << "{\"min\":" << c.min << ",\"max\":";
+    if (c.max) os << c.max; else os << "null";
+    os << ",\"objects\":" << c.b.objects << ",\"bytes\":" << c.b.bytes << "}";
+  }
+  os << "]";
+  size_t n = o.top ? std::min(o.top, a.sites.size()) : a.sites.size();
+  os << ",\"top_sites\":[";
+  for (size_t i = 0; i < n; ++i) {
+    const SiteUsage& s = a.sites[i];
+    os << (i ? "," : "") << "{\"id\":";
+    if (s.id == UINT32_MAX) os << -1; else os << s.id;
+    os << ",\"objects\":" << s.objects << ",\"bytes\":" << s.bytes << ",\"frames\":[";
+    auto frames = s.id == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, s.id);
+    for (size_t k = 0; k < frames.size(); ++k) os << (k ? "," : "") << json_quote(frames[k]);
+    os << "]}";
+  }
+  os << "]";
+  os << ",\"stats\":{";
+  auto stats = unique_stats(p);
+  for (size_t i = 0; i < stats.size(); ++i)
+    os << (i ? "," : "") << json_quote(stats[i].first) << ":" << stats[i].second;
+  os << "}";
+  os << ",\"symbolization_notes\":[";
+  for (size_t i = 0; i < sym.problems().size(); ++i)
+    os << (i ? "," : "") << json_quote(sym.problems()[i]);
+  os << "]}\n";
+}
+
+}  // namespace
+
+int cmd_summary(int argc, char** argv) {
+  Options o;
+  bool paths_only = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      paths.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      paths_only = true;
+    } else if (arg == "-h" || arg == "--help") {
+      print_summary_help();
+      return finish_output();
+    } else if (arg == "--json") {
+      o.json = true;
+    } else if (arg == "--no-symbols") {
+      o.symbols = false;
+    } else if (arg == "--debuginfod") {
+      o.debuginfod = true;
+    } else if (arg == "--top" || arg.rfind("--top=", 0) == 0) {
+      std::string v;
+      if (arg == "--top") {
+        if (i + 1 >= argc) return usage_error("summary: --top needs a number");
+        v = argv[++i];
+      } else {
+        v = arg.substr(6);
+      }
+      if (!parse_count(v, o.top)) return usage_error("summary: --top: not a number: '" + v + "'");
+    } else {
+      return usage_error("summary: unknown option '" + arg + "'");
+    }
+  }
+  if (paths.empty()) return usage_error("summary: missing DUMP file");
+  if (paths.size() > 1) return usage_error("summary: one DUMP file at a time (got " +
+                                           std::to_string(paths.size()) + ")");
+  o.path = paths[0];
+  // libdw asks debuginfod servers when DEBUGINFOD_URLS is set (Debian sets it in login shells): a
+  // summary must not hang on the network unless asked to.
+  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
+
+  auto profile = load_profile(o.path);
+  if (!profile) return 1;
+  Analysis a = analyze(*profile);
+  Symbolizer sym(*profile, o.symbols);
+  if (o.json)
+    print_json(*profile, a, sym, o);
+  else
+    print_text(*profile, a, sym, o);
+  return finish_output();
+}
+
+}  // namespace sentinel::view

@@ -1,0 +1,40 @@
+// Offline symbolization of recorded return addresses with elfutils' libdwfl: every MODULE of the
+// dump is reported with its recorded load bias, so the files on disk are read, never the (long gone)
+// process. Frames come out as "function (file:line)", "function+0xOFF (module)", "module+0xOFF" or
+// "0xADDR", from the most to the least information available.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format_reader.h"
+
+namespace sentinel::view {
+
+class Symbolizer {
+ public:
+  // With symbolize == false every frame is printed as its module+offset (no files are opened).
+  Symbolizer(const fmt::Profile& profile, bool symbolize);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // One return address, innermost frames included.
+  const std::string& frame(uint64_t return_address);
+
+  // Module files that could not be opened or whose build id differs from the recorded one.
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  struct Impl;
+  const fmt::Profile& profile_;
+  std::unique_ptr<Impl> impl_;
+  std::unordered_map<uint64_t, std::string> cache_;
+  std::vector<std::string> problems_;
+  std::string raw(uint64_t address) const;
+};
+
+}  // namespace sentinel::view
