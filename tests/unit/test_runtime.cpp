@@ -1,0 +1,125 @@
+// The runtime's allocation paths, driven directly (no LD_PRELOAD), so that they also run under ASan.
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "runtime.h"
+
+namespace rt = sentinel::rt;
+extern "C" void __libc_free(void*);  // the runtime falls back to glibc directly, around any interposer
+
+namespace {
+void ensure_runtime() {
+  static const char* env[] = {"SENTINEL_MIN_BYTES=64K", "SENTINEL_DUMP=none", "SENTINEL_RETAIN_BYTES=4M", nullptr};
+  rt::init_for_tests(env);
+  REQUIRE(std::string(rt::current_mode()) == "track");
+}
+}  // namespace
+
+TEST_CASE("tracked objects: allocate, usable size, zeroing, free", "[runtime]") {
+  ensure_runtime();
+  CHECK_FALSE(rt::should_track(1000));
+  CHECK(rt::should_track(65536));
+  auto* p = static_cast<unsigned char*>(rt::allocate(100000, 0, false, {}));
+  REQUIRE(p);
+  CHECK(rt::owns(p));
+  CHECK(rt::usable_size(p) >= 100000);
+  memset(p, 0xAB, 100000);
+  rt::release(p);
+  auto* z = static_cast<unsigned char*>(rt::allocate(100000, 0, true, {}));  // likely the same, dirty slot
+  REQUIRE(z);
+  bool all_zero = true;
+  for (size_t i = 0; i < 100000; ++i) all_zero &= z[i] == 0;
+  CHECK(all_zero);
+  rt::release(z);
+}
+
+TEST_CASE("large alignments are honoured inside a slot", "[runtime]") {
+  ensure_runtime();
+  for (size_t align : {size_t{64}, size_t{4096}, size_t{65536}, size_t{1} << 21}) {
+    void* p = rt::allocate(300000, align, false, {});
+    REQUIRE(p);
+    CHECK(reinterpret_cast<uintptr_t>(p) % align == 0);
+    CHECK(rt::usable_size(p) >= 300000);
+    memset(p, 1, 300000);
+    rt::release(p);
+  }
+}
+
+TEST_CASE("realloc keeps contents in place, moving, and down to libc", "[runtime]") {
+  ensure_runtime();
+  auto* p = static_cast<unsigned char*>(rt::allocate(70000, 0, false, {}));
+  REQUIRE(p);
+  for (size_t i = 0; i < 70000; ++i) p[i] = static_cast<unsigned char>(i * 7);
+  auto* q = static_cast<unsigned char*>(rt::reallocate(p, 72000, {}));  // fits the 80 KiB class
+  CHECK(q == p);
+  auto* r = static_cast<unsigned char*>(rt::reallocate(q, 5 << 20, {}));  // moves
+  REQUIRE(r);
+  bool same = true;
+  for (size_t i = 0; i < 70000; ++i) same &= r[i] == static_cast<unsigned char>(i * 7);
+  CHECK(same);
+  auto* s = static_cast<unsigned char*>(rt::reallocate(r, 100, {}));  // below the threshold: libc
+  REQUIRE(s);
+  CHECK_FALSE(rt::owns(s));
+  same = true;
+  for (size_t i = 0; i < 100; ++i) same &= s[i] == static_cast<unsigned char>(i * 7);
+  CHECK(same);
+  __libc_free(s);
+  void* t = rt::allocate(70000, 0, false, {});
+  CHECK(rt::reallocate(t, 0, {}) == nullptr);  // glibc: frees, returns NULL
+}
+
+TEST_CASE("bad frees are reported and ignored", "[runtime]") {
+  ensure_runtime();
+  void* p = rt::allocate(70000, 0, false, {});
+  rt::release(p);
+  rt::release(p);                                     // double free
+  rt::release(static_cast<char*>(p) + 8);            // interior pointer
+  int e = errno = 1234;
+  rt::release(p);
+  CHECK(errno == e);
+}
+
+TEST_CASE("objects beyond the largest class fall back", "[runtime]") {
+  ensure_runtime();
+  CHECK(rt::allocate(size_t{1} << 40, 0, false, {}) == nullptr);
+  CHECK(rt::allocate(100000, size_t{1} << 31, false, {}) == nullptr);
+}
+
+TEST_CASE("stats add up across threads", "[runtime]") {
+  ensure_runtime();
+  sentinel_stats before{};
+  REQUIRE(rt::get_stats(&before) == 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([] {
+      for (int i = 0; i < 1000; ++i) rt::release(rt::allocate(65536 + size_t(i % 5) * 4096, 0, false, {}));
+    });
+  for (auto& t : ts) t.join();
+  sentinel_stats after{};
+  REQUIRE(rt::get_stats(&after) == 0);
+  CHECK(after.tracked_allocations - before.tracked_allocations == 4000);
+  CHECK(after.live_bytes == before.live_bytes);
+  CHECK(after.peak_live_bytes >= 65536);
+  CHECK(after.overhead_bytes > 0);
+  rt::mark_step();
+  REQUIRE(rt::get_stats(&after) == 0);
+  CHECK(after.steps_marked == before.steps_marked + 1);
+}
+
+TEST_CASE("CUDA host objects are registered and retired", "[runtime]") {
+  ensure_runtime();
+  static char pinned[8192];
+  sentinel_stats before{};
+  rt::get_stats(&before);
+  rt::note_cuda_host_alloc(pinned, sizeof(pinned), {});
+  sentinel_stats mid{};
+  rt::get_stats(&mid);
+  CHECK(mid.live_bytes == before.live_bytes + sizeof(pinned));
+  rt::note_cuda_host_free(pinned);
+  sentinel_stats after{};
+  rt::get_stats(&after);
+  CHECK(after.live_bytes == before.live_bytes);
+}
