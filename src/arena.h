@@ -21,7 +21,8 @@ struct Slot {
   std::atomic<uint32_t> log_index{0};
   std::atomic<uint32_t> next_free{0};
   std::atomic<uint32_t> dirty{0};  // pages may hold old data
-  uint32_t reserved = 0;
+  std::atomic<uint16_t> protect{0}; // the profiler has taken access away from some of its pages
+  std::atomic<uint16_t> pins{0};    // system calls in flight on this object: do not protect it
 };
 static_assert(sizeof(Slot) == 32);
 
@@ -51,6 +52,10 @@ class Arena {
     return classes_[cls].base + uintptr_t{index} * class_size(cls);
   }
 
+  uint32_t high_water(unsigned cls) const {
+    uint32_t h = classes_[cls].high_water.load(std::memory_order_acquire);
+    return h < classes_[cls].capacity ? h : classes_[cls].capacity;
+  }
   uint64_t metadata_bytes() const;  // bytes of slot records touched so far (an upper bound)
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
   uint64_t madvised() const { return madvised_.load(std::memory_order_relaxed); }

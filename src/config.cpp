@@ -8,18 +8,33 @@ namespace {
 
 // Default for SENTINEL_MIN_BYTES: chosen from the allocation census in docs/min-bytes.md.
 const VarSpec kTable[] = {
-    {"SENTINEL_MODE", VarType::mode, "track", "off: plain pass-through; track: serve and record tensor-sized objects"},
-    {"SENTINEL_MIN_BYTES", VarType::size, "64K", "objects of at least this many bytes are tracked (e.g. 4096, 64K, 1M)"},
+    {"SENTINEL_MODE", VarType::mode, "track",
+     "off: plain pass-through; track: serve and record tensor-sized objects; profile: also profile accesses"},
+    {"SENTINEL_MIN_BYTES", VarType::size, "64K", "objects of at least this many bytes are tracked (e.g. 4096, 64K, 1M)",
+     &Config::min_bytes, 1, uint64_t{1} << 40},
     {"SENTINEL_DUMP", VarType::path, "sentinel-%e.%p.prof",
      "dump path template (%p pid, %e executable name, %% a percent sign); empty or 'none': no dump"},
     {"SENTINEL_LOG", VarType::log_level, "warn", "stderr verbosity: error, warn, info or debug"},
     {"SENTINEL_RETAIN_BYTES", VarType::size, "1G",
-     "freed tracked memory kept mapped for reuse; beyond it freed pages are returned with MADV_DONTNEED"},
+     "freed tracked memory kept mapped for reuse; beyond it freed pages are returned with MADV_DONTNEED",
+     &Config::retain_bytes},
     {"SENTINEL_MAX_OBJECTS", VarType::count, "4194304",
-     "capacity of the object log kept for the dump; later objects are tracked but not logged"},
+     "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects,
+     0, uint64_t{1} << 32},
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
     {"SENTINEL_UNWIND", VarType::unwind, "libunwind",
      "how allocation sites are found: libunwind, backtrace (glibc) or none"},
+    {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled (after the first regular step) in profile mode",
+     &Config::profile_steps, 1, 64},
+    {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "64K",
+     "bytes unprotected per profiling fault: a power of two from 4K to 2M", &Config::profile_granularity, 4096,
+     uint64_t{2} << 20, true},
+    {"SENTINEL_STEP", VarType::step, "auto",
+     "step boundaries: auto (detected from allocations), marks (sentinel_step() only) or a fixed period N"},
+    {"SENTINEL_INTERVALS", VarType::count, "16", "intervals a step is cut into on the in-step allocation clock (1-64)",
+     &Config::intervals, 1, 64},
+    {"SENTINEL_PAPI", VarType::papi, "auto",
+     "hardware counters while profiling: auto (presets where the CPU has them), off, software (perf software events)"},
     {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
 };
 constexpr size_t kTableSize = sizeof(kTable) / sizeof(kTable[0]);
@@ -61,22 +76,22 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
     case VarType::mode:
       if (equals_ci(value, "off")) c->mode = Mode::off;
       else if (equals_ci(value, "track")) c->mode = Mode::track;
-      else return copy_bounded(reason, cap, "unknown mode (expected off or track)"), false;
+      else if (equals_ci(value, "profile")) c->mode = Mode::profile;
+      else return copy_bounded(reason, cap, "unknown mode (expected off, track or profile)"), false;
       return true;
     case VarType::size:
-      if (!parse_size(value, &n)) return copy_bounded(reason, cap, "not a size (expected e.g. 65536, 64K, 1M)"), false;
-      if (strcmp(v.name, "SENTINEL_MIN_BYTES") == 0) {
-        if (n < 1 || n > (uint64_t{1} << 40))
-          return copy_bounded(reason, cap, "out of range (1 byte to 1T)"), false;
-        c->min_bytes = n;
-      } else {
-        c->retain_bytes = n;
-      }
-      return true;
     case VarType::count:
-      if (!parse_count(value, &n)) return copy_bounded(reason, cap, "not a non-negative integer"), false;
-      if (n > (uint64_t{1} << 32)) return copy_bounded(reason, cap, "out of range (at most 4294967296)"), false;
-      c->max_objects = n;
+      if (v.type == VarType::size ? !parse_size(value, &n) : !parse_count(value, &n))
+        return copy_bounded(reason, cap, v.type == VarType::size ? "not a size (expected e.g. 65536, 64K, 1M)"
+                                                                  : "not a non-negative integer"),
+               false;
+      if (n < v.min || n > v.max) {
+        LineBuf b;
+        b.str("out of range (").u64(v.min).str(" to ").u64(v.max).chr(')');
+        return copy_bounded(reason, cap, b.c_str()), false;
+      }
+      if (v.power_of_two && (n & (n - 1))) return copy_bounded(reason, cap, "must be a power of two"), false;
+      c->*v.field = n;
       return true;
     case VarType::path:
       if (strlen(value) >= sizeof(c->dump)) return copy_bounded(reason, cap, "path too long"), false;
@@ -101,6 +116,20 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       else if (equals_ci(value, "backtrace")) c->unwind = UnwindMethod::backtrace;
       else if (equals_ci(value, "none")) c->unwind = UnwindMethod::none;
       else return copy_bounded(reason, cap, "unknown method (expected libunwind, backtrace or none)"), false;
+      return true;
+    case VarType::step:
+      if (equals_ci(value, "auto")) c->step_source = StepSource::automatic;
+      else if (equals_ci(value, "marks")) c->step_source = StepSource::marks;
+      else if (parse_count(value, &n) && n >= 1 && n <= (uint64_t{1} << 24)) {
+        c->step_source = StepSource::fixed;
+        c->step_period = n;
+      } else return copy_bounded(reason, cap, "expected auto, marks or a period from 1 to 16777216"), false;
+      return true;
+    case VarType::papi:
+      if (equals_ci(value, "auto")) c->papi = PapiMode::automatic;
+      else if (equals_ci(value, "off")) c->papi = PapiMode::off;
+      else if (equals_ci(value, "software")) c->papi = PapiMode::software;
+      else return copy_bounded(reason, cap, "expected auto, off or software"), false;
       return true;
     case VarType::tool:
       return true;
@@ -176,7 +205,7 @@ bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* u
   return true;
 }
 
-const char* mode_name(Mode m) { return m == Mode::off ? "off" : "track"; }
+const char* mode_name(Mode m) { return m == Mode::off ? "off" : m == Mode::track ? "track" : "profile"; }
 
 const char* log_level_name(LogLevel l) {
   switch (l) {
@@ -194,9 +223,14 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
   switch (kTable[i].type) {
     case VarType::mode: b.str(mode_name(c.mode)); break;
     case VarType::size:
-      b.u64(strcmp(kTable[i].name, "SENTINEL_MIN_BYTES") == 0 ? c.min_bytes : c.retain_bytes);
+    case VarType::count: b.u64(c.*kTable[i].field); break;
+    case VarType::step:
+      if (c.step_source == StepSource::fixed) b.u64(c.step_period);
+      else b.str(c.step_source == StepSource::marks ? "marks" : "auto");
       break;
-    case VarType::count: b.u64(c.max_objects); break;
+    case VarType::papi:
+      b.str(c.papi == PapiMode::off ? "off" : c.papi == PapiMode::software ? "software" : "auto");
+      break;
     case VarType::path: b.str(c.dump); break;
     case VarType::log_level: b.str(log_level_name(c.log)); break;
     case VarType::boolean: b.str(c.dump_children ? "1" : "0"); break;

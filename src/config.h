@@ -9,7 +9,9 @@
 
 namespace sentinel {
 
-enum class Mode : uint8_t { off, track };
+enum class Mode : uint8_t { off, track, profile };
+enum class StepSource : uint8_t { automatic, marks, fixed };
+enum class PapiMode : uint8_t { automatic, off, software };
 enum class UnwindMethod : uint8_t { libunwind, backtrace, none };
 
 struct Config {
@@ -21,15 +23,26 @@ struct Config {
   uint64_t max_objects = 0;
   bool dump_children = false;
   UnwindMethod unwind = UnwindMethod::libunwind;
+  uint64_t profile_steps = 0;
+  uint64_t profile_granularity = 0;
+  StepSource step_source = StepSource::automatic;
+  uint64_t step_period = 0;  // StepSource::fixed
+  uint64_t intervals = 0;
+  PapiMode papi = PapiMode::automatic;
 };
 
-enum class VarType : uint8_t { mode, size, count, path, log_level, boolean, unwind, tool };
+enum class VarType : uint8_t { mode, size, count, path, log_level, boolean, unwind, step, papi, tool };
 
 struct VarSpec {
   const char* name;
   VarType type;
   const char* default_value;
   const char* doc;
+  // Numeric entries (size, count): where the value goes and its accepted range.
+  uint64_t Config::*field = nullptr;
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+  bool power_of_two = false;
 };
 
 // The table. Entries of type `tool` belong to the launcher and tools; the runtime ignores them.

@@ -1,0 +1,46 @@
+// Classification after profiling (DESIGN §2.5): object identities (site, size, in-step ordinal), their
+// lifetime class, the bytes they touched per interval, and co-allocation groups (like lifetime and like
+// access pattern). Runs once, in the process, with mmap'd scratch memory only.
+#pragma once
+#include <cstdint>
+
+#include "profiler.h"
+#include "registry.h"
+#include "sentinel/format.h"
+
+namespace sentinel {
+
+struct ClassifyInput {
+  const ObjectLog* log = nullptr;
+  // Start seqs of consecutive steps of one phase; step k covers [starts[k], starts[k+1]). The last
+  // entry is the end of the last step (count = steps + 1).
+  const uint64_t* step_starts = nullptr;
+  uint32_t step_bounds = 0;
+  uint32_t first_profiled = 0;  // index of the first profiled step in step_starts
+  uint32_t profiled = 0;        // profiled steps
+  uint32_t phase = 0;
+  uint32_t period = 0;                       // allocations per step
+  const uint32_t* interval_ends = nullptr;  // interval i covers ordinals [end(i-1), interval_ends[i])
+  uint32_t intervals = 0;
+  const TouchRecord* touches = nullptr;
+  uint64_t touch_count = 0;
+  uint32_t granularity = 0;
+};
+
+struct Classification {
+  sentinel_identity* identities = nullptr;
+  uint32_t identity_count = 0;
+  sentinel_touch* touches = nullptr;
+  uint64_t touch_count = 0;
+  sentinel_group* groups = nullptr;
+  uint32_t group_count = 0;
+  uint64_t bytes = 0;  // mapped for the arrays above
+};
+
+// Fills *out; its arrays are mmap'd and kept for the life of the process. False when memory for the
+// scratch tables could not be mapped.
+bool classify(const ClassifyInput& in, Classification* out);
+
+uint32_t interval_of(const uint32_t* interval_ends, uint32_t intervals, uint32_t ordinal);
+
+}  // namespace sentinel

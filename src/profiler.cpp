@@ -1,0 +1,158 @@
+#include "profiler.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "clock.h"
+#include "vm_region.h"
+
+namespace sentinel {
+
+namespace {
+inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t{kPageSize} - 1); }
+inline uintptr_t page_up(uintptr_t a) { return (a + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1); }
+}  // namespace
+
+bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t max_touches) {
+  arena_ = arena;
+  granularity_ = granularity;
+  capacity_ = max_touches;
+  touches_ = static_cast<TouchRecord*>(vm_map_lazy(max_touches * sizeof(TouchRecord)));
+  return touches_ != nullptr;
+}
+
+void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
+  Slot* s = arena_->slot(cls, index);
+  if (s->pins.load(std::memory_order_seq_cst)) return;
+  uintptr_t lo = page_down(user), hi = page_up(user + size);
+  s->protect.store(1, std::memory_order_seq_cst);
+  mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE);
+  protect_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (s->pins.load(std::memory_order_seq_cst)) {
+    // An I/O call pinned it meanwhile and may already have unprotected it: make sure it stays usable.
+    mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+  }
+}
+
+void Profiler::begin_interval(uint32_t step, uint32_t interval) {
+  int saved = errno;
+  step_.store(step, std::memory_order_relaxed);
+  interval_.store(interval, std::memory_order_relaxed);
+  armed_.store(true, std::memory_order_seq_cst);
+  recording_.store(true, std::memory_order_release);
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    uint32_t hw = arena_->high_water(c);
+    for (uint32_t i = 0; i < hw; ++i) {
+      Slot* s = arena_->slot(c, i);
+      uintptr_t user = s->user.load(std::memory_order_acquire);
+      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed));
+    }
+  }
+  errno = saved;
+}
+
+void Profiler::protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
+  if (!recording()) return;
+  int saved = errno;
+  protect_slot(cls, index, user, size);
+  errno = saved;
+}
+
+void Profiler::unprotect_slot(unsigned cls, uint32_t index) {
+  Slot* s = arena_->slot(cls, index);
+  if (!s->protect.load(std::memory_order_acquire)) return;
+  int saved = errno;
+  s->protect.store(0, std::memory_order_seq_cst);
+  mprotect(reinterpret_cast<void*>(arena_->slot_address(cls, index)), class_size(cls), PROT_READ | PROT_WRITE);
+  errno = saved;
+}
+
+void Profiler::finish() {
+  int saved = errno;
+  recording_.store(false, std::memory_order_release);
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    uint32_t hw = arena_->high_water(c);
+    for (uint32_t i = 0; i < hw; ++i) unprotect_slot(c, i);
+  }
+  armed_.store(false, std::memory_order_seq_cst);
+  errno = saved;
+}
+
+void Profiler::record(uint32_t log_index, uint32_t granule) {
+  uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+  if (i >= capacity_) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  touches_[i] = TouchRecord{log_index, static_cast<uint16_t>(interval_.load(std::memory_order_relaxed)),
+                            static_cast<uint16_t>(step_.load(std::memory_order_relaxed)), granule};
+}
+
+bool Profiler::handle_fault(void* addr) {
+  if (!arena_ || !arena_->owns(addr)) return false;
+  unsigned cls;
+  uint32_t index;
+  Slot* s = arena_->locate(addr, &cls, &index);
+  if (!s || !s->protect.load(std::memory_order_acquire)) return false;
+  uint64_t t0 = now_ticks();
+  int saved = errno;
+  uintptr_t slot = arena_->slot_address(cls, index);
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  uintptr_t g = granularity_;
+  uintptr_t lo = (a & ~(g - 1)) < slot ? slot : (a & ~(g - 1));
+  uintptr_t hi = (a & ~(g - 1)) + g;
+  if (hi > slot + class_size(cls)) hi = slot + class_size(cls);
+  mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+  faults_.fetch_add(1, std::memory_order_relaxed);
+  uintptr_t user = s->user.load(std::memory_order_acquire);
+  if (recording() && user) {
+    record(s->log_index.load(std::memory_order_relaxed), static_cast<uint32_t>(a > user ? (a - user) / g : 0));
+  }
+  errno = saved;
+  fault_ns_.fetch_add(now_ticks() - t0, std::memory_order_relaxed);  // ticks; converted when written
+  return true;
+}
+
+uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap) {
+  if (!armed() || !n || !arena_) return 0;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p), end = a + n;
+  if (end < a) end = UINTPTR_MAX;
+  uint32_t count = 0;
+  int saved = errno;
+  while (a < end && count < cap) {
+    unsigned cls;
+    uint32_t index;
+    Slot* s = arena_->owns(reinterpret_cast<void*>(a)) ? arena_->locate(reinterpret_cast<void*>(a), &cls, &index)
+                                                       : nullptr;
+    if (!s) {
+      // Not an arena slot: step to the next page (ranges rarely straddle the arena's edge).
+      a = page_down(a) + kPageSize;
+      continue;
+    }
+    uintptr_t slot = arena_->slot_address(cls, index);
+    s->pins.fetch_add(1, std::memory_order_seq_cst);
+    out[count++] = Pinned{static_cast<uint16_t>(cls), index};
+    if (s->protect.load(std::memory_order_seq_cst)) {
+      uintptr_t lo = page_down(a), hi = page_up(end < slot + class_size(cls) ? end : slot + class_size(cls));
+      mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+      syscall_unprotects_.fetch_add(1, std::memory_order_relaxed);
+      uintptr_t user = s->user.load(std::memory_order_acquire);
+      if (recording() && user) {
+        uint32_t li = s->log_index.load(std::memory_order_relaxed);
+        uintptr_t from = lo > user ? lo : user;
+        for (uintptr_t g = (from - user) / granularity_; user + g * granularity_ < hi; ++g)
+          record(li, static_cast<uint32_t>(g));
+      }
+    }
+    a = slot + class_size(cls);
+  }
+  errno = saved;
+  return count;
+}
+
+void Profiler::unpin(const Pinned* pins, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) arena_->slot(pins[i].cls, pins[i].index)->pins.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+}  // namespace sentinel

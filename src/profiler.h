@@ -1,0 +1,83 @@
+// Page-protection profiling (DESIGN §2.4). At each interval start of a profiled step every live tracked
+// object loses access to its pages; the first touch of each granule faults, the SIGSEGV handler records
+// (object, interval, granule) and gives that granule back. System calls cannot fault, so the I/O hooks
+// pin the objects they touch (which keeps them unprotected) for the duration of the call.
+//
+// Concurrency: begin_interval/finish run under the runtime's step lock; the fault handler and the I/O
+// pins run anywhere, lock-free. Protect-all versus pin: protect, then re-check the pin count and undo
+// if a pin arrived in between, so a pinned object is never left protected.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "arena.h"
+
+namespace sentinel {
+
+struct TouchRecord {
+  uint32_t log_index;
+  uint16_t interval;
+  uint16_t step;     // profiled step index
+  uint32_t granule;  // granule index from the start of the object
+};
+
+class Profiler {
+ public:
+  // granularity: power of two, 4 KiB .. 2 MiB. max_touches: capacity of the touch log.
+  bool init(Arena* arena, uint32_t granularity, uint64_t max_touches);
+  uint32_t granularity() const { return granularity_; }
+
+  // Step lock held. Protects every live object (and, until finish(), every object born from now on).
+  void begin_interval(uint32_t step, uint32_t interval);
+  // Step lock held. Gives all access back and stops recording.
+  void finish();
+  bool recording() const { return recording_.load(std::memory_order_acquire); }
+  // True from the first protection until finish(): the I/O hooks check this first.
+  bool armed() const { return armed_.load(std::memory_order_acquire); }
+
+  // A new object while recording: protect it (after its creator's own initialisation).
+  void protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t size);
+  // A slot is being freed: give its pages back first, so that reuse never inherits protection.
+  void unprotect_slot(unsigned cls, uint32_t index);
+
+  // The SIGSEGV path. True when the fault was one of ours (the access can be retried).
+  bool handle_fault(void* addr);
+
+  // The I/O path: pins (and unprotects) every object overlapping [p, p+n). Returns how many slots were
+  // pinned into out[] (at most cap); unpin() afterwards.
+  struct Pinned {
+    uint16_t cls;
+    uint32_t index;
+  };
+  uint32_t pin_range(const void* p, size_t n, Pinned* out, uint32_t cap);
+  void unpin(const Pinned* pins, uint32_t count);
+
+  uint64_t touch_count() const {
+    uint64_t n = next_.load(std::memory_order_acquire);
+    return n < capacity_ ? n : capacity_;
+  }
+  const TouchRecord& touch(uint64_t i) const { return touches_[i]; }
+  uint64_t faults() const { return faults_.load(std::memory_order_relaxed); }
+  uint64_t fault_ns() const { return fault_ns_.load(std::memory_order_relaxed); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  uint64_t syscall_unprotects() const { return syscall_unprotects_.load(std::memory_order_relaxed); }
+  uint64_t protect_calls() const { return protect_calls_.load(std::memory_order_relaxed); }
+
+ private:
+  void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
+  void record(uint32_t log_index, uint32_t granule);
+
+  Arena* arena_ = nullptr;
+  uint32_t granularity_ = 0;
+  TouchRecord* touches_ = nullptr;
+  uint64_t capacity_ = 0;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<bool> recording_{false};
+  std::atomic<bool> armed_{false};
+  std::atomic<uint32_t> step_{0};
+  std::atomic<uint32_t> interval_{0};
+  std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
+};
+
+}  // namespace sentinel

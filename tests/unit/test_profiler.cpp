@@ -1,0 +1,200 @@
+// The profiler's protection, fault recording, I/O pins and signal chaining, on a real arena.
+#include <catch2/catch.hpp>
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <unistd.h>
+
+#include "arena.h"
+#include "classify.h"
+#include "profiler.h"
+#include "signals.h"
+
+using namespace sentinel;
+
+namespace {
+Profiler* g_profiler;
+bool fault_hook(void* addr) { return g_profiler->handle_fault(addr); }
+
+struct Obj {
+  char* p;
+  size_t size;
+  unsigned cls;
+  uint32_t idx;
+};
+
+Obj make(Arena& a, size_t size, uint32_t log_index) {
+  Obj o{nullptr, size, 0, 0};
+  bool dirty;
+  o.p = static_cast<char*>(a.acquire(size, &o.cls, &o.idx, &dirty));
+  REQUIRE(o.p);
+  Slot* s = a.slot(o.cls, o.idx);
+  s->size.store(size);
+  s->log_index.store(log_index);
+  s->user.store(reinterpret_cast<uintptr_t>(o.p));
+  return o;
+}
+
+sigjmp_buf g_jump;
+volatile sig_atomic_t g_app_handler_ran = 0;
+void app_handler(int) {
+  g_app_handler_ran = 1;
+  siglongjmp(g_jump, 1);
+}
+}  // namespace
+
+TEST_CASE("protected objects record one touch per granule and interval", "[profiler]") {
+  Arena a;
+  REQUIRE(a.init(64u << 20));
+  Profiler prof;
+  REQUIRE(prof.init(&a, 65536, 1 << 16));
+  g_profiler = &prof;
+  sig::set_real_sigaction(&::sigaction);
+  REQUIRE(sig::install(fault_hook));
+
+  Obj x = make(a, 1 << 20, 0), y = make(a, 200000, 1), z = make(a, 100000, 2);
+  memset(x.p, 1, x.size);
+
+  prof.begin_interval(0, 0);
+  x.p[10] = 2;          // granule 0 of x
+  x.p[65536 * 3] = 3;   // granule 3
+  x.p[65536 * 3 + 5] = 4;  // same granule: no new fault
+  volatile char r = y.p[150000];  // granule 2 of y, a read
+  (void)r;
+  prof.begin_interval(0, 1);
+  x.p[11] = 5;  // granule 0 again, new interval
+  Obj w = make(a, 70000, 3);
+  prof.protect_new(w.cls, w.idx, reinterpret_cast<uintptr_t>(w.p), w.size);
+  w.p[0] = 1;  // a new object's first touch
+  prof.finish();
+  z.p[0] = 1;  // after finish: no fault, no record
+  CHECK_FALSE(prof.armed());
+
+  std::set<std::tuple<uint32_t, uint16_t, uint32_t>> got;
+  for (uint64_t i = 0; i < prof.touch_count(); ++i) {
+    const TouchRecord& t = prof.touch(i);
+    got.emplace(t.log_index, t.interval, t.granule);
+  }
+  std::set<std::tuple<uint32_t, uint16_t, uint32_t>> want{{0, 0, 0}, {0, 0, 3}, {1, 0, 2}, {0, 1, 0}, {3, 1, 0}};
+  CHECK(got == want);
+  CHECK(prof.faults() == 5);
+  CHECK(x.p[65536 * 3 + 5] == 4);
+}
+
+TEST_CASE("system calls on protected memory succeed through pins", "[profiler]") {
+  Arena a;
+  REQUIRE(a.init(64u << 20));
+  Profiler prof;
+  REQUIRE(prof.init(&a, 4096, 1 << 16));
+  g_profiler = &prof;
+  sig::set_real_sigaction(&::sigaction);
+  REQUIRE(sig::install(fault_hook));
+  Obj x = make(a, 300000, 0);
+  for (size_t i = 0; i < x.size; ++i) x.p[i] = static_cast<char>(i * 13);
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  prof.begin_interval(0, 0);
+  // Without the pin the kernel refuses: EFAULT, not a signal.
+  CHECK(write(fds[1], x.p, 1000) == -1);
+  CHECK(errno == EFAULT);
+  Profiler::Pinned pins[4];
+  uint32_t n = prof.pin_range(x.p, 60000, pins, 4);
+  CHECK(n == 1);
+  prof.begin_interval(0, 1);  // a pinned object is not re-protected
+  CHECK(write(fds[1], x.p, 60000) == 60000);
+  prof.unpin(pins, n);
+  char back[60000];
+  CHECK(read(fds[0], back, sizeof(back)) == 60000);
+  CHECK(memcmp(back, x.p, sizeof(back)) == 0);
+  CHECK(prof.syscall_unprotects() >= 1);
+  prof.finish();
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST_CASE("faults that are not Sentinel's reach the program's handler", "[profiler][signals]") {
+  sig::set_real_sigaction(&::sigaction);
+  REQUIRE(sig::install(fault_hook));
+  struct sigaction app{}, old{};
+  app.sa_handler = app_handler;
+  sigemptyset(&app.sa_mask);
+  REQUIRE(sig::app_sigaction(SIGSEGV, &app, &old) == 0);
+  struct sigaction kernel{};
+  ::sigaction(SIGSEGV, nullptr, &kernel);
+  CHECK((kernel.sa_flags & SA_SIGINFO));  // ours stays installed
+  g_app_handler_ran = 0;
+  if (sigsetjmp(g_jump, 1) == 0) {
+    *static_cast<volatile int*>(nullptr) = 1;  // a real fault
+  }
+  CHECK(g_app_handler_ran == 1);
+  struct sigaction back{};
+  sig::app_sigaction(SIGSEGV, &old, &back);
+  CHECK(back.sa_handler == app_handler);
+}
+
+TEST_CASE("classification: identities, lifetimes, touches and groups", "[classify]") {
+  // Three steps of period 4: ordinal 0 is a weight-like object born before the steps (persistent),
+  // ordinals: 0 short (dies in its interval), 1 step-scoped, 2 persistent, 3 short.
+  ObjectLog log;
+  REQUIRE(log.init(64));
+  uint64_t starts[] = {10, 14, 18, 22};
+  sentinel_object weight{};
+  weight.size = 1 << 20;
+  weight.site = 9;
+  weight.birth_seq = 0;
+  weight.death_seq = UINT64_MAX;
+  REQUIRE(log.append(weight) == 0);
+  for (int k = 0; k < 3; ++k) {
+    uint64_t b = starts[k];
+    sentinel_object o{};
+    o = sentinel_object{};
+    o.size = 100000; o.site = 1; o.birth_seq = b + 0; o.death_seq = b + 1; log.append(o);
+    o.size = 200000; o.site = 2; o.birth_seq = b + 1; o.death_seq = b + 4; log.append(o);
+    o.size = 300000; o.site = 3; o.birth_seq = b + 2; o.death_seq = UINT64_MAX; log.append(o);
+    o.size = 100000; o.site = 1; o.birth_seq = b + 3; o.death_seq = b + 4; log.append(o);
+  }
+  uint32_t ends[] = {2, 4};  // intervals: ordinals [0,2) and [2,4)
+  // Profiled steps: 1 and 2. Touches: weight in both intervals, the step-scoped object in interval 1.
+  TouchRecord touches[] = {{0, 0, 0, 0}, {0, 1, 0, 0}, {0, 1, 0, 1}, {0, 1, 0, 1}, {6, 1, 0, 0}, {0, 0, 1, 0}};
+  ClassifyInput in;
+  in.log = &log;
+  in.step_starts = starts;
+  in.step_bounds = 4;
+  in.first_profiled = 1;
+  in.profiled = 2;
+  in.period = 4;
+  in.interval_ends = ends;
+  in.intervals = 2;
+  in.touches = touches;
+  in.touch_count = 6;
+  in.granularity = 65536;
+  Classification c;
+  REQUIRE(classify(in, &c));
+  // Identities: the weight, and 4 ordinals; the persistent ordinal-2 objects of steps 0, 1 and 2 share
+  // one identity (same site, size and ordinal).
+  REQUIRE(c.identity_count == 5);
+  auto find = [&](uint32_t site) -> const sentinel_identity& {
+    for (uint32_t i = 0; i < c.identity_count; ++i)
+      if (c.identities[i].site == site && (site != 1 || c.identities[i].ordinal == 0)) return c.identities[i];
+    FAIL("no identity");
+    return c.identities[0];
+  };
+  CHECK(find(9).lifetime == SENTINEL_LIFE_PERSISTENT);
+  CHECK(find(9).ordinal == SENTINEL_NO_ORDINAL);
+  CHECK(find(9).touched_bytes == 4 * 65536);  // step 0: granule 0 in interval 0, granules 0 and 1 in interval 1; step 1: granule 0
+  CHECK(find(1).lifetime == SENTINEL_LIFE_SHORT);
+  CHECK(find(2).lifetime == SENTINEL_LIFE_STEP);
+  CHECK(find(2).birth_interval == 0);
+  CHECK(find(2).death_interval == 1);
+  CHECK(find(2).touched_bytes == 65536);
+  CHECK(find(3).lifetime == SENTINEL_LIFE_PERSISTENT);
+  CHECK(find(3).instances == 3);
+  CHECK(c.touch_count == 4);  // (weight,0,s0) (weight,1,s0) (obj6,1,s0) (weight,0,s1)
+  // Groups: persistent+both intervals (weight), step-scoped+interval 1, and untouched by class.
+  CHECK(c.group_count == 4);
+  uint64_t members = 0;
+  for (uint32_t g = 0; g < c.group_count; ++g) members += c.groups[g].members;
+  CHECK(members == c.identity_count);
+}
