@@ -320,8 +320,11 @@ SENTINEL_EXPORT void _Exit(int status) {
   for (;;) syscall(SYS_exit_group, status);
 }
 
+extern "C" void sentinel_resolve_signal_functions();
+
 __attribute__((constructor(101))) static void sentinel_constructor() {
   sentinel_dlopen_prepare(nullptr, 0);
+  sentinel_resolve_signal_functions();
   rt::init(environ);
 }
 

@@ -45,3 +45,11 @@ uint64_t TickClock::to_ns(uint64_t ticks) const {
 }
 
 }  // namespace sentinel
+
+namespace sentinel {
+uint64_t TickClock::ticks_to_duration_ns(uint64_t ticks) const {
+  if (!detail::g_use_tsc) return ticks;
+  if (t1_ <= t0_ || ns1_ <= ns0_) return 0;
+  return static_cast<uint64_t>(static_cast<__int128>(ticks) * (ns1_ - ns0_) / (t1_ - t0_));
+}
+}  // namespace sentinel

@@ -39,6 +39,8 @@ class TickClock {
   // Records the end pair; call before converting.
   void finish();
   uint64_t to_ns(uint64_t ticks) const;
+  // A duration in ticks as nanoseconds.
+  uint64_t ticks_to_duration_ns(uint64_t ticks) const;
   bool uses_tsc() const { return detail::g_use_tsc; }
 
  private:

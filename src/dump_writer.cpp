@@ -222,6 +222,86 @@ void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) 
   }
 }
 
+// Entry arrays of the 1.1 records: count, entry size, entries; split across records as needed.
+template <typename T, typename Convert>
+void write_entries(RecordWriter& w, uint32_t type, const T* items, uint64_t n, Convert convert) {
+  for (uint64_t i = 0; i < n || i == 0;) {
+    w.begin(type);
+    w.u32(0);
+    w.u32(sizeof(T));
+    uint32_t count = 0;
+    for (; i < n && w.room() >= sizeof(T); ++i, ++count) {
+      T item = items[i];
+      convert(item);
+      w.put(&item, sizeof(T));
+    }
+    w.patch_u32(0, count);
+    w.end();
+    if (n == 0) break;
+  }
+}
+
+void write_steps(RecordWriter& w, const RuntimeState& s) {
+  const StepLog& steps = s.stepper.steps();
+  if (!steps.size()) return;
+  static_assert(sizeof(sentinel_step_entry) == 32);
+  write_entries(w, SENTINEL_REC_STEPS, &steps.at(0), steps.size(),
+                [&](sentinel_step_entry& e) { e.start_ns = e.start_ns ? s.clock.to_ns(e.start_ns) : 0; });
+}
+
+void write_profile(RecordWriter& w, const RuntimeState& s) {
+  const Stepper& st = s.stepper;
+  if (!st.profiled()) return;
+  static_assert(sizeof(sentinel_identity) == 56 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 32);
+  w.begin(SENTINEL_REC_INTERVALS);
+  w.u32(st.phase());
+  w.u32(st.period());
+  w.u32(st.intervals());
+  for (uint32_t k = 0; k < st.intervals(); ++k) {
+    w.u32(k ? st.interval_ends()[k - 1] : 0);
+    w.u32(st.interval_ends()[k]);
+  }
+  w.end();
+
+  w.begin(SENTINEL_REC_PROFILE);
+  w.u32(s.profiler.granularity());
+  w.u32(st.profiled_steps());
+  w.u32(st.phase());
+  w.u32(st.counter_count());
+  w.u64(st.first_profiled_step());
+  w.u64(s.profiler.faults());
+  w.u64(s.clock.ticks_to_duration_ns(s.profiler.fault_ns()));
+  w.u64(s.profiler.syscall_unprotects());
+  for (uint32_t k = 0; k < st.counter_count(); ++k) w.str(st.counter_name(k));
+  w.end();
+
+  const Classification& c = st.classification();
+  auto same = [](auto&) {};
+  write_entries(w, SENTINEL_REC_IDENTITIES, c.identities, c.identity_count, same);
+  write_entries(w, SENTINEL_REC_TOUCHES, c.touches, c.touch_count, same);
+  write_entries(w, SENTINEL_REC_GROUPS, c.groups, c.group_count, same);
+
+  uint32_t n = st.counter_count();
+  uint64_t total = uint64_t{st.profiled_steps()} * st.intervals();
+  for (uint64_t i = 0; i < total || i == 0;) {
+    w.begin(SENTINEL_REC_COUNTERS);
+    w.u32(0);
+    w.u32(n);
+    uint32_t count = 0;
+    for (; i < total && w.room() >= 16 + 8 * n; ++i, ++count) {
+      uint32_t step = static_cast<uint32_t>(i / st.intervals()), interval = static_cast<uint32_t>(i % st.intervals());
+      const IntervalSample& smp = st.sample(step, interval);
+      w.u32(step);
+      w.u32(interval);
+      w.u64(s.clock.ticks_to_duration_ns(smp.ticks));
+      for (uint32_t k = 0; k < n; ++k) w.u64(smp.counters[k]);
+    }
+    w.patch_u32(0, count);
+    w.end();
+    if (total == 0) break;
+  }
+}
+
 void write_stats(RecordWriter& w, const RuntimeState& s) {
   const Counters& c = s.counters;
   struct Named {
@@ -252,6 +332,10 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"site_unwinds", s.site_cache.unwinds()},
       {"site_cache_ambiguous_keys", s.site_cache.ambiguous()},
       {"clock_tsc", s.clock.uses_tsc() ? 1u : 0u},
+      {"profile_faults", s.profiler.faults()},
+      {"profile_touches_dropped", s.profiler.dropped()},
+      {"profile_protect_calls", s.profiler.protect_calls()},
+      {"profile_syscall_unprotects", s.profiler.syscall_unprotects()},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
@@ -283,6 +367,8 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_sites(w, s.sites);
     write_objects(w, s.log, s.clock);
     write_marks(w, s.marks, s.clock);
+    write_steps(w, s);
+    write_profile(w, s);
     write_stats(w, s);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);

@@ -16,6 +16,8 @@
 #include "modules.h"
 #include "registry.h"
 #include "runtime_state.h"
+#include "papi_counters.h"
+#include "signals.h"
 #include "site.h"
 #include "topology.h"
 #include "vm_region.h"
@@ -47,6 +49,17 @@ constinit RuntimeState g_state;
 constinit std::atomic<int> g_init_state{0};  // 0 not started, 1 in progress, 2 done
 std::atomic<int> g_dumped{0};
 std::atomic<int> g_invalid_free_reported{0};
+constinit StepLock g_step_lock;
+bool g_stepping = false;  // the step detector runs (every mode but off)
+
+bool on_fault(void* address) { return g_state.profiler.handle_fault(address); }
+
+void fork_prepare() {
+  if (g_stepping) g_step_lock.lock();
+}
+void fork_parent() {
+  if (g_stepping) g_step_lock.unlock();
+}
 
 void update_peak(uint64_t live) {
   // Load first: the store (and its cache-line traffic) happens only on a new high.
@@ -129,7 +142,9 @@ void setup(const char* const* envp, bool for_tests) {
     return;
   }
   if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
-      !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init()) {
+      !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
+      !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), uint64_t{1} << 22) ||
+      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log)) {
     LineBuf b;
     b.str("cannot reserve address space for the arena (").str(strerror(errno)).str("); running in pass-through");
     log_line(LogLevel::error, b);
@@ -153,6 +168,13 @@ void setup(const char* const* envp, bool for_tests) {
     log_line(LogLevel::warn,
              "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
   }
+  g_stepping = true;
+  if (cfg.mode == Mode::profile && !sig::install(on_fault)) {
+    log_line(LogLevel::error, "cannot install the SIGSEGV handler; profiling is off, tracking goes on");
+    g_state.mode = Mode::track;
+    g_state.config.mode = Mode::track;
+    g_state.stepper.init(g_state.config, &g_state.profiler, &g_state.log);
+  }
   g_arena_base = g_state.arena.base();
   g_arena_span = g_state.arena.span();
   g_min_bytes.store(cfg.min_bytes, std::memory_order_release);
@@ -162,7 +184,10 @@ void setup(const char* const* envp, bool for_tests) {
   log_line(LogLevel::info, b);
 }
 
-void fork_child_handler() { after_fork_child(); }
+void fork_child_handler() {
+  if (g_stepping) g_step_lock.unlock();
+  after_fork_child();
+}
 
 }  // namespace
 
@@ -170,7 +195,7 @@ void init(char** envp) {
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1)) return;
   setup(envp, false);
-  if (g_state.mode != Mode::off) pthread_atfork(nullptr, nullptr, fork_child_handler);
+  if (g_state.mode != Mode::off) pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
   g_init_state.store(2);
 }
 
@@ -215,10 +240,19 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   o.kind = SENTINEL_KIND_HEAP;
   uint32_t li = g_state.log.append(o);
 
+  if (g_stepping) {
+    g_step_lock.lock();
+    g_state.stepper.on_allocation(seq, o.site, size, o.birth_ns);
+    g_step_lock.unlock();
+  }
+
   Slot* s = g_state.arena.slot(cls, index);
   s->size.store(size, std::memory_order_relaxed);
   s->log_index.store(li, std::memory_order_relaxed);
   s->user.store(user, std::memory_order_release);
+  // While profiling, a new object is protected too, so that its creator's first touch is recorded.
+  // calloc's zeroing above has already happened.
+  if (g_state.profiler.recording()) g_state.profiler.protect_new(cls, index, user, size);
   update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
   errno = saved_errno;
   return reinterpret_cast<void*>(user);
@@ -258,6 +292,7 @@ void release(void* p) {
     return;
   }
   finish_object(s->log_index.load(std::memory_order_relaxed), s->size.load(std::memory_order_relaxed));
+  g_state.profiler.unprotect_slot(cls, index);
   g_state.arena.release(cls, index);
   errno = saved_errno;
 }
@@ -347,7 +382,21 @@ void after_dlopen() {
   g_state.modules.refresh();
 }
 
-void after_fork_child() { t_tid = 0; }
+void after_fork_child() {
+  t_tid = 0;
+  papi::forget_after_fork();
+}
+
+bool io_protection_armed() { return g_state.profiler.armed(); }
+
+uint32_t io_pin(const void* p, size_t n, IoPin* out, uint32_t cap) {
+  static_assert(sizeof(IoPin) == sizeof(Profiler::Pinned));
+  return g_state.profiler.pin_range(p, n, reinterpret_cast<Profiler::Pinned*>(out), cap);
+}
+
+void io_unpin(const IoPin* pins, uint32_t count) {
+  g_state.profiler.unpin(reinterpret_cast<const Profiler::Pinned*>(pins), count);
+}
 
 void at_exit() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
@@ -357,6 +406,11 @@ void at_exit() {
   Guard guard;
   int saved_errno = errno;
   g_state.modules.refresh();
+  // Close the last step and any profiling window; do not wait long for a thread still allocating.
+  if (g_stepping && g_step_lock.try_lock_for(1000)) {
+    g_state.stepper.finish(g_state.counters.tracked_allocations.load(), now_ticks());
+    g_step_lock.unlock();
+  }
   g_state.clock.finish();
   write_dump(g_state, pid);
   errno = saved_errno;
@@ -364,8 +418,16 @@ void at_exit() {
 
 void mark_step() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
-  g_state.marks.add(g_state.counters.tracked_allocations.load(std::memory_order_relaxed), now_ticks());
+  Guard guard;
+  uint64_t seq = g_state.counters.tracked_allocations.load(std::memory_order_relaxed);
+  uint64_t now = now_ticks();
+  g_state.marks.add(seq, now);
   g_state.counters.steps_marked.fetch_add(1, std::memory_order_relaxed);
+  if (g_stepping) {
+    g_step_lock.lock();
+    g_state.stepper.on_mark(seq, now);
+    g_step_lock.unlock();
+  }
 }
 
 int get_stats(sentinel_stats* out) {

@@ -67,6 +67,15 @@ void* reallocate(void* p, size_t n, Caller caller);
 void note_cuda_host_alloc(void* p, size_t size, Caller caller);
 void note_cuda_host_free(void* p);
 
+// I/O hooks: pin the tracked objects a system call will touch (see profiler.h).
+struct IoPin {
+  uint16_t cls;
+  uint32_t index;
+};
+bool io_protection_armed();
+uint32_t io_pin(const void* p, size_t n, IoPin* out, uint32_t cap);
+void io_unpin(const IoPin* pins, uint32_t count);
+
 void after_dlopen();
 void after_fork_child();
 // Writes the dump (once). Safe to call from a destructor, _exit or a fatal path.

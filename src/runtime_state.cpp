@@ -1,5 +1,7 @@
 #include "runtime_state.h"
 
+#include <sched.h>
+
 #include "vm_region.h"
 
 namespace sentinel {
@@ -12,6 +14,20 @@ bool MarkLog::init() {
 void MarkLog::add(uint64_t seq, uint64_t ns) {
   uint64_t i = next_.fetch_add(1, std::memory_order_acq_rel);
   if (i < kCapacity) marks_[i] = Mark{seq, ns};
+}
+
+void StepLock::lock() {
+  for (int spin = 0; flag_.exchange(true, std::memory_order_acquire); ++spin) {
+    if (spin > 64) sched_yield();
+  }
+}
+
+bool StepLock::try_lock_for(int spins) {
+  for (int spin = 0; flag_.exchange(true, std::memory_order_acquire); ++spin) {
+    if (spin >= spins) return false;
+    sched_yield();
+  }
+  return true;
 }
 
 uint64_t overhead_bytes(const RuntimeState& s) {

@@ -7,6 +7,8 @@
 #include "clock.h"
 #include "config.h"
 #include "modules.h"
+#include "profiler.h"
+#include "stepping.h"
 #include "registry.h"
 #include "site.h"
 #include "topology.h"
@@ -69,11 +71,26 @@ struct RuntimeState {
   MarkLog marks;
   Topology topology;
   ModuleTable modules;
+  Profiler profiler;
+  Stepper stepper;
   Counters counters;
   int owner_pid = 0;
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};
+};
+
+// The step lock: serialises the step detector and profiling transitions. Never taken in a signal
+// handler; held around fork() (pthread_atfork) so that a child never inherits it locked.
+class StepLock {
+ public:
+  void lock();
+  // Bounded: false when it could not be had in time (used at exit, where waiting forever is worse).
+  bool try_lock_for(int spins);
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
 };
 
 // Memory Sentinel committed for its own bookkeeping (an upper bound: pages touched).

@@ -15,7 +15,8 @@
 extern "C" {
 #endif
 
-/* Marks the start of a training step. Recorded in the dump (MARKS record). Async-signal-safe. */
+/* Marks the start of a training step: from the first call on, steps are delimited by these marks (they
+ * override automatic detection). Recorded in the dump (MARKS and STEPS records). Not async-signal-safe. */
 void sentinel_step(void);
 
 /* Counters of the runtime, readable at any time. */

@@ -1,0 +1,73 @@
+// sigaction() and signal() for SIGSEGV go through Sentinel while its profiling handler is installed,
+// so that the program's handler is recorded, not installed over ours (src/signals.h). Every other
+// signal, and SIGSEGV before profiling, goes straight to libc.
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "runtime.h"
+#include "signals.h"
+
+namespace rt = sentinel::rt;
+
+#define SENTINEL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+using SignalFn = sighandler_t (*)(int, sighandler_t);
+std::atomic<SigactionFn> g_next_sigaction{nullptr};
+std::atomic<SignalFn> g_next_signal{nullptr};
+
+SigactionFn next_sigaction() {
+  SigactionFn f = g_next_sigaction.load(std::memory_order_acquire);
+  if (!f) {
+    rt::Guard guard;
+    f = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+    g_next_sigaction.store(f, std::memory_order_release);
+  }
+  return f;
+}
+}  // namespace
+
+// Called by the constructor: the core installs its handler through the real sigaction.
+extern "C" __attribute__((visibility("hidden"))) void sentinel_resolve_signal_functions() {
+  sentinel::sig::set_real_sigaction(next_sigaction());
+}
+
+SENTINEL_EXPORT int sigaction(int signum, const struct sigaction* act, struct sigaction* old) {
+  if (signum == SIGSEGV && sentinel::sig::installed()) return sentinel::sig::app_sigaction(signum, act, old);
+  SigactionFn f = next_sigaction();
+  if (!f) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(signum, act, old);
+}
+
+SENTINEL_EXPORT sighandler_t signal(int signum, sighandler_t handler) {
+  if (signum == SIGSEGV && sentinel::sig::installed()) {
+    // glibc's signal(): BSD semantics, SA_RESTART, the signal blocked while its handler runs.
+    struct sigaction act, old;
+    memset(&act, 0, sizeof(act));
+    act.sa_handler = handler;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, signum);
+    act.sa_flags = SA_RESTART;
+    sentinel::sig::app_sigaction(signum, &act, &old);
+    if (!(old.sa_flags & SA_SIGINFO)) return old.sa_handler;
+    sighandler_t previous;
+    static_assert(sizeof(previous) == sizeof(old.sa_sigaction));
+    memcpy(&previous, &old.sa_sigaction, sizeof(previous));
+    return previous;
+  }
+  SignalFn f = g_next_signal.load(std::memory_order_acquire);
+  if (!f) {
+    rt::Guard guard;
+    f = reinterpret_cast<SignalFn>(dlsym(RTLD_NEXT, "signal"));
+    g_next_signal.store(f, std::memory_order_release);
+  }
+  return f ? f(signum, handler) : SIG_ERR;
+}

@@ -1,0 +1,612 @@
+// Step detector: recorded allocation streams (tests/fixtures/streams/) and synthetic ones.
+#include <catch2/catch.hpp>
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "step_detector.h"
+
+using namespace sentinel;
+
+// ---- counting global operator new: feed() must not allocate. Counts only while armed, on this thread.
+// (Replacing the global operators is program-wide; they only count and forward to malloc/free. GCC
+// cannot see that the pairs match once they are inlined into unique_ptr, hence the pragma.)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+thread_local bool g_count_new = false;
+thread_local uint64_t g_new_calls = 0;
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_count_new) g_new_calls++;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) {
+  if (g_count_new) g_new_calls++;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+struct Token {
+  uint32_t site;
+  uint64_t size;
+};
+
+struct Stream {
+  std::vector<Token> tokens;
+  std::vector<uint64_t> marks;  // seq of the first allocation of each true step
+};
+
+Stream load_fixture(const std::string& name) {
+  Stream s;
+  std::ifstream f(std::string(SENTINEL_SOURCE_DIR) + "/tests/fixtures/streams/" + name);
+  REQUIRE(f.good());
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("##", 0) == 0 || line.empty()) continue;
+    if (line.rfind("# step", 0) == 0) {
+      s.marks.push_back(s.tokens.size());
+      continue;
+    }
+    std::istringstream in(line);
+    Token t{};
+    in >> t.site >> t.size;
+    REQUIRE(!in.fail());
+    s.tokens.push_back(t);
+  }
+  return s;
+}
+
+// Runs the detector over tokens [0, n) with the marks not fed (or fed, if feed_marks); returns the step
+// starts it reported, with retracted ranges removed.
+struct Run {
+  std::vector<uint64_t> starts;
+  std::vector<StepEvent> events;  // all events, as pulled
+  std::vector<std::pair<uint64_t, uint32_t>> locks;  // (seq, period) of each allocation that made a lock
+  uint64_t steps = 0;
+};
+
+void pull(StepDetector& d, Run& r, std::vector<StepEvent>& live) {
+  StepEvent e;
+  while (d.next_event(&e)) {
+    r.events.push_back(e);
+    if (e.flags & kStepRetract) {
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const StepEvent& x) {
+                                  return x.phase == e.phase && x.seq >= e.seq && x.seq <= e.end_seq;
+                                }),
+                 live.end());
+    } else if (!(e.flags & kStepUnlock)) {
+      live.push_back(e);
+    }
+  }
+}
+
+Run run_detector(StepDetector& d, const Stream& s, size_t n, bool feed_marks = false) {
+  Run r;
+  std::vector<StepEvent> live;
+  size_t mi = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (feed_marks && mi < s.marks.size() && s.marks[mi] == i) d.mark(s.marks[mi++]);
+    FeedResult f = d.feed(i, s.tokens[i].site, s.tokens[i].size);
+    if (f.flags & kFedLockedNow) r.locks.push_back({i, d.period()});
+    pull(d, r, live);
+  }
+  for (const StepEvent& e : live) r.starts.push_back(e.seq);
+  std::sort(r.starts.begin(), r.starts.end());
+  r.steps = d.steps();
+  return r;
+}
+
+// Every true step from the fourth on (marks[3..]) has a detected start within tol, and no detected
+// start lies between the fourth true start and the last one without a true start within tol.
+void check_boundaries(const std::vector<uint64_t>& truth, const std::vector<uint64_t>& detected, uint64_t tol,
+                      size_t first = 3) {
+  auto near = [&](uint64_t a, uint64_t b) { return (a > b ? a - b : b - a) <= tol; };
+  for (size_t k = first; k < truth.size(); k++) {
+    bool found = std::any_of(detected.begin(), detected.end(), [&](uint64_t d) { return near(d, truth[k]); });
+    INFO("true step " << k + 1 << " starts at seq " << truth[k]);
+    CHECK(found);
+  }
+  if (truth.size() <= first) return;
+  for (uint64_t d : detected) {
+    if (d + tol < truth[first] || d > truth.back() + tol) continue;
+    bool found = std::any_of(truth.begin(), truth.end(), [&](uint64_t t) { return near(d, t); });
+    INFO("detected step start at seq " << d << " is not a true one");
+    CHECK(found);
+  }
+}
+
+std::unique_ptr<StepDetector> make(StepConfig c = StepConfig{}) {
+  auto d = std::make_unique<StepDetector>();
+  REQUIRE(d->init(c));
+  return d;
+}
+
+// A deterministic pseudo-random step pattern: tokens drawn from a small alphabet of sites and sizes,
+// so that tokens repeat inside a step (like real steps), with no period shorter than the step.
+std::vector<Token> pattern(uint32_t len, uint32_t seed, uint32_t site_base = 100, uint32_t alphabet = 24) {
+  std::vector<Token> p;
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (uint32_t k = 0; k < len; k++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t a = static_cast<uint32_t>(x >> 33) % alphabet;
+    p.push_back({site_base + a % 8, 65536ull * (1 + a / 8) + (a % 3) * 4096});
+  }
+  return p;
+}
+
+// Appends `steps` steps of pattern p to s (marks at each step start). Step 1 gets `extra` foreign
+// tokens after its first third (gradients and optimizer state are created in step 1).
+void append_steps(Stream& s, const std::vector<Token>& p, int steps, int extra = 0, uint32_t extra_site = 900) {
+  for (int k = 0; k < steps; k++) {
+    s.marks.push_back(s.tokens.size());
+    for (size_t i = 0; i < p.size(); i++) {
+      if (k == 0 && i == p.size() / 3)
+        for (int e = 0; e < extra; e++) s.tokens.push_back({extra_site, 70000ull + 64 * static_cast<uint64_t>(e)});
+      s.tokens.push_back(p[i]);
+    }
+  }
+}
+
+void append_noise(Stream& s, int n, uint32_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    s.tokens.push_back({static_cast<uint32_t>(1000 + (x >> 40) % 5000), 65536 + (x >> 20) % 1000000});
+  }
+}
+
+struct FixtureCase {
+  const char* file;
+  uint32_t period;  // steady-state allocations per step
+  uint64_t tol;     // allowed distance between detected and marked step starts
+};
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------ fixtures
+
+TEST_CASE("step detector finds the recorded steps of real training loops", "[step]") {
+  // keras_fit: tf.data's prefetch thread allocates the next input batch concurrently with the Python
+  // callback that calls sentinel_step(), so that batch lands just before or just after the mark from
+  // step to step: the true boundary itself is only defined to within that one allocation (tol 1).
+  const FixtureCase cases[] = {
+      {"torch_mlp.txt", 10, 0},         {"torch_cnn.txt", 22, 0},   {"torch_lstm.txt", 90, 0},
+      {"torch_transformer.txt", 123, 0}, {"torch_dataloader.txt", 10, 0}, {"keras_fit.txt", 9, 1},
+  };
+  for (const FixtureCase& fc : cases) {
+    SECTION(fc.file) {
+      Stream s = load_fixture(fc.file);
+      REQUIRE(s.marks.size() == 20);
+      // The whole run: 20 steps.
+      auto d = make();
+      Run r = run_detector(*d, s, s.tokens.size());
+      INFO(fc.file << ": " << r.starts.size() << " step starts, steps() " << r.steps);
+      check_boundaries(s.marks, r.starts, fc.tol);
+      CHECK(r.steps >= 17);
+      CHECK(r.steps <= 20);
+      // The detector locked on the right period within the first 3 steps, once.
+      size_t right = 0;
+      bool by_step3 = false;
+      for (auto [seq, period] : r.locks) {
+        if (period != fc.period) continue;
+        right++;
+        if (seq < s.marks[3]) by_step3 = true;
+      }
+      CHECK(right == 1);
+      CHECK(by_step3);
+      // A 12-step loop (the stream cut where step 13 would begin) counts 9 to 12 steps.
+      auto d12 = make();
+      Run r12 = run_detector(*d12, s, s.marks[12]);
+      CHECK(r12.steps >= 9);
+      CHECK(r12.steps <= 12);
+      // Marks fed: steps are the marks, exactly.
+      auto dm = make();
+      Run rm = run_detector(*dm, s, s.tokens.size(), true);
+      CHECK(dm->mode() == StepMode::kMarks);
+      CHECK(rm.steps == 20);
+      CHECK(rm.starts == s.marks);
+    }
+  }
+}
+
+TEST_CASE("step detector keeps object identity: the same ordinal for the same allocation", "[step]") {
+  Stream s = load_fixture("torch_lstm.txt");
+  auto d = make();
+  std::vector<uint32_t> ordinals(s.tokens.size(), kNoOrdinal);
+  for (size_t i = 0; i < s.tokens.size(); i++) ordinals[i] = d->feed(i, s.tokens[i].site, s.tokens[i].size).ordinal;
+  // From step 4 on, allocation k of each step has ordinal k (the marks are the truth).
+  for (size_t st = 3; st + 1 < s.marks.size(); st++)
+    for (uint64_t q = s.marks[st]; q < s.marks[st + 1]; q++) REQUIRE(ordinals[q] == q - s.marks[st]);
+  // Ordinals before the lock are recovered for the verified periodic region.
+  CHECK(d->retro_ordinal(s.marks[2] + 5) == 5);
+}
+
+// ----------------------------------------------------------------------------------------- synthetic
+
+TEST_CASE("step detector: phase change, new phase, and return to a known phase", "[step]") {
+  Stream s;
+  append_noise(s, 50, 1);
+  auto a = pattern(37, 11, 100);
+  auto b = pattern(23, 22, 200);
+  Stream seg;  // true step starts per segment
+  size_t a1 = s.marks.size();
+  append_steps(s, a, 10, 3);
+  size_t b1 = s.marks.size();
+  append_steps(s, b, 10, 2, 901);
+  size_t a2 = s.marks.size();
+  append_steps(s, a, 10, 3);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  std::vector<uint64_t> ta(s.marks.begin() + a1, s.marks.begin() + b1), tb(s.marks.begin() + b1, s.marks.begin() + a2),
+      ta2(s.marks.begin() + a2, s.marks.end());
+  check_boundaries(ta, r.starts, 0);
+  check_boundaries(tb, r.starts, 0);
+  check_boundaries(ta2, r.starts, 0);
+  CHECK(d->phases() == 2);
+  CHECK(d->locked());
+  CHECK(d->period() == 37);
+  uint16_t phase_a = 0, phase_b = 0;
+  int new_phase = 0, relock = 0;
+  for (const StepEvent& e : r.events) {
+    if (!(e.flags & kStepLock)) continue;
+    if (e.flags & kStepNewPhase) {
+      new_phase++;
+      (e.period == 37 ? phase_a : phase_b) = e.phase;
+    }
+    if (e.flags & kStepRelock) {
+      relock++;
+      CHECK(e.period == 37);
+      CHECK(e.phase == phase_a);
+    }
+  }
+  CHECK(new_phase == 2);
+  CHECK(relock == 1);
+  CHECK(phase_a != phase_b);
+  CHECK(d->phase() == phase_a);
+  CHECK(d->steps() >= 27);
+  CHECK(d->steps() <= 30);
+}
+
+TEST_CASE("step detector: training, evaluation (forward only), training", "[step]") {
+  // Evaluation runs the forward pass alone: its step is a prefix of the training step.
+  auto fwd = pattern(12, 5, 100);
+  auto bwd = pattern(20, 6, 300);
+  std::vector<Token> train = fwd;
+  train.insert(train.end(), bwd.begin(), bwd.end());
+  Stream s;
+  append_noise(s, 30, 2);
+  append_steps(s, train, 10, 4);
+  size_t e1 = s.marks.size();
+  append_steps(s, fwd, 8);
+  size_t t2 = s.marks.size();
+  append_steps(s, train, 10);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  check_boundaries(std::vector<uint64_t>(s.marks.begin(), s.marks.begin() + e1), r.starts, 0);
+  check_boundaries(std::vector<uint64_t>(s.marks.begin() + e1, s.marks.begin() + t2), r.starts, 0);
+  check_boundaries(std::vector<uint64_t>(s.marks.begin() + t2, s.marks.end()), r.starts, 0);
+  CHECK(d->phases() == 2);
+  CHECK(d->period() == 32);
+  CHECK(d->steps() >= 24);
+  CHECK(d->steps() <= 28);
+}
+
+TEST_CASE("step detector tolerates noise inside a step", "[step]") {
+  auto p = pattern(20, 7);
+  Stream s;
+  append_noise(s, 40, 3);
+  for (int k = 0; k < 30; k++) {
+    s.marks.push_back(s.tokens.size());
+    for (uint32_t i = 0; i < 20; i++) {
+      if (k == 8 && i == 5) s.tokens.push_back({4242, 100000});  // an extra allocation (a Python buffer)
+      if (k == 12 && i == 7) continue;                            // a missing allocation
+      if (k == 16 && i == 3) {                                    // two allocations swapped (a thread race)
+        s.tokens.push_back(p[4]);
+        s.tokens.push_back(p[3]);
+        continue;
+      }
+      if (k == 16 && i == 4) continue;
+      if (k == 20 && i == 10) {  // one allocation of another size (a substitution)
+        s.tokens.push_back({p[i].site, p[i].size + 4096});
+        continue;
+      }
+      if (k == 24 && (i == 2 || i == 15)) s.tokens.push_back({4243, 200000});  // two extras in a step
+      s.tokens.push_back(p[i]);
+    }
+  }
+  auto d = make();
+  std::vector<FeedResult> fed;
+  Run r;
+  std::vector<StepEvent> live;
+  for (size_t i = 0; i < s.tokens.size(); i++) {
+    fed.push_back(d->feed(i, s.tokens[i].site, s.tokens[i].size));
+    pull(*d, r, live);
+  }
+  for (const StepEvent& e : live) r.starts.push_back(e.seq);
+  std::sort(r.starts.begin(), r.starts.end());
+  CHECK(d->unlocks() == 0);
+  CHECK(d->locks() == 1);
+  CHECK(d->confirmed());
+  check_boundaries(s.marks, r.starts, 0);
+  CHECK(d->noise_tokens() == 5);  // the extra, the late half of the swap, the substitute, two extras
+  CHECK(d->skipped_tokens() == 3);  // the missing one, the early half of the swap, the one after the substitute
+  // The extra allocation is flagged as noise and does not move the clock.
+  uint64_t extra = s.marks[8] + 5;
+  CHECK((fed[extra].flags & kFedNoise) != 0);
+  CHECK(fed[extra].ordinal == 4);
+  CHECK(fed[extra + 1].ordinal == 5);
+  CHECK(d->steps() >= 27);
+  CHECK(d->steps() <= 30);
+}
+
+TEST_CASE("step detector unlocks on a burst and relocks on the same pattern", "[step]") {
+  auto p = pattern(25, 8);
+  Stream s;
+  append_steps(s, p, 8, 2);
+  append_noise(s, 40, 9);  // a burst of foreign allocations between steps
+  size_t after = s.marks.size();
+  append_steps(s, p, 8);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  CHECK(d->unlocks() == 1);
+  CHECK(d->phases() == 1);
+  bool relocked = std::any_of(r.events.begin(), r.events.end(),
+                              [](const StepEvent& e) { return (e.flags & kStepRelock) != 0; });
+  CHECK(relocked);
+  // After the burst, the boundaries are right again from the second step on (the first one after the
+  // burst is needed to see the pattern repeat).
+  check_boundaries(std::vector<uint64_t>(s.marks.begin() + after, s.marks.end()), r.starts, 0, 1);
+  CHECK(d->steps() >= 13);
+  CHECK(d->steps() <= 16);
+}
+
+TEST_CASE("step detector handles long periods", "[step]") {
+  for (uint32_t P : {20000u, StepDetector::kMaxPeriod}) {
+    auto p = pattern(P, 12, 100, 4096);
+    Stream s;
+    append_noise(s, 100, 4);
+    append_steps(s, p, 5, 50);
+    auto d = make();
+    Run r = run_detector(*d, s, s.tokens.size());
+    INFO("period " << P);
+    CHECK(d->period() == P);
+    CHECK(d->confirmed());
+    check_boundaries(s.marks, r.starts, 0);
+    CHECK(d->steps() >= 4);
+    CHECK(d->steps() <= 5);
+  }
+}
+
+TEST_CASE("step detector handles tiny periods", "[step]") {
+  for (uint32_t P : {1u, 2u, 3u}) {
+    Stream s;
+    append_noise(s, 20, 5);
+    std::vector<Token> p;
+    for (uint32_t i = 0; i < P; i++) p.push_back({7 + i, 65536ull * (i + 1)});
+    append_steps(s, p, 200);
+    auto d = make();
+    Run r = run_detector(*d, s, s.tokens.size());
+    INFO("period " << P);
+    CHECK(d->period() == P);
+    CHECK(d->confirmed());
+    check_boundaries(s.marks, r.starts, 0, 40);  // tiny periods need a run of 32 allocations to lock
+    CHECK(d->steps() >= 190);
+    CHECK(d->steps() <= 200);
+    CHECK(d->intervals() == P);
+  }
+}
+
+TEST_CASE("step detector never locks on a stream with no period", "[step]") {
+  Stream s;
+  append_noise(s, 300000, 6);  // more than the history ring
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  CHECK(d->locks() == 0);
+  CHECK_FALSE(d->locked());
+  CHECK(d->steps() == 0);
+  CHECK(r.events.empty());
+  CHECK(d->ordinal() == kNoOrdinal);
+  // A small alphabet (4 tokens drawn at random): chance repetitions must not produce steps.
+  Stream t;
+  uint64_t x = 99;
+  for (int i = 0; i < 200000; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    t.tokens.push_back({static_cast<uint32_t>((x >> 40) % 4), 65536});
+  }
+  auto d2 = make();
+  run_detector(*d2, t, t.tokens.size());
+  CHECK(d2->steps() == 0);
+}
+
+TEST_CASE("step detector: marks take precedence over detection", "[step]") {
+  auto p = pattern(10, 13);
+  Stream s;
+  append_steps(s, p, 20);
+  auto d = make();
+  std::vector<FeedResult> fed;
+  for (size_t i = 0; i < 60; i++) fed.push_back(d->feed(i, s.tokens[i].site, s.tokens[i].size));
+  CHECK(d->locked());
+  CHECK(d->period() == 10);
+  // Marks every 7 allocations from seq 63: steps are the marks, whatever the pattern says.
+  Run r;
+  std::vector<StepEvent> live;
+  pull(*d, r, live);
+  live.clear();
+  for (size_t i = 60; i < s.tokens.size(); i++) {
+    if (i >= 63 && (i - 63) % 7 == 0) d->mark(i);
+    fed.push_back(d->feed(i, s.tokens[i].site, s.tokens[i].size));
+    pull(*d, r, live);
+  }
+  CHECK(d->mode() == StepMode::kMarks);
+  uint64_t nmarks = (s.tokens.size() - 63 + 6) / 7;
+  CHECK(d->steps() == nmarks);
+  CHECK(d->period() == 7);
+  CHECK(fed[70].ordinal == 0);
+  CHECK((fed[70].flags & kFedStepStart) != 0);
+  CHECK(fed[75].ordinal == 5);
+  size_t mark_events = 0;
+  for (const StepEvent& e : live) {
+    CHECK((e.flags & kStepMark) != 0);
+    CHECK((e.seq - 63) % 7 == 0);
+    mark_events++;
+  }
+  CHECK(mark_events == nmarks);
+  // SENTINEL_STEP=marks: no detection at all, nothing before the first mark.
+  StepConfig mc;
+  mc.mode = StepMode::kMarks;
+  auto dm = make(mc);
+  for (size_t i = 0; i < 100; i++) CHECK(dm->feed(i, s.tokens[i].site, s.tokens[i].size).ordinal == kNoOrdinal);
+  CHECK_FALSE(dm->locked());
+  CHECK(dm->steps() == 0);
+  dm->mark(100);
+  CHECK(dm->feed(100, 1, 65536).ordinal == 0);
+  CHECK(dm->feed(101, 1, 65536).ordinal == 1);
+  CHECK(dm->steps() == 1);
+}
+
+TEST_CASE("step detector: SENTINEL_STEP=N gives a step every N allocations", "[step]") {
+  StepConfig c;
+  c.mode = StepMode::kFixed;
+  c.fixed_period = 5;
+  auto d = make(c);
+  for (uint64_t i = 0; i < 23; i++) {
+    FeedResult f = d->feed(1000 + i, 3, 65536);
+    CHECK(f.ordinal == i % 5);
+    CHECK(((f.flags & kFedStepStart) != 0) == (i % 5 == 0));
+  }
+  CHECK(d->steps() == 5);
+  CHECK(d->period() == 5);
+  d->mark(2000);  // marks do not override a fixed period
+  CHECK(d->mode() == StepMode::kFixed);
+  StepDetector bad;
+  c.fixed_period = 0;
+  CHECK_FALSE(bad.init(c));
+  CHECK(bad.feed(0, 1, 1).ordinal == kNoOrdinal);
+}
+
+TEST_CASE("step detector: a gap in seq starts the detection over", "[step]") {
+  auto p = pattern(15, 14);
+  Stream s;
+  append_steps(s, p, 10);
+  auto d = make();
+  for (size_t i = 0; i < 100; i++) d->feed(i, s.tokens[i].site, s.tokens[i].size);
+  CHECK(d->locked());
+  uint64_t before = d->steps();
+  for (size_t i = 100; i < s.tokens.size(); i++) d->feed(i + 1000, s.tokens[i].site, s.tokens[i].size);
+  CHECK(d->locked());
+  CHECK(d->steps() >= before);
+  CHECK(d->unlocks() == 1);
+}
+
+TEST_CASE("step detector intervals split the step into contiguous ordinal ranges", "[step]") {
+  for (uint32_t P : {1u, 7u, 16u, 90u, 123u, 20000u}) {
+    for (uint32_t N : {1u, 4u, 16u, 64u}) {
+      uint32_t n = StepDetector::intervals_for(P, N);
+      REQUIRE(n == std::min(P, N));
+      CHECK(StepDetector::interval_begin(0, P, N) == 0);
+      CHECK(StepDetector::interval_begin(n, P, N) == P);
+      for (uint32_t k = 0; k < n; k++) {
+        uint32_t b = StepDetector::interval_begin(k, P, N), e = StepDetector::interval_begin(k + 1, P, N);
+        REQUIRE(b < e);  // never empty
+        REQUIRE(e - b <= P / n + 1);
+        REQUIRE(StepDetector::interval_of(b, P, N) == k);
+        REQUIRE(StepDetector::interval_of(e - 1, P, N) == k);
+      }
+      CHECK(StepDetector::interval_of(P + 5, P, N) == n - 1);  // a long step: the tail is the last one
+    }
+  }
+  auto d = make();
+  CHECK(d->intervals() == 0);  // not locked
+  StepConfig c;
+  c.intervals = 4;
+  auto d4 = make(c);
+  auto p = pattern(10, 15);
+  Stream s;
+  append_steps(s, p, 5);
+  run_detector(*d4, s, s.tokens.size());
+  CHECK(d4->intervals() == 4);
+  CHECK(d4->interval_begin(1) == 3);
+  CHECK(d4->interval_of(9) == 3);
+}
+
+TEST_CASE("step detector: feed() does not allocate", "[step]") {
+  Stream s = load_fixture("torch_transformer.txt");
+  Stream noise;
+  append_noise(noise, 20000, 7);
+  auto d = make();
+  struct mallinfo2 before = mallinfo2();
+  g_new_calls = 0;
+  g_count_new = true;
+  uint64_t seq = 0;
+  for (const Token& t : s.tokens) d->feed(seq++, t.site, t.size);
+  for (const Token& t : noise.tokens) d->feed(seq++, t.site, t.size);
+  for (int k = 0; k < 3; k++)
+    for (const Token& t : s.tokens) d->feed(seq++, t.site, t.size);
+  d->mark(seq);
+  for (const Token& t : s.tokens) d->feed(seq++, t.site, t.size);
+  StepEvent e;
+  while (d->next_event(&e)) {
+  }
+  g_count_new = false;
+  struct mallinfo2 after = mallinfo2();
+  CHECK(g_new_calls == 0);
+  CHECK(after.uordblks == before.uordblks);  // malloc'ed bytes in use (main arena)
+  CHECK(after.hblkhd == before.hblkhd);      // bytes in mmap'ed malloc chunks
+  CHECK(StepDetector::memory_bytes() <= 4u << 20);
+}
+
+// Not a test: ns per feed(). Run: unit-tests "[step-bench]" -s
+TEST_CASE("step detector cost per allocation", "[.][step-bench]") {
+  auto bench = [](const char* what, const std::vector<Token>& toks) {
+    auto d = std::make_unique<StepDetector>();
+    REQUIRE(d->init(StepConfig{}));
+    StepEvent e;
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < toks.size(); i++) {
+      d->feed(i, toks[i].site, toks[i].size);
+      if ((i & 1023) == 0)
+        while (d->next_event(&e)) {
+        }
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(toks.size());
+    std::printf("step-bench %-44s %9zu feeds %7.1f ns/feed  locked %d P %u steps %llu\n", what, toks.size(), ns,
+                d->locked(), d->period(), static_cast<unsigned long long>(d->steps()));
+  };
+  for (const char* f : {"torch_mlp.txt", "torch_lstm.txt", "torch_transformer.txt"}) {
+    Stream s = load_fixture(f);
+    std::vector<Token> toks;
+    // The recorded run, then its last step repeated to 2 million allocations (steady state, locked).
+    toks = s.tokens;
+    std::vector<Token> last(s.tokens.begin() + static_cast<long>(s.marks.back()), s.tokens.end());
+    while (toks.size() < 2000000) toks.insert(toks.end(), last.begin(), last.end());
+    bench((std::string(f) + " (locked)").c_str(), toks);
+  }
+  Stream n;
+  append_noise(n, 2000000, 8);
+  bench("no period (searching)", n.tokens);
+  Stream l;
+  auto p = pattern(20000, 9, 100, 4096);
+  append_steps(l, p, 100);
+  bench("period 20000 (locked)", l.tokens);
+}
