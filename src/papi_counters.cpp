@@ -58,15 +58,21 @@ struct ThreadSlot {
 };
 constinit thread_local ThreadSlot t_slot __attribute__((tls_model("initial-exec"))) = {-1, 0};
 
-Status load_status() { return static_cast<Status>(g_status.load(std::memory_order_acquire)); }
-void store_status(Status s) { g_status.store(static_cast<uint8_t>(s), std::memory_order_release); }
+Status load_status() {
+  return static_cast<Status>(g_status.load(std::memory_order_acquire));
+}
+void store_status(Status s) {
+  g_status.store(static_cast<uint8_t>(s), std::memory_order_release);
+}
 
 bool slot_valid() {
   return t_slot.generation != 0 && t_slot.generation == g_generation.load(std::memory_order_acquire) &&
          load_status() == Status::ready;
 }
 
-void set_message(const LineBuf& line) { copy_str(g_message, sizeof(g_message), line.data(), line.size()); }
+void set_message(const LineBuf& line) {
+  copy_str(g_message, sizeof(g_message), line.data(), line.size());
+}
 
 void finish_init(Status s, const LineBuf& line, bool log, LogLevel level) {
   set_message(line);
@@ -74,6 +80,8 @@ void finish_init(Status s, const LineBuf& line, bool log, LogLevel level) {
   store_status(s);
   if (log) log_line(level, line);
 }
+
+#if SENTINEL_HAVE_PAPI
 
 // The preference lists: one group per slot, alternatives in order; the first alternative of a group
 // that can be counted with the events already kept fills the slot.
@@ -131,9 +139,9 @@ void build_candidates(const Options& opts, Candidates* c) {
   }
 }
 
-#if SENTINEL_HAVE_PAPI
-
-unsigned long thread_id() { return static_cast<unsigned long>(::gettid()); }
+unsigned long thread_id() {
+  return static_cast<unsigned long>(::gettid());
+}
 
 const char* papi_error(int rc) {
   const char* s = PAPI_strerror(rc);
@@ -146,37 +154,60 @@ const char* papi_error(int rc) {
 
 // ---- Status and names -------------------------------------------------------------------------------
 
-Status status() { return load_status(); }
+Status status() {
+  return load_status();
+}
 
 const char* status_name(Status s) {
   switch (s) {
-    case Status::uninitialized: return "uninitialized";
-    case Status::ready: return "ready";
-    case Status::unavailable: return "unavailable";
-    case Status::failed: return "failed";
-    case Status::forked: return "forked";
+    case Status::uninitialized:
+      return "uninitialized";
+    case Status::ready:
+      return "ready";
+    case Status::unavailable:
+      return "unavailable";
+    case Status::failed:
+      return "failed";
+    case Status::forked:
+      return "forked";
   }
   return "?";
 }
 
-const char* message() { return g_message; }
+const char* message() {
+  return g_message;
+}
 
-size_t num_events() { return load_status() == Status::ready ? g_chosen.n : 0; }
+size_t num_events() {
+  return load_status() == Status::ready ? g_chosen.n : 0;
+}
 
-const char* event_name(size_t i) { return i < num_events() ? g_chosen.names[i] : ""; }
+const char* event_name(size_t i) {
+  return i < num_events() ? g_chosen.names[i] : "";
+}
 
-Role event_role(size_t i) { return i < num_events() ? g_chosen.roles[i] : Role::other; }
+Role event_role(size_t i) {
+  return i < num_events() ? g_chosen.roles[i] : Role::other;
+}
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::instructions: return "instructions";
-    case Role::llc_misses: return "llc_misses";
-    case Role::loads: return "loads";
-    case Role::stores: return "stores";
-    case Role::task_clock: return "task_clock";
-    case Role::page_faults: return "page_faults";
-    case Role::context_switches: return "context_switches";
-    case Role::other: return "other";
+    case Role::instructions:
+      return "instructions";
+    case Role::llc_misses:
+      return "llc_misses";
+    case Role::loads:
+      return "loads";
+    case Role::stores:
+      return "stores";
+    case Role::task_clock:
+      return "task_clock";
+    case Role::page_faults:
+      return "page_faults";
+    case Role::context_switches:
+      return "context_switches";
+    case Role::other:
+      return "other";
   }
   return "?";
 }
@@ -226,9 +257,13 @@ Role role_for_name(const char* name) {
   return Role::other;
 }
 
-size_t attached_threads() { return g_attached.load(std::memory_order_relaxed); }
+size_t attached_threads() {
+  return g_attached.load(std::memory_order_relaxed);
+}
 
-bool attached_this_thread() { return slot_valid(); }
+bool attached_this_thread() {
+  return slot_valid();
+}
 
 #if SENTINEL_HAVE_PAPI
 
@@ -321,8 +356,9 @@ Status init(const Options& opts) {
   }
   line.str("papi: counting");
   for (size_t i = 0; i < g_chosen.n; ++i) line.str(" ").str(g_chosen.names[i]);
-  line.str(explicit_list ? " (requested events)"
-                         : opts.source == Source::software ? " (software events)" : " (hardware presets)");
+  line.str(explicit_list                     ? " (requested events)"
+           : opts.source == Source::software ? " (software events)"
+                                             : " (hardware presets)");
   line.str(" per interval on the attached threads");
   finish_init(Status::ready, line, opts.log, LogLevel::info);
   return Status::ready;
@@ -400,9 +436,15 @@ Status init(const Options& opts) {
   return Status::unavailable;
 }
 
-bool attach_this_thread() { return false; }
-bool read_this_thread(uint64_t*) { return false; }
-bool detach_this_thread(uint64_t*) { return false; }
+bool attach_this_thread() {
+  return false;
+}
+bool read_this_thread(uint64_t*) {
+  return false;
+}
+bool detach_this_thread(uint64_t*) {
+  return false;
+}
 
 void shutdown() {
   if (load_status() == Status::forked) return;
@@ -430,20 +472,27 @@ void delta(const uint64_t* prev, const uint64_t* cur, size_t n, uint64_t* out) {
 
 double role_weight(Role r) {
   switch (r) {
-    case Role::llc_misses: return 0.5;
-    case Role::instructions: return 0.2;
-    case Role::loads: return 0.15;
-    case Role::stores: return 0.15;
-    case Role::task_clock: return 0.5;
-    case Role::page_faults: return 0.5;
-    case Role::context_switches: return 0.0;
-    case Role::other: return 0.0;
+    case Role::llc_misses:
+      return 0.5;
+    case Role::instructions:
+      return 0.2;
+    case Role::loads:
+      return 0.15;
+    case Role::stores:
+      return 0.15;
+    case Role::task_clock:
+      return 0.5;
+    case Role::page_faults:
+      return 0.5;
+    case Role::context_switches:
+      return 0.0;
+    case Role::other:
+      return 0.0;
   }
   return 0.0;
 }
 
-size_t interval_weights(const uint64_t* deltas, size_t n_intervals, size_t n_events, const Role* roles,
-                        double* out) {
+size_t interval_weights(const uint64_t* deltas, size_t n_intervals, size_t n_events, const Role* roles, double* out) {
   for (size_t i = 0; i < n_intervals; ++i) out[i] = 1.0;
   if (n_intervals == 0 || n_events == 0) return 0;
   double totals[kMaxEvents] = {};

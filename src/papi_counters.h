@@ -125,8 +125,7 @@ double role_weight(Role r);
 // so the mean weight is exactly 1 and no interval falls below 1 - kMix. When no event is kept every
 // w_i = 1 (faults alone). Returns the number of events that contributed.
 constexpr double kMix = 0.75;
-size_t interval_weights(const uint64_t* deltas, size_t n_intervals, size_t n_events, const Role* roles,
-                        double* out);
+size_t interval_weights(const uint64_t* deltas, size_t n_intervals, size_t n_events, const Role* roles, double* out);
 
 // ---- Recorded fixtures (tests/fixtures/papi/*.txt) -------------------------------------------------
 //
@@ -155,7 +154,6 @@ struct Fixture {
 // deltas[intervals * num_events] receives the per-interval sums (cap = its element count). Returns false
 // with a one-line reason in err (may be null) on malformed input, a non-consecutive (step, interval)
 // sequence, too small a buffer, or an incomplete fixture.
-bool parse_fixture(const char* text, size_t len, Fixture* out, uint64_t* deltas, size_t cap, char* err,
-                   size_t err_cap);
+bool parse_fixture(const char* text, size_t len, Fixture* out, uint64_t* deltas, size_t cap, char* err, size_t err_cap);
 
 }  // namespace sentinel::papi

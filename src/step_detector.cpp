@@ -31,16 +31,29 @@ inline uint64_t mix64(uint64_t x) {  // splitmix64 finalizer
   return x;
 }
 
+// A bijection of (site, size) for sizes below 2^44 and sites below 2^20; beyond, distinct pairs
+// collide only by chance.
 inline uint64_t make_token(uint32_t site, uint64_t size) {
-  return mix64(mix64(size) ^ (uint64_t{site} + 0x632BE59BD9B4E019ull));
+  return mix64(size ^ (uint64_t{site} << 44) ^ (uint64_t{site} >> 20));
 }
 
-inline uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+// Window table entries: 40 bits of position + 1, 24 bits of the window hash as a tag, so that a slot
+// taken by another window is recognised without reading the (cold) history ring.
+constexpr uint64_t kPosBits = 40;
+constexpr uint64_t kPosMask = (uint64_t{1} << kPosBits) - 1;
+
+inline uint64_t max_u64(uint64_t a, uint64_t b) {
+  return a > b ? a : b;
+}
+inline uint64_t min_u64(uint64_t a, uint64_t b) {
+  return a < b ? a : b;
+}
 
 }  // namespace
 
-size_t StepDetector::memory_bytes() { return kMemBytes; }
+size_t StepDetector::memory_bytes() {
+  return kMemBytes;
+}
 
 StepDetector::~StepDetector() {
   if (mem_) vm_unmap(mem_, kMemBytes);
@@ -51,8 +64,7 @@ bool StepDetector::init(const StepConfig& config) {
     this->~StepDetector();
     new (this) StepDetector();
   }
-  if (config.mode == StepMode::kFixed && (config.fixed_period == 0 || config.fixed_period > kMaxPeriod))
-    return false;
+  if (config.mode == StepMode::kFixed && (config.fixed_period == 0 || config.fixed_period > kMaxPeriod)) return false;
   void* m = vm_map_lazy(kMemBytes);
   if (!m) return false;
   mem_ = m;
@@ -74,9 +86,12 @@ bool StepDetector::init(const StepConfig& config) {
 
 uint64_t StepDetector::steps() const {
   switch (mode_) {
-    case StepMode::kMarks: return marks_;
-    case StepMode::kFixed: return fixed_steps_;
-    case StepMode::kAuto: break;
+    case StepMode::kMarks:
+      return marks_;
+    case StepMode::kFixed:
+      return fixed_steps_;
+    case StepMode::kAuto:
+      break;
   }
   return committed_steps_ + (locked() ? cur_steps_ : 0);
 }
@@ -121,9 +136,12 @@ uint32_t StepDetector::retro_ordinal(uint64_t seq) const {
 FeedResult StepDetector::feed(uint64_t seq, uint32_t site, uint64_t size) {
   if (!mem_) return {kNoOrdinal, 0, 0};
   switch (mode_) {
-    case StepMode::kFixed: return feed_fixed(seq);
-    case StepMode::kMarks: return feed_marks(seq);
-    case StepMode::kAuto: break;
+    case StepMode::kFixed:
+      return feed_fixed(seq);
+    case StepMode::kMarks:
+      return feed_marks(seq);
+    case StepMode::kAuto:
+      break;
   }
   if (!any_fed_) {
     any_fed_ = true;
@@ -175,9 +193,16 @@ FeedResult StepDetector::feed_marks(uint64_t seq) {
 void StepDetector::mark(uint64_t seq) {
   if (!mem_ || mode_ == StepMode::kFixed) return;
   if (mode_ == StepMode::kAuto) {  // marks take precedence from now on
-    if (locked()) {
-      emit(seq, seq, period_, phase_id_, kStepUnlock);
-      close_segment(state_ == kConfirmed);
+    if (locked()) {                // the automatic lock ends here; a tentative one is voided
+      const bool tentative = state_ == kTentative;
+      const uint64_t start = cur_start_seq_, end = last_match_seq_;
+      const uint16_t id = phase_id_;
+      close_segment(!tentative);
+      state_ = kSearching;
+      if (tentative)
+        emit(start, end, period_, id, kStepUnlock | kStepRetract);
+      else
+        emit(seq, seq, period_, id, kStepUnlock);
     }
     mode_ = StepMode::kMarks;
     period_ = 0;
@@ -239,11 +264,14 @@ void StepDetector::propose(uint64_t pos, uint64_t token) {
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ull;
   uint64_t idx = h >> (64 - kTableBits);
-  uint64_t last = table_[idx];
-  table_[idx] = pos + 1;
-  if (last == 0) return;
-  uint64_t j = last - 1;
-  if (j >= pos || j + 1 < valid_from_ + kWindow || pos - j > kMaxPeriod) return;
+  uint64_t tag = (h << kPosBits) & ~kPosMask;  // the low 24 bits of the hash (the index uses the high ones)
+  uint64_t entry = table_[idx];
+  table_[idx] = tag | ((pos + 1) & kPosMask);
+  if (entry == 0 || (entry & ~kPosMask) != tag) return;
+  uint64_t back = ((pos + 1) - (entry & kPosMask)) & kPosMask;  // pos - j, modulo 2^40
+  if (back == 0 || back > kMaxPeriod || back > pos) return;
+  uint64_t j = pos - back;
+  if (j + 1 < valid_from_ + kWindow) return;
   auto same_window = [&](uint64_t a) {
     return tok(a) == token && tok(a - 1) == t1 && tok(a - 2) == t2 && tok(a - 3) == t3;
   };
@@ -308,8 +336,7 @@ void StepDetector::lock(uint64_t pos, uint32_t period, uint32_t run) {
   const uint64_t s0 = pos - region + 1;  // first position of the verified periodic region
   auto C = [&](uint64_t k) { return tok(base + k); };
   auto ci = [&](uint64_t x) -> uint32_t {  // cycle index of position x
-    return x >= base ? static_cast<uint32_t>((x - base) % P)
-                     : static_cast<uint32_t>((P - (base - x) % P) % P);
+    return x >= base ? static_cast<uint32_t>((x - base) % P) : static_cast<uint32_t>((P - (base - x) % P) % P);
   };
 
   // Rotation-invariant signature and least rotation of the pattern.
@@ -322,8 +349,10 @@ void StepDetector::lock(uint64_t pos, uint32_t period, uint32_t run) {
       lk++;
       continue;
     }
-    if (a > b) li += lk + 1;
-    else lj += lk + 1;
+    if (a > b)
+      li += lk + 1;
+    else
+      lj += lk + 1;
     if (li == lj) lj++;
     lk = 0;
   }
@@ -425,16 +454,30 @@ void StepDetector::lock(uint64_t pos, uint32_t period, uint32_t run) {
   uint64_t nregion = first_region <= pos ? (pos - first_region) / P + 1 : 0;
   uint64_t total = nwalk + nregion;
 
-  // Absorb counted locks of shorter periods that the new lock explains (inner loops locked on before
-  // the real step was seen twice).
-  uint64_t e_seq = seq_of(E);
+  // Earlier locks that overlap the allocations this lock explains ([E, pos]) give those steps up: a
+  // lock of a shorter period that lies entirely inside is absorbed (an inner loop locked on before the
+  // real step was seen twice); otherwise its steps that start at or after E are taken over (the last
+  // step of a phase, before the lock noticed the change, is often the first step of the next one).
+  // Their step events are voided by a kStepRetract event that comes before this lock's events.
+  const uint64_t e_seq = seq_of(E);
   for (uint32_t k = 0; k < kSegmentSlots && k < seg_count_; k++) {
     Segment& s = seg_[(seg_count_ - 1 - k) % kSegmentSlots];
-    if (!s.counted || s.period >= P || s.start_seq < e_seq) continue;
-    s.counted = false;
-    committed_steps_ -= s.steps;
-    retracted_++;
-    emit(s.start_seq, s.end_seq, s.period, s.phase, kStepRetract);
+    if (!s.counted || s.end_seq < e_seq || s.steps == 0) continue;
+    uint64_t n = 0;
+    if (s.period < P && s.start_seq >= e_seq) {
+      n = s.steps;
+      s.counted = false;
+      retracted_++;
+    } else if (s.last_start_seq >= e_seq) {
+      n = (s.last_start_seq - e_seq) / s.period + 1;
+      if (n > s.steps) n = s.steps;
+    } else {
+      continue;
+    }
+    s.steps -= n;
+    committed_steps_ -= n;
+    emit(s.start_seq > e_seq ? s.start_seq : e_seq, s.end_seq, s.period, s.phase, kStepRetract);
+    if (!s.counted) forget_phase_if_unused(s.phase);
   }
 
   state_ = kTentative;
@@ -483,10 +526,11 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   const uint32_t max_run = tentative ? kTentativeBudget : kMaxConsecutiveNoise;
   uint32_t o;
   bool skipped = false;
+  uint32_t after = clock_ + 1 == P ? 0 : clock_ + 1;
   if (token == template_[clock_]) {
     o = clock_;
-  } else if (P > 1 && token == template_[(clock_ + 1) % P]) {
-    o = (clock_ + 1) % P;
+  } else if (P > 1 && token == template_[after]) {
+    o = after;
     skipped = true;
     skipped_tokens_++;
   } else {
@@ -502,7 +546,7 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   uint16_t flags = kFedLocked;
   bool new_step = o <= ordinal_;
   ordinal_ = o;
-  clock_ = (o + 1) % P;
+  clock_ = o + 1 == P ? 0 : o + 1;
   consecutive_noise_ = 0;
   last_match_seq_ = seq_of(pos);
   if (new_step) {
@@ -523,6 +567,19 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   return {ordinal_, phase_id_, flags};
 }
 
+// A pattern whose every lock was voided is not a phase: forget it (phases() stops counting it).
+void StepDetector::forget_phase_if_unused(uint16_t id) {
+  if (id == 0 || (locked() && phase_id_ == id)) return;
+  for (uint32_t k = 0; k < kSegmentSlots && k < seg_count_; k++)
+    if (seg_[k].counted && seg_[k].phase == id) return;
+  for (Phase& ph : phase_mem_) {
+    if (ph.id != id) continue;
+    ph = Phase{};
+    phases_seen_--;
+    if (id + 1 == next_phase_id_) next_phase_id_--;
+  }
+}
+
 void StepDetector::unlock(uint64_t pos, bool retract) {
   unlocks_++;
   const uint32_t P = period_;
@@ -531,18 +588,9 @@ void StepDetector::unlock(uint64_t pos, bool retract) {
   if (retract) {
     remember_failure(P, lock_run_ + static_cast<uint32_t>(matches_since_lock_));
     retracted_++;
-    // A pattern first seen in this retracted lock is forgotten, and its phase id given back.
-    bool seen_elsewhere = false;
-    for (uint32_t k = 0; k < kSegmentSlots && k < seg_count_; k++)
-      if (seg_[k].counted && seg_[k].phase == id) seen_elsewhere = true;
-    if (!seen_elsewhere && id + 1 == next_phase_id_) {
-      for (Phase& ph : phase_mem_)
-        if (ph.id == id) ph = Phase{};
-      next_phase_id_--;
-      phases_seen_--;
-    }
     close_segment(false);
     state_ = kSearching;
+    forget_phase_if_unused(id);
     emit(start, end, P, id, kStepUnlock | kStepRetract);
   } else {
     uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : seq_of(pos);
@@ -554,7 +602,7 @@ void StepDetector::unlock(uint64_t pos, bool retract) {
 
 void StepDetector::close_segment(bool counted) {
   Segment& s = seg_[seg_count_ % kSegmentSlots];
-  s = Segment{cur_start_seq_, last_match_seq_, cur_steps_, period_, phase_id_, counted};
+  s = Segment{cur_start_seq_, last_match_seq_, step_start_, cur_steps_, period_, phase_id_, counted};
   seg_count_++;
   if (counted) committed_steps_ += cur_steps_;
   cur_steps_ = 0;

@@ -73,18 +73,18 @@ class StepDetector {
  public:
   static constexpr uint32_t kMaxPeriod = 65536;  // longest detectable period (allocations per step)
   static constexpr uint32_t kWindow = 4;         // tokens per hashed window (candidate proposals)
-  static constexpr uint32_t kRingBits = 17;      // history of 2^17 tokens (>= 2 * kMaxPeriod)
+  static constexpr uint32_t kRingBits = 18;      // history of 2^18 tokens (4 * kMaxPeriod)
   static constexpr uint32_t kTableBits = 16;     // window hash table: 2^16 last positions
   static constexpr uint32_t kCandidates = 8;     // periods verified at the same time
   static constexpr uint32_t kSmallPeriod = 8;    // periods below this need a run of kSmallRun to lock
   static constexpr uint32_t kSmallRun = 32;
-  static constexpr uint32_t kConfirmTokens = 64; // a lock is tentative until max(P, this) matches
+  static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
   static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
-  static constexpr uint32_t kTentativeBudget = 2;  // noise per step, and in a row, of a tentative lock
-  static constexpr uint32_t kFailSlots = 16;     // memory of retracted (spurious) periods
-  static constexpr uint32_t kPhaseSlots = 64;    // patterns remembered for phase ids
-  static constexpr uint32_t kSegmentSlots = 32;  // recent locks, for absorption of inner-loop locks
-  static constexpr uint32_t kEventSlots = 1024;  // event queue; overflow is counted, never blocks
+  static constexpr uint32_t kTentativeBudget = 2;       // noise per step, and in a row, of a tentative lock
+  static constexpr uint32_t kFailSlots = 16;            // memory of retracted (spurious) periods
+  static constexpr uint32_t kPhaseSlots = 64;           // patterns remembered for phase ids
+  static constexpr uint32_t kSegmentSlots = 32;         // recent locks, for absorption of inner-loop locks
+  static constexpr uint32_t kEventSlots = 1024;         // event queue; overflow is counted, never blocks
 
   StepDetector() = default;
   ~StepDetector();
@@ -107,10 +107,10 @@ class StepDetector {
   bool locked() const { return state_ != kSearching; }  // tentative or confirmed
   bool confirmed() const { return state_ == kConfirmed; }
   StepMode mode() const { return mode_; }
-  uint32_t period() const { return locked() ? period_ : 0; }  // allocations per step (expected, marks)
-  uint64_t step_start() const { return step_start_; }  // seq where the current step began
+  uint32_t period() const { return locked() ? period_ : 0; }             // allocations per step (expected, marks)
+  uint64_t step_start() const { return step_start_; }                    // seq where the current step began
   uint32_t ordinal() const { return locked() ? ordinal_ : kNoOrdinal; }  // of the latest allocation
-  uint64_t steps() const;                              // steps counted so far (see docs)
+  uint64_t steps() const;                                                // steps counted so far (see docs)
   uint16_t phase() const { return locked() ? phase_id_ : 0; }
   uint32_t phases() const { return phases_seen_; }  // distinct patterns locked on so far
   // In-step ordinal that an allocation made before the current lock had (the lock's verified periodic
@@ -124,9 +124,7 @@ class StepDetector {
   // ---- intervals: contiguous ordinal ranges cutting the step into n = min(P, configured) parts;
   // interval k covers ordinals [interval_begin(k), interval_begin(k + 1)). 0 intervals when unlocked.
   uint32_t intervals() const { return intervals_for(period(), config_.intervals); }
-  uint32_t interval_of(uint32_t ordinal) const {
-    return interval_of(ordinal, period(), config_.intervals);
-  }
+  uint32_t interval_of(uint32_t ordinal) const { return interval_of(ordinal, period(), config_.intervals); }
   uint32_t interval_begin(uint32_t k) const { return interval_begin(k, period(), config_.intervals); }
   static uint32_t intervals_for(uint32_t period, uint32_t configured) {
     return period < configured ? period : configured;
@@ -145,12 +143,12 @@ class StepDetector {
   }
 
   // ---- counters
-  uint64_t noise_tokens() const { return noise_tokens_; }  // allocations tolerated as noise
+  uint64_t noise_tokens() const { return noise_tokens_; }      // allocations tolerated as noise
   uint64_t skipped_tokens() const { return skipped_tokens_; }  // expected allocations that were missing
   uint64_t locks() const { return locks_; }
   uint64_t unlocks() const { return unlocks_; }
   uint64_t retracted() const { return retracted_; }  // locks voided (spurious or absorbed)
-  static size_t memory_bytes();                     // mapped by init(); touched as used
+  static size_t memory_bytes();                      // mapped by init(); touched as used
 
  private:
   enum State : uint8_t { kSearching, kTentative, kConfirmed };
@@ -166,15 +164,15 @@ class StepDetector {
   struct Phase {
     uint64_t signature;  // rotation-invariant hash of the pattern
     uint32_t period;
-    uint32_t offset;     // step start, as a rotation from the pattern's least rotation
+    uint32_t offset;  // step start, as a rotation from the pattern's least rotation
     uint16_t id;
     uint64_t stamp;
   };
   struct Segment {  // one lock, from its first step start to its last matched allocation
-    uint64_t start_seq, end_seq, steps;
+    uint64_t start_seq, end_seq, last_start_seq, steps;
     uint32_t period;
     uint16_t phase;
-    bool counted;   // its steps are in committed_steps_
+    bool counted;  // its steps are in committed_steps_
   };
 
   // memory
@@ -204,16 +202,16 @@ class StepDetector {
   uint32_t clock_ = 0;    // ordinal expected next
   uint32_t ordinal_ = 0;  // ordinal of the latest matched allocation
   uint64_t step_start_ = 0;
-  uint64_t lock_pos_ = 0;       // position where the lock was made
+  uint64_t lock_pos_ = 0;            // position where the lock was made
   uint64_t matches_since_lock_ = 0;  // matches since the lock (tentative -> confirmed)
-  uint32_t step_noise_ = 0;     // noise events in the current step
+  uint32_t step_noise_ = 0;          // noise events in the current step
   uint32_t consecutive_noise_ = 0;
   uint64_t first_noise_seq_ = 0;
   uint16_t phase_id_ = 0;
   uint64_t cur_steps_ = 0;      // steps of the current lock
   uint64_t cur_start_seq_ = 0;  // first step start of the current lock (inferred)
   uint64_t last_match_seq_ = 0;
-  uint32_t lock_run_ = 0;       // run of the candidate at lock time
+  uint32_t lock_run_ = 0;  // run of the candidate at lock time
   // retro_ordinal support
   uint64_t retro_from_seq_ = 0, retro_to_seq_ = 0, retro_base_seq_ = 0;
 
@@ -257,6 +255,7 @@ class StepDetector {
   FeedResult follow(uint64_t pos, uint64_t token);
   void unlock(uint64_t pos, bool retract);
   void close_segment(bool counted);
+  void forget_phase_if_unused(uint16_t id);
 };
 
 }  // namespace sentinel

@@ -1,0 +1,140 @@
+"""Small deterministic PyTorch training set-ups shared by torch_train.py and alloc_census.py.
+
+Every model trains on fixed synthetic data generated here from a seeded generator, so that a run is
+a pure function of (model, steps): losses and final parameters must be bit-identical between two runs,
+with or without libsentinel.so preloaded. All batches are generated before the first step, so a step
+allocates the same tensors every time from step 2 on (step 1 also creates gradients and optimizer state).
+"""
+
+import ctypes
+import hashlib
+
+import torch
+import torch.nn as nn
+
+MODELS = ("mlp", "cnn", "lstm", "transformer")
+SEED = 1234
+NUM_BATCHES = 4  # distinct batches, cycled through
+
+
+def setup_determinism():
+    torch.manual_seed(SEED)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+
+
+def step_marker():
+    """Returns sentinel_step() when libsentinel.so is loaded in the process, else None."""
+    try:
+        fn = ctypes.CDLL(None).sentinel_step
+    except AttributeError:
+        return None
+    fn.restype = None
+    fn.argtypes = []
+    return fn
+
+
+class _LSTMNet(nn.Module):
+    def __init__(self, inp=32, hidden=128, classes=10):
+        super().__init__()
+        self.lstm = nn.LSTM(inp, hidden, num_layers=1, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1, :])
+
+
+class _TransformerNet(nn.Module):
+    def __init__(self, vocab=512, d_model=64, nhead=4, ff=256, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.pos = nn.Parameter(torch.randn(1, 32, d_model) * 0.02)
+        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=ff, dropout=0.1,
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d_model, vocab)
+
+    def forward(self, tokens):
+        h = self.embed(tokens) + self.pos[:, : tokens.shape[1], :]
+        return self.head(self.encoder(h))
+
+
+def build(name):
+    """Returns (model, optimizer, batches, loss_fn(model, batch) -> loss tensor)."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
+    setup_determinism()
+    gen = torch.Generator().manual_seed(SEED + 1)
+    if name == "mlp":
+        # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB.
+        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                              nn.Linear(256, 10))
+        batches = [(torch.randn(64, 784, generator=gen), torch.randint(0, 10, (64,), generator=gen))
+                   for _ in range(NUM_BATCHES)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
+    elif name == "cnn":
+        # Two conv blocks on 1x28x28, batch 32: the first activation is 32x16x28x28 floats = 1.5 MiB.
+        model = nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+        batches = [(torch.randn(32, 1, 28, 28, generator=gen),
+                    torch.randint(0, 10, (32,), generator=gen)) for _ in range(NUM_BATCHES)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
+    elif name == "lstm":
+        # One LSTM layer (32 -> 128), 20 time steps, batch 32, classify from the last hidden state.
+        model = _LSTMNet()
+        batches = [(torch.randn(32, 20, 32, generator=gen), torch.randint(0, 10, (32,), generator=gen))
+                   for _ in range(NUM_BATCHES)]
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
+    else:
+        # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss.
+        model = _TransformerNet()
+        batches = []
+        for _ in range(NUM_BATCHES):
+            seq = torch.randint(0, 512, (16, 33), generator=gen)
+            batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            logits = m(b[0])
+            return ce(logits.reshape(-1, logits.shape[-1]), b[1].reshape(-1))
+    model.train()
+    return model, opt, batches, loss_fn
+
+
+def train_step(model, opt, batch, loss_fn):
+    opt.zero_grad()
+    loss = loss_fn(model, batch)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def params_sha256(model):
+    """sha256 over (name, dtype, shape, bytes) of every parameter and buffer, in state_dict order.
+
+    Hashes the tensors' memory in place (memoryview), so hashing allocates nothing tensor-sized.
+    """
+    h = hashlib.sha256()
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            t = t.detach().contiguous()
+            h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
+            h.update(memoryview(t.numpy()).cast("B"))
+    return h.hexdigest()
