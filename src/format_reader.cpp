@@ -39,6 +39,15 @@ constexpr size_t kObjectSize = 64;
 static_assert(sizeof(sentinel_object) == kObjectSize);
 static_assert(sizeof(sentinel_file_header) == kFileHeaderSize);
 static_assert(sizeof(sentinel_record_header) == kRecordHeaderSize);
+// 1.1 entry sizes (the smallest a reader accepts; newer minors may store larger entries).
+constexpr size_t kStepSize = 32;
+constexpr size_t kIdentitySize = 56;
+constexpr size_t kTouchSize = 24;
+constexpr size_t kGroupSize = 32;
+static_assert(sizeof(sentinel_step_entry) == kStepSize);
+static_assert(sizeof(sentinel_identity) == kIdentitySize);
+static_assert(sizeof(sentinel_touch) == kTouchSize);
+static_assert(sizeof(sentinel_group) == kGroupSize);
 
 uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t load32(const uint8_t* p) {
@@ -64,6 +73,7 @@ class Cursor {
       : p_(payload), base_(base), record_(record) {}
 
   uint64_t offset() const { return base_ + pos_; }
+  const char* record() const { return record_; }
   size_t remaining() const { return p_.size() - pos_; }
 
   void need(size_t n, const char* what) const {
@@ -218,6 +228,13 @@ class Parser {
       case SENTINEL_REC_OBJECTS: return objects(Cursor(payload, poff, "OBJECTS"));
       case SENTINEL_REC_STATS: return stats(Cursor(payload, poff, "STATS"));
       case SENTINEL_REC_MARKS: return marks(Cursor(payload, poff, "MARKS"));
+      case SENTINEL_REC_STEPS: return steps(Cursor(payload, poff, "STEPS"));
+      case SENTINEL_REC_INTERVALS: return intervals(Cursor(payload, poff, "INTERVALS"));
+      case SENTINEL_REC_PROFILE: return session(Cursor(payload, poff, "PROFILE"));
+      case SENTINEL_REC_IDENTITIES: return identities(Cursor(payload, poff, "IDENTITIES"));
+      case SENTINEL_REC_TOUCHES: return touches(Cursor(payload, poff, "TOUCHES"));
+      case SENTINEL_REC_GROUPS: return groups(Cursor(payload, poff, "GROUPS"));
+      case SENTINEL_REC_COUNTERS: return counters(Cursor(payload, poff, "COUNTERS"));
       default: ++prof_.skipped_records; return;
     }
   }
@@ -386,6 +403,144 @@ class Parser {
     }
   }
 
+  // "u32 count, u32 entry_size" then count entries of entry_size bytes, entry_size >= min_size.
+  // Returns the entries' bytes and sets n and entry.
+  std::span<const uint8_t> entry_array(Cursor& c, size_t min_size, const char* what, uint32_t& n,
+                                       uint32_t& entry) {
+    uint64_t at = c.offset();
+    n = c.u32("count");
+    uint64_t eat = c.offset();
+    entry = c.u32("entry_size");
+    if (entry < min_size)
+      throw FormatError(eat, cat(c.record(), " record: entry size ", entry, " is smaller than ",
+                                 min_size));
+    c.check_count(at, n, entry, what);
+    return c.bytes(size_t{n} * entry, what);
+  }
+
+  void steps(Cursor c) {
+    uint32_t n, entry;
+    auto raw = entry_array(c, kStepSize, "step", n, entry);
+    reserve_more(prof_.steps, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t* p = raw.data() + size_t{i} * entry;
+      sentinel_step_entry s{};
+      s.start_seq = load64(p + 0);
+      s.start_ns = load64(p + 8);
+      s.allocations = load32(p + 16);
+      s.phase = load32(p + 20);
+      s.flags = load32(p + 24);
+      s.reserved = load32(p + 28);
+      prof_.steps.push_back(s);
+    }
+  }
+
+  void intervals(Cursor c) {
+    IntervalTable t;
+    t.phase = c.u32("phase");
+    t.period = c.u32("period");
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    c.check_count(at, n, 8, "interval");
+    t.bounds.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t first = c.u32("first_ordinal");
+      uint32_t end = c.u32("end_ordinal");
+      t.bounds.emplace_back(first, end);
+    }
+    prof_.intervals.push_back(std::move(t));
+  }
+
+  void session(Cursor c) {
+    ProfileSession s;
+    s.granularity_bytes = c.u32("granularity_bytes");
+    s.profiled_steps = c.u32("profiled_steps");
+    s.phase = c.u32("phase");
+    uint64_t at = c.offset();
+    uint32_t names = c.u32("counter_count");
+    s.first_profiled_step = c.u64("first_profiled_step");
+    s.faults = c.u64("faults");
+    s.fault_handler_ns = c.u64("fault_handler_ns");
+    s.syscall_unprotects = c.u64("syscall_unprotects");
+    c.check_count(at, names, 4, "counter name");
+    s.counter_names.reserve(names);
+    for (uint32_t i = 0; i < names; ++i) s.counter_names.push_back(c.str("counter name"));
+    prof_.sessions.push_back(std::move(s));
+  }
+
+  void identities(Cursor c) {
+    uint32_t n, entry;
+    auto raw = entry_array(c, kIdentitySize, "identity", n, entry);
+    reserve_more(prof_.identities, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t* p = raw.data() + size_t{i} * entry;
+      sentinel_identity d{};
+      d.id = load32(p + 0);
+      d.site = load32(p + 4);
+      d.size = load64(p + 8);
+      d.ordinal = load32(p + 16);
+      d.phase = load32(p + 20);
+      d.group = load32(p + 24);
+      d.birth_interval = load32(p + 28);
+      d.death_interval = load32(p + 32);
+      d.lifetime = p[36];
+      d.touched_bytes = load64(p + 40);
+      d.instances = load32(p + 48);
+      prof_.identities.push_back(d);
+    }
+  }
+
+  void touches(Cursor c) {
+    uint32_t n, entry;
+    auto raw = entry_array(c, kTouchSize, "touch", n, entry);
+    reserve_more(prof_.touches, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t* p = raw.data() + size_t{i} * entry;
+      sentinel_touch t{};
+      t.identity = load32(p + 0);
+      t.interval = load32(p + 4);
+      t.bytes = load64(p + 8);
+      t.faults = load32(p + 16);
+      t.step = load32(p + 20);
+      prof_.touches.push_back(t);
+    }
+  }
+
+  void groups(Cursor c) {
+    uint32_t n, entry;
+    auto raw = entry_array(c, kGroupSize, "group", n, entry);
+    reserve_more(prof_.groups, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t* p = raw.data() + size_t{i} * entry;
+      sentinel_group g{};
+      g.id = load32(p + 0);
+      g.lifetime = p[4];
+      g.members = load32(p + 8);
+      g.bytes = load64(p + 16);
+      g.interval_mask = load64(p + 24);
+      prof_.groups.push_back(g);
+    }
+  }
+
+  void counters(Cursor c) {
+    uint64_t at = c.offset();
+    uint32_t n = c.u32("count");
+    uint32_t values = c.u32("counter_count");
+    // Each entry: u32 step, u32 interval, u64 duration_ns, counter_count x u64.
+    c.check_count(at, n, 16 + size_t{values} * 8, "sample");
+    reserve_more(prof_.counters, n);
+    for (uint32_t i = 0; i < n; ++i) {
+      CounterSample s;
+      s.step = c.u32("sample step");
+      s.interval = c.u32("sample interval");
+      s.duration_ns = c.u64("sample duration_ns");
+      auto raw = c.bytes(size_t{values} * 8, "counter values");
+      s.values.reserve(values);
+      for (uint32_t k = 0; k < values; ++k) s.values.push_back(load64(raw.data() + 8 * k));
+      prof_.counters.push_back(std::move(s));
+    }
+  }
+
   std::span<const uint8_t> b_;
   const ParseOptions& opt_;
   Profile prof_;
@@ -428,6 +583,17 @@ const std::string* Profile::config_value(std::string_view name) const {
   return nullptr;
 }
 
+bool Profile::has_profiler_records() const {
+  return !steps.empty() || !intervals.empty() || !sessions.empty() || !identities.empty() ||
+         !touches.empty() || !groups.empty() || !counters.empty();
+}
+
+const IntervalTable* Profile::intervals_for(uint32_t phase) const {
+  for (auto it = intervals.rbegin(); it != intervals.rend(); ++it)
+    if (it->phase == phase) return &*it;
+  return nullptr;
+}
+
 const Module* Profile::module_for(uint64_t address) const {
   for (const Module& m : modules)
     if (m.contains(address)) return &m;
@@ -444,6 +610,13 @@ std::string record_type_name(uint32_t type) {
     case SENTINEL_REC_OBJECTS: return "OBJECTS";
     case SENTINEL_REC_STATS: return "STATS";
     case SENTINEL_REC_MARKS: return "MARKS";
+    case SENTINEL_REC_STEPS: return "STEPS";
+    case SENTINEL_REC_INTERVALS: return "INTERVALS";
+    case SENTINEL_REC_PROFILE: return "PROFILE";
+    case SENTINEL_REC_IDENTITIES: return "IDENTITIES";
+    case SENTINEL_REC_TOUCHES: return "TOUCHES";
+    case SENTINEL_REC_GROUPS: return "GROUPS";
+    case SENTINEL_REC_COUNTERS: return "COUNTERS";
     case SENTINEL_REC_END: return "END";
     default: return cat("type ", type);
   }

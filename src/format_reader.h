@@ -102,6 +102,38 @@ struct Mark {
   uint64_t monotonic_ns = 0;
 };
 
+// ---- 1.1: the profiler's records. Entries are decoded from the prefix this reader knows; bytes a
+// newer minor version appends to an entry are ignored. Values are not cross-checked (an identity's
+// group, a touch's interval...): the tools look them up defensively.
+
+// One INTERVALS record: how a phase's step is cut on the in-step allocation clock.
+struct IntervalTable {
+  uint32_t phase = 0;
+  uint32_t period = 0;  // allocations per step
+  // Interval i covers in-step ordinals [bounds[i].first, bounds[i].second).
+  std::vector<std::pair<uint32_t, uint32_t>> bounds;
+};
+
+// One PROFILE record: a page-protection profiling session.
+struct ProfileSession {
+  uint32_t granularity_bytes = 0;
+  uint32_t profiled_steps = 0;
+  uint32_t phase = 0;
+  uint64_t first_profiled_step = 0;  // index into Profile::steps
+  uint64_t faults = 0;
+  uint64_t fault_handler_ns = 0;
+  uint64_t syscall_unprotects = 0;
+  std::vector<std::string> counter_names;  // counter_count event names
+};
+
+// One COUNTERS entry: one interval of one profiled step.
+struct CounterSample {
+  uint32_t step = 0;      // profiled step index
+  uint32_t interval = 0;
+  uint64_t duration_ns = 0;
+  std::vector<uint64_t> values;  // the record's counter_count deltas
+};
+
 struct Profile {
   uint16_t major = 0;
   uint16_t minor = 0;
@@ -118,6 +150,20 @@ struct Profile {
   std::vector<sentinel_object> objects;
   std::vector<Stat> stats;  // in file order
   std::vector<Mark> marks;  // in file order
+
+  // 1.1 (empty in 1.0 dumps). Batches of one type are concatenated in file order.
+  std::vector<sentinel_step_entry> steps;
+  std::vector<IntervalTable> intervals;  // one per INTERVALS record
+  std::vector<ProfileSession> sessions;  // one per PROFILE record
+  std::vector<sentinel_identity> identities;
+  std::vector<sentinel_touch> touches;
+  std::vector<sentinel_group> groups;
+  std::vector<CounterSample> counters;
+
+  // True when any 1.1 profiler record was seen.
+  bool has_profiler_records() const;
+  // The interval table of a phase (the last INTERVALS record for it), nullptr when absent.
+  const IntervalTable* intervals_for(uint32_t phase) const;
 
   // Lookups (linear or binary search; nullptr / nullopt when absent).
   const Site* find_site(uint32_t id) const;

@@ -24,7 +24,7 @@ bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t max_touches) {
 
 void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
   Slot* s = arena_->slot(cls, index);
-  if (s->pins.load(std::memory_order_seq_cst)) return;
+  if (s->pins.load(std::memory_order_seq_cst) || s->no_protect.load(std::memory_order_relaxed)) return;
   uintptr_t lo = page_down(user), hi = page_up(user + size);
   s->protect.store(1, std::memory_order_seq_cst);
   mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE);
@@ -63,8 +63,9 @@ void Profiler::unprotect_slot(unsigned cls, uint32_t index) {
   Slot* s = arena_->slot(cls, index);
   if (!s->protect.load(std::memory_order_acquire)) return;
   int saved = errno;
-  s->protect.store(0, std::memory_order_seq_cst);
+  // Access first, flag second: a fault in between must still find the flag and be recognised.
   mprotect(reinterpret_cast<void*>(arena_->slot_address(cls, index)), class_size(cls), PROT_READ | PROT_WRITE);
+  s->protect.store(0, std::memory_order_seq_cst);
   errno = saved;
 }
 
@@ -118,6 +119,9 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
   if (!armed() || !n || !arena_) return 0;
   uintptr_t a = reinterpret_cast<uintptr_t>(p), end = a + n;
   if (end < a) end = UINTPTR_MAX;
+  // Only the part inside the arena matters.
+  if (a < arena_->base()) a = arena_->base();
+  if (end > arena_->base() + arena_->span()) end = arena_->base() + arena_->span();
   uint32_t count = 0;
   int saved = errno;
   while (a < end && count < cap) {

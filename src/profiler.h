@@ -53,6 +53,8 @@ class Profiler {
   uint32_t pin_range(const void* p, size_t n, Pinned* out, uint32_t cap);
   void unpin(const Pinned* pins, uint32_t count);
 
+  // Forgets the touches recorded so far (the window they belong to was voided).
+  void discard_touches() { next_.store(0, std::memory_order_release); }
   uint64_t touch_count() const {
     uint64_t n = next_.load(std::memory_order_acquire);
     return n < capacity_ ? n : capacity_;

@@ -45,11 +45,22 @@ inline uint32_t this_thread_id() {
 
 // Everything lives in one zero-initialised static object: no constructors run before ours, and the
 // state stays valid after the dump, so frees that arrive late (other libraries' destructors) work.
-constinit RuntimeState g_state;
+// Never destroyed: libraries finalised after this one still allocate and free (and other threads may
+// run on while exit() proceeds), so nothing here may be torn down by a static destructor.
+union NeverDestroyed {
+  RuntimeState value;
+  constexpr NeverDestroyed() : value() {}
+  ~NeverDestroyed() {}
+};
+constinit NeverDestroyed g_state_storage;
+RuntimeState& g_state = g_state_storage.value;
 constinit std::atomic<int> g_init_state{0};  // 0 not started, 1 in progress, 2 done
 std::atomic<int> g_dumped{0};
 std::atomic<int> g_invalid_free_reported{0};
 constinit StepLock g_step_lock;
+// glibc's code: memory it allocates for itself (stdio buffers) is handed to the kernel by internal
+// calls that no hook sees, so the profiler must never protect it.
+uintptr_t g_libc_lo = 0, g_libc_hi = 0;
 bool g_stepping = false;  // the step detector runs (every mode but off)
 
 bool on_fault(void* address) { return g_state.profiler.handle_fault(address); }
@@ -153,6 +164,7 @@ void setup(const char* const* envp, bool for_tests) {
   }
   uintptr_t lo = 0, hi = 0;
   if (!for_tests) ModuleTable::text_range_of(reinterpret_cast<const void*>(&setup), &lo, &hi);
+  ModuleTable::text_range_of(reinterpret_cast<const void*>(&__libc_malloc), &g_libc_lo, &g_libc_hi);
   UnwindMethod m = g_state.unwinder.init(cfg.unwind, lo, hi);
   if (m != cfg.unwind) {
     LineBuf b;
@@ -195,7 +207,10 @@ void init(char** envp) {
   int expected = 0;
   if (!g_init_state.compare_exchange_strong(expected, 1)) return;
   setup(envp, false);
-  if (g_state.mode != Mode::off) pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
+  if (g_state.mode != Mode::off) {
+    pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
+    at_quick_exit(at_exit);  // glibc's quick_exit ends with an internal _exit no interposer sees
+  }
   g_init_state.store(2);
 }
 
@@ -252,6 +267,8 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   s->user.store(user, std::memory_order_release);
   // While profiling, a new object is protected too, so that its creator's first touch is recorded.
   // calloc's zeroing above has already happened.
+  bool from_libc = caller.ra - g_libc_lo < g_libc_hi - g_libc_lo;
+  s->no_protect.store(from_libc ? 1 : 0, std::memory_order_relaxed);
   if (g_state.profiler.recording()) g_state.profiler.protect_new(cls, index, user, size);
   update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
   errno = saved_errno;

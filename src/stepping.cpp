@@ -73,14 +73,16 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
     window_starts_[profiled_count_ + 1] = seq;
     ++profiled_count_;
     if (profiled_count_ >= cfg_.profile_steps || profiled_count_ >= kMaxProfiledSteps) {
-      stop_profiling(seq, now, true);
+      stop_profiling(seq, now, Outcome::complete);
     } else {
       current_interval_ = -1;
     }
   }
   ++steps_in_phase_;
-  // The first step after lock-on runs plain; the one after it opens the profiling window.
-  if (cfg_.mode == Mode::profile && !classified_ && !profiling_ && steps_in_phase_ == 2 && period_) {
+  // The first step after lock-on runs plain; the next step once the lock is confirmed (not a tentative
+  // lock on an inner loop) opens the profiling window.
+  if (cfg_.mode == Mode::profile && !classified_ && !profiling_ && steps_in_phase_ >= 2 && period_ &&
+      (detector_.confirmed() || detector_.mode() != StepMode::kAuto)) {
     first_profiled_index_ = steps_.size();
     window_starts_[0] = seq;
     start_profiling(now);
@@ -131,13 +133,20 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   profiler_->begin_interval(profiled_count_, interval);
 }
 
-void Stepper::stop_profiling(uint64_t seq, uint64_t now, bool complete) {
+void Stepper::stop_profiling(uint64_t seq, uint64_t now, Outcome outcome) {
   (void)seq;
   sample_counters(now);
   profiling_ = false;
   profiler_->finish();
-  if (!complete && profiled_count_ == 0) {
+  if (papi::attached_this_thread()) papi::detach_this_thread();
+  if (outcome == Outcome::voided) {
+    log_line(LogLevel::debug, "the profiled steps belonged to a lock found spurious; profiling again later");
+    profiler_->discard_touches();
+    return;
+  }
+  if (outcome == Outcome::partial && profiled_count_ == 0) {
     log_line(LogLevel::info, "profiling stopped before a profiled step completed (the pattern changed)");
+    classified_ = true;
     return;
   }
   ClassifyInput in;
@@ -170,13 +179,20 @@ void Stepper::stop_profiling(uint64_t seq, uint64_t now, bool complete) {
 void Stepper::drain_events(uint64_t now) {
   StepEvent ev;
   while (detector_.next_event(&ev)) {
-    if (ev.flags & kStepRetract) {
-      steps_.drop_from(ev.seq, ev.end_seq);
-      continue;
-    }
-    if (ev.flags & kStepUnlock) {
-      if (profiling_) stop_profiling(ev.seq, now, false);
-      in_step_ = false;
+    if (ev.flags & (kStepRetract | kStepUnlock)) {
+      if (ev.flags & kStepRetract) {
+        steps_.drop_from(ev.seq, ev.end_seq);
+        // A lock found spurious (an inner loop) took the profiling window with it: profile again later.
+        bool window_voided = (profiling_ || have_classification_) && window_starts_[0] >= ev.seq &&
+                             window_starts_[0] <= ev.end_seq;
+        if (window_voided) {
+          if (profiling_) stop_profiling(ev.seq, now, Outcome::voided);
+          classified_ = false;
+          have_classification_ = false;
+        }
+      }
+      if ((ev.flags & kStepUnlock) && profiling_) stop_profiling(ev.seq, now, Outcome::partial);
+      if (ev.flags & kStepUnlock) in_step_ = false;
       continue;
     }
     if (ev.flags & kStepLock) {
@@ -217,7 +233,7 @@ void Stepper::on_mark(uint64_t seq, uint64_t now) {
 
 void Stepper::finish(uint64_t seq, uint64_t now) {
   drain_events(now);
-  if (profiling_) stop_profiling(seq, now, false);
+  if (profiling_) stop_profiling(seq, now, Outcome::partial);
   if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq)
     last->allocations = static_cast<uint32_t>(seq - last->start_seq);
 }

@@ -70,7 +70,8 @@ class Stepper {
   void set_period(uint32_t period);
   void enter_interval(uint32_t interval, uint64_t now);
   void start_profiling(uint64_t now);
-  void stop_profiling(uint64_t seq, uint64_t now, bool complete);
+  enum class Outcome { complete, partial, voided };
+  void stop_profiling(uint64_t seq, uint64_t now, Outcome outcome);
   void sample_counters(uint64_t now);
   void drain_events(uint64_t now);
 
@@ -81,12 +82,10 @@ class Stepper {
   StepLog steps_;
 
   bool in_step_ = false;
-  bool mark_pending_ = false;
   uint64_t step_start_ = 0;
   uint64_t steps_in_phase_ = 0;
   uint32_t period_ = 0;
   uint32_t phase_ = 0;
-  bool phase_started_ = false;
   uint32_t intervals_ = 0;
   uint32_t interval_ends_[kMaxIntervals] = {};
   int32_t current_interval_ = -1;

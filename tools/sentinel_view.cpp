@@ -20,10 +20,14 @@ struct Command {
   const char* help;
 };
 
-// Later: report (HTML), trace (Perfetto JSON), heatmap, whatif.
+// Later: whatif.
 const Command kCommands[] = {
     {"summary", cmd_summary,
-     "process, objects, peak live bytes, lifetimes, sizes, top allocation sites, runtime counters"},
+     "process, objects, peak live bytes, lifetimes, sizes, top allocation sites, steps,\n"
+     "            the profile (identities, groups), runtime counters"},
+    {"heatmap", cmd_heatmap, "groups (or identities) x intervals: bytes touched, in the terminal"},
+    {"report", cmd_report, "one self-contained HTML page with plots and tables (-o FILE.html)"},
+    {"trace", cmd_trace, "Chrome trace-event JSON for Perfetto / chrome://tracing (-o FILE.json)"},
 };
 
 void print_help() {
@@ -42,7 +46,8 @@ void print_help() {
                "  --version      show the version\n"
                "\n"
                "Exit status: 0 success, 1 the dump cannot be read or is invalid, 2 usage error.\n"
-               "Example: sentinel-view summary sentinel-python3.12345.prof\n";
+               "Examples: sentinel-view summary sentinel-python3.12345.prof\n"
+               "          sentinel-view report sentinel-python3.12345.prof -o report.html\n";
 }
 
 }  // namespace
@@ -75,11 +80,35 @@ int finish_output() {
   return 0;
 }
 
+bool OutputFile::open(const std::string& path) {
+  path_ = path;
+  if (path == "-") return true;
+  file_.open(path, std::ios::out | std::ios::trunc | std::ios::binary);
+  if (!file_) {
+    std::cerr << kProg << ": " << path << ": " << std::strerror(errno ? errno : EIO) << "\n";
+    return false;
+  }
+  return true;
+}
+
+int OutputFile::close() {
+  if (path_ == "-") return finish_output();
+  file_.flush();
+  bool ok = static_cast<bool>(file_);
+  file_.close();
+  if (!ok || file_.fail()) {
+    std::cerr << kProg << ": " << path_ << ": error writing: " << std::strerror(errno ? errno : EIO)
+              << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace sentinel::view
 
 int main(int argc, char** argv) {
   using namespace sentinel::view;
-  if (argc < 2) return usage_error("missing command (one of: summary)");
+  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace)");
   std::string first = argv[1];
   if (first == "-h" || first == "--help" || first == "help") {
     if (first == "help" && argc > 2) {

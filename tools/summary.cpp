@@ -1,4 +1,5 @@
 // sentinel-view summary: a readable overview of one dump, or one JSON object with --json.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "profile_model.h"
 #include "sentinel_build_config.h"
 #include "symbolizer.h"
 #include "view.h"
@@ -20,7 +22,7 @@ struct Options {
   bool json = false;
   bool symbols = true;
   bool debuginfod = false;
-  size_t top = 10;
+  size_t top = 10;  // sites, identities and groups listed (0: all)
   std::string path;
 };
 
@@ -29,10 +31,11 @@ void print_summary_help() {
       << "Usage: sentinel-view summary [--json] [--top N] [--no-symbols] [--debuginfod] DUMP\n"
          "Summarizes a dump: process, topology, tracked objects, peak live bytes, lifetimes,\n"
          "size classes, the top allocation sites (symbolized offline from the recorded module\n"
-         "maps) and the runtime's counters.\n"
+         "maps), the runtime's counters and, for format 1.1 dumps, the detected steps, the\n"
+         "profiling session, the top object identities and the co-allocation groups.\n"
          "\n"
          "  --json         print one JSON object instead (keys: docs/sentinel-view.md)\n"
-         "  --top N        number of sites listed (default 10; 0: all)\n"
+         "  --top N        number of sites, identities and groups listed (default 10; 0: all)\n"
          "  --no-symbols   print frames as module+offset without opening the module files\n"
          "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
          "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
@@ -132,7 +135,123 @@ std::vector<std::string> site_frames(const fmt::Profile& p, Symbolizer& sym, uin
   return out;
 }
 
-void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o) {
+std::string bounds_text(const fmt::IntervalTable& t) {
+  std::string out;
+  for (const auto& [first, end] : t.bounds)
+    out += (out.empty() ? "" : " ") + ("[" + std::to_string(first) + "," + std::to_string(end) + ")");
+  return out;
+}
+
+std::string opt_interval(uint32_t v) { return v == SENTINEL_NO_ORDINAL ? "-" : std::to_string(v); }
+
+uint64_t per_step(uint64_t bytes, const AccessModel& m) { return bytes / m.steps_used; }
+
+size_t listed(size_t top, size_t n) { return top ? std::min(top, n) : n; }
+
+// Steps, phases and the profiling session: lines after the object counts.
+void print_steps_text(std::ostream& os, const fmt::Profile& p, const StepModel& sm,
+                      const AccessModel& am) {
+  os << "steps            " << sm.steps;
+  if (sm.steps) {
+    os << " detected in " << sm.phases.size() << (sm.phases.size() == 1 ? " phase" : " phases") << " ("
+       << sm.inferred_steps << " inferred before lock-on, " << sm.explicit_steps << " marked, "
+       << sm.profiled_steps << " profiled)";
+  } else {
+    os << (p.has_profiler_records() ? "" : " (no step records: format 1.0 or the detector never ran)");
+  }
+  os << "\n";
+  if (sm.steps) {
+    os << "per step         " << sm.allocations_per_step << " allocations, " << sm.intervals_per_step
+       << " intervals (phase "
+       << sm.phases[static_cast<size_t>(sm.main_phase)].phase << ", the one with the most steps)\n";
+    os << "phases\n";
+    for (const auto& ph : sm.phases) {
+      os << "  phase " << ph.phase << ": " << ph.steps << (ph.steps == 1 ? " step" : " steps") << " (#"
+         << ph.first_step << "-#" << ph.last_step << "), " << ph.period << " allocations per step, "
+         << ph.intervals << " intervals";
+      if (ph.median_step_ns) os << ", step time " << human_duration(ph.median_step_ns);
+      if (ph.profiled_steps) os << ", " << ph.profiled_steps << " profiled";
+      os << "\n";
+      if (ph.table && !ph.table->bounds.empty() && ph.table->bounds.size() <= 16)
+        os << "    intervals (in-step ordinals) " << bounds_text(*ph.table) << "\n";
+    }
+  }
+  for (const auto& s : p.sessions) {
+    os << "profile          " << s.profiled_steps << (s.profiled_steps == 1 ? " step" : " steps")
+       << " from step #" << s.first_profiled_step << " (phase " << s.phase << "), granularity "
+       << human_bytes(s.granularity_bytes) << ", " << s.faults << " faults, handler "
+       << human_duration(s.fault_handler_ns);
+    if (s.faults) os << " (" << human_duration(s.fault_handler_ns / s.faults) << " per fault)";
+    os << ", " << s.syscall_unprotects << " system-call unprotects\n";
+    os << "                 counters: ";
+    if (s.counter_names.empty()) os << "none (faults only)";
+    for (size_t i = 0; i < s.counter_names.size(); ++i) os << (i ? ", " : "") << printable(s.counter_names[i]);
+    os << "\n";
+  }
+  if (am.present) {
+    uint64_t by_class[4] = {0, 0, 0, 0};
+    for (const auto& r : am.identities) ++by_class[r.id.lifetime <= 3 ? r.id.lifetime : 0];
+    os << "identities       " << am.identities.size() << " (" << by_class[3] << " persistent, "
+       << by_class[2] << " step-scoped, " << by_class[1] << " short-lived";
+    if (by_class[0]) os << ", " << by_class[0] << " unknown";
+    os << "), " << am.groups.size() << " groups, " << human_bytes(per_step(am.total_touched, am))
+       << " touched per profiled step\n";
+    if (am.dropped_touches)
+      os << "                 note: " << am.dropped_touches
+         << " touches name an unknown identity or interval and were ignored\n";
+  }
+}
+
+void identity_table(std::ostream& os, const AccessModel& am, const std::vector<size_t>& order,
+                    size_t n) {
+  os << "  " << rpad("id", 6) << "  " << pad("class", 12) << rpad("size", 10) << rpad("site", 7)
+     << rpad("ordinal", 8) << rpad("born", 6) << rpad("dies", 6) << rpad("inst", 6)
+     << rpad("touched/step", 14) << rpad("intervals", 10) << rpad("group", 7) << "\n";
+  for (size_t i = 0; i < n; ++i) {
+    const IdentityRow& r = am.identities[order[i]];
+    os << "  " << rpad(std::to_string(r.id.id), 6) << "  " << pad(lifetime_name(r.id.lifetime), 12)
+       << rpad(human_bytes(r.id.size), 10)
+       << rpad(r.id.site == UINT32_MAX ? "-" : std::to_string(r.id.site), 7)
+       << rpad(opt_interval(r.id.ordinal), 8) << rpad(opt_interval(r.id.birth_interval), 6)
+       << rpad(opt_interval(r.id.death_interval), 6) << rpad(std::to_string(r.id.instances), 6)
+       << rpad(human_bytes(per_step(r.touched, am)), 14) << rpad(std::to_string(r.intervals_touched), 10)
+       << rpad(std::to_string(r.id.group), 7) << "\n";
+  }
+}
+
+void print_access_text(std::ostream& os, const AccessModel& am, const Options& o) {
+  if (!am.present) return;
+  auto by_size = identities_by_size(am);
+  size_t n = listed(o.top, by_size.size());
+  os << "\ntop " << n << " of " << am.identities.size() << " identities by bytes"
+     << " (born/dies: interval; '-': outside the step; touched/step: mean over " << am.steps_used
+     << (am.steps_used == 1 ? " profiled step)\n" : " profiled steps)\n");
+  identity_table(os, am, by_size, n);
+  auto by_touch = identities_by_touches(am);
+  n = listed(o.top, by_touch.size());
+  os << "\ntop " << n << " of " << by_touch.size() << " touched identities by bytes touched\n";
+  identity_table(os, am, by_touch, n);
+  std::vector<size_t> gorder(am.groups.size());
+  for (size_t i = 0; i < gorder.size(); ++i) gorder[i] = i;
+  std::sort(gorder.begin(), gorder.end(), [&](size_t x, size_t y) {
+    if (am.groups[x].g.bytes != am.groups[y].g.bytes) return am.groups[x].g.bytes > am.groups[y].g.bytes;
+    return am.groups[x].g.id < am.groups[y].g.id;
+  });
+  n = listed(o.top, gorder.size());
+  os << "\ntop " << n << " of " << am.groups.size() << " co-allocation groups by bytes\n";
+  os << "  " << rpad("group", 6) << "  " << pad("class", 12) << rpad("members", 8) << rpad("bytes", 11)
+     << rpad("touched/step", 14) << "  intervals touched\n";
+  for (size_t i = 0; i < n; ++i) {
+    const GroupRow& g = am.groups[gorder[i]];
+    os << "  " << rpad(std::to_string(g.g.id), 6) << "  " << pad(lifetime_name(g.g.lifetime), 12)
+       << rpad(std::to_string(g.g.members), 8) << rpad(human_bytes(g.g.bytes), 11)
+       << rpad(human_bytes(per_step(g.touched, am)), 14) << "  "
+       << (g.interval_list.empty() ? "none" : g.interval_list) << "\n";
+  }
+}
+
+void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o,
+                const StepModel& sm, const AccessModel& am) {
   std::ostream& os = std::cout;
   os << "Sentinel profile " << printable(o.path) << " (format " << p.major << "." << p.minor << ", "
      << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, "
@@ -181,6 +300,7 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << ")";
   }
   os << "\n";
+  print_steps_text(os, p, sm, am);
 
   if (a.objects) {
     os << "\nlifetimes\n";
@@ -216,6 +336,7 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     }
     for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
   }
+  print_access_text(os, am, o);
 
   auto stats = unique_stats(p);
   if (!stats.empty()) {
@@ -237,7 +358,100 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << "\n(" << p.skipped_records << " records of types this reader does not know were skipped)\n";
 }
 
-void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o) {
+void json_opt(std::ostream& os, uint32_t v) {
+  if (v == SENTINEL_NO_ORDINAL) os << "null"; else os << v;
+}
+
+void identity_json(std::ostream& os, const AccessModel& am, const IdentityRow& r) {
+  os << "{\"id\":" << r.id.id << ",\"site\":";
+  if (r.id.site == UINT32_MAX) os << -1; else os << r.id.site;
+  os << ",\"size\":" << r.id.size << ",\"ordinal\":";
+  json_opt(os, r.id.ordinal);
+  os << ",\"phase\":" << r.id.phase << ",\"group\":" << r.id.group
+     << ",\"lifetime\":" << json_quote(lifetime_short(r.id.lifetime)) << ",\"birth_interval\":";
+  json_opt(os, r.id.birth_interval);
+  os << ",\"death_interval\":";
+  json_opt(os, r.id.death_interval);
+  os << ",\"instances\":" << r.id.instances << ",\"touched_bytes\":" << r.touched
+     << ",\"touched_bytes_per_step\":" << per_step(r.touched, am)
+     << ",\"intervals_touched\":" << r.intervals_touched << ",\"faults\":" << r.faults << "}";
+}
+
+void print_steps_json(std::ostream& os, const fmt::Profile& p, const StepModel& sm,
+                      const AccessModel& am, const Options& o) {
+  os << ",\"steps\":" << sm.steps << ",\"allocations_per_step\":" << sm.allocations_per_step
+     << ",\"intervals_per_step\":" << sm.intervals_per_step;
+  uint64_t profiled = sm.profiled_steps;
+  if (!profiled)
+    for (const auto& s : p.sessions) profiled += s.profiled_steps;
+  os << ",\"profiled_steps\":" << profiled;
+  os << ",\"step_flags\":{\"explicit\":" << sm.explicit_steps << ",\"inferred\":" << sm.inferred_steps
+     << ",\"new_phase\":" << sm.new_phase_steps << ",\"profiled\":" << sm.profiled_steps << "}";
+  os << ",\"phases\":[";
+  for (size_t i = 0; i < sm.phases.size(); ++i) {
+    const auto& ph = sm.phases[i];
+    os << (i ? "," : "") << "{\"phase\":" << ph.phase << ",\"steps\":" << ph.steps
+       << ",\"first_step\":" << ph.first_step << ",\"last_step\":" << ph.last_step
+       << ",\"allocations_per_step\":" << ph.period << ",\"intervals_per_step\":" << ph.intervals
+       << ",\"profiled_steps\":" << ph.profiled_steps << ",\"median_step_ns\":" << ph.median_step_ns
+       << ",\"intervals\":[";
+    if (ph.table)
+      for (size_t k = 0; k < ph.table->bounds.size(); ++k)
+        os << (k ? "," : "") << "[" << ph.table->bounds[k].first << "," << ph.table->bounds[k].second << "]";
+    os << "]}";
+  }
+  os << "]";
+  const fmt::ProfileSession* s = p.sessions.empty() ? nullptr : &p.sessions.front();
+  os << ",\"granularity_bytes\":" << (s ? s->granularity_bytes : 0)
+     << ",\"faults\":" << (s ? s->faults : 0) << ",\"profile\":";
+  if (s) {
+    os << "{\"granularity_bytes\":" << s->granularity_bytes << ",\"profiled_steps\":" << s->profiled_steps
+       << ",\"phase\":" << s->phase << ",\"first_profiled_step\":" << s->first_profiled_step
+       << ",\"faults\":" << s->faults << ",\"fault_handler_ns\":" << s->fault_handler_ns
+       << ",\"syscall_unprotects\":" << s->syscall_unprotects << ",\"counters\":[";
+    for (size_t i = 0; i < s->counter_names.size(); ++i) os << (i ? "," : "") << json_quote(s->counter_names[i]);
+    os << "]}";
+  } else {
+    os << "null";
+  }
+  os << ",\"identity_count\":" << am.identities.size() << ",\"group_count\":" << am.groups.size()
+     << ",\"touched_bytes_per_step\":" << per_step(am.total_touched, am)
+     << ",\"dropped_touches\":" << am.dropped_touches << ",\"interval_ns\":[";
+  for (size_t i = 0; i < am.interval_ns.size(); ++i)
+    os << (i ? "," : "") << static_cast<uint64_t>(am.interval_ns[i] + 0.5);
+  os << "]";
+  auto by_size = identities_by_size(am);
+  os << ",\"top_identities\":[";
+  for (size_t i = 0, n = listed(o.top, by_size.size()); i < n; ++i) {
+    if (i) os << ",";
+    identity_json(os, am, am.identities[by_size[i]]);
+  }
+  auto by_touch = identities_by_touches(am);
+  os << "],\"top_identities_by_touches\":[";
+  for (size_t i = 0, n = listed(o.top, by_touch.size()); i < n; ++i) {
+    if (i) os << ",";
+    identity_json(os, am, am.identities[by_touch[i]]);
+  }
+  os << "],\"groups\":[";
+  std::vector<size_t> gorder(am.groups.size());
+  for (size_t i = 0; i < gorder.size(); ++i) gorder[i] = i;
+  std::sort(gorder.begin(), gorder.end(), [&](size_t x, size_t y) {
+    if (am.groups[x].g.bytes != am.groups[y].g.bytes) return am.groups[x].g.bytes > am.groups[y].g.bytes;
+    return am.groups[x].g.id < am.groups[y].g.id;
+  });
+  for (size_t i = 0, n = listed(o.top, gorder.size()); i < n; ++i) {
+    const GroupRow& g = am.groups[gorder[i]];
+    os << (i ? "," : "") << "{\"id\":" << g.g.id << ",\"lifetime\":" << json_quote(lifetime_short(g.g.lifetime))
+       << ",\"members\":" << g.g.members << ",\"bytes\":" << g.g.bytes
+       << ",\"intervals\":" << json_quote(g.interval_list) << ",\"intervals_touched\":" << g.intervals_touched
+       << ",\"touched_bytes_per_step\":" << per_step(g.touched, am) << ",\"interval_mask\":" << g.g.interval_mask
+       << "}";
+  }
+  os << "]";
+}
+
+void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o,
+                const StepModel& sm, const AccessModel& am) {
   std::ostream& os = std::cout;
   const auto& pr = p.process;
   os << "{\"version\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor));
@@ -295,6 +509,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   for (size_t i = 0; i < a.allocations_per_marked_step.size(); ++i)
     os << (i ? "," : "") << a.allocations_per_marked_step[i];
   os << "]";
+  print_steps_json(os, p, sm, am, o);
   os << ",\"lifetimes\":[";
   for (size_t i = 0; i < kLifetimeBuckets; ++i)
     os << (i ? "," : "") << "{\"bucket\":" << json_quote(kLifetimeLabels[i])
@@ -378,11 +593,13 @@ int cmd_summary(int argc, char** argv) {
   auto profile = load_profile(o.path);
   if (!profile) return 1;
   Analysis a = analyze(*profile);
+  StepModel sm = model_steps(*profile);
+  AccessModel am = model_access(*profile, sm);
   Symbolizer sym(*profile, o.symbols);
   if (o.json)
-    print_json(*profile, a, sym, o);
+    print_json(*profile, a, sym, o, sm, am);
   else
-    print_text(*profile, a, sym, o);
+    print_text(*profile, a, sym, o, sm, am);
   return finish_output();
 }
 

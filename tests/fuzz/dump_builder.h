@@ -175,6 +175,84 @@ class DumpBuilder {
     return record(SENTINEL_REC_MARKS, b);
   }
 
+  // ---- 1.1 records. entry_size larger than the 1.1 size pads each entry with 0xEE bytes. ----
+
+  DumpBuilder& steps(const std::vector<sentinel_step_entry>& steps, uint32_t entry_size = 32) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(steps.size())).u32(entry_size);
+    for (const auto& s : steps) {
+      b.u64(s.start_seq).u64(s.start_ns).u32(s.allocations).u32(s.phase).u32(s.flags).u32(s.reserved);
+      pad(b, 32, entry_size);
+    }
+    return record(SENTINEL_REC_STEPS, b);
+  }
+
+  DumpBuilder& intervals(uint32_t phase, uint32_t period,
+                         const std::vector<std::pair<uint32_t, uint32_t>>& bounds) {
+    Bytes b;
+    b.u32(phase).u32(period).u32(static_cast<uint32_t>(bounds.size()));
+    for (const auto& [first, end] : bounds) b.u32(first).u32(end);
+    return record(SENTINEL_REC_INTERVALS, b);
+  }
+
+  DumpBuilder& profile(uint32_t granularity, uint32_t profiled_steps, uint32_t phase,
+                       uint64_t first_profiled_step, uint64_t faults, uint64_t fault_handler_ns,
+                       uint64_t syscall_unprotects, const std::vector<std::string>& counter_names = {}) {
+    Bytes b;
+    b.u32(granularity).u32(profiled_steps).u32(phase).u32(static_cast<uint32_t>(counter_names.size()));
+    b.u64(first_profiled_step).u64(faults).u64(fault_handler_ns).u64(syscall_unprotects);
+    for (const auto& n : counter_names) b.str(n);
+    return record(SENTINEL_REC_PROFILE, b);
+  }
+
+  DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(ids.size())).u32(entry_size);
+    for (const auto& d : ids) {
+      b.u32(d.id).u32(d.site).u64(d.size).u32(d.ordinal).u32(d.phase).u32(d.group);
+      b.u32(d.birth_interval).u32(d.death_interval).u8(d.lifetime).u8(0).u8(0).u8(0);
+      b.u64(d.touched_bytes).u32(d.instances).u32(0);
+      pad(b, 56, entry_size);
+    }
+    return record(SENTINEL_REC_IDENTITIES, b);
+  }
+
+  DumpBuilder& touches(const std::vector<sentinel_touch>& touches, uint32_t entry_size = 24) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(touches.size())).u32(entry_size);
+    for (const auto& t : touches) {
+      b.u32(t.identity).u32(t.interval).u64(t.bytes).u32(t.faults).u32(t.step);
+      pad(b, 24, entry_size);
+    }
+    return record(SENTINEL_REC_TOUCHES, b);
+  }
+
+  DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(groups.size())).u32(entry_size);
+    for (const auto& g : groups) {
+      b.u32(g.id).u8(g.lifetime).u8(0).u8(0).u8(0).u32(g.members).u32(0).u64(g.bytes);
+      b.u64(g.interval_mask);
+      pad(b, 32, entry_size);
+    }
+    return record(SENTINEL_REC_GROUPS, b);
+  }
+
+  struct CounterEntry {
+    uint32_t step, interval;
+    uint64_t duration_ns;
+    std::vector<uint64_t> values;  // exactly counter_count of them
+  };
+  DumpBuilder& counters(uint32_t counter_count, const std::vector<CounterEntry>& entries) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(entries.size())).u32(counter_count);
+    for (const auto& e : entries) {
+      b.u32(e.step).u32(e.interval).u64(e.duration_ns);
+      for (uint32_t k = 0; k < counter_count; ++k) b.u64(k < e.values.size() ? e.values[k] : 0);
+    }
+    return record(SENTINEL_REC_COUNTERS, b);
+  }
+
   // The END record; `count` overrides the number of records before it.
   DumpBuilder& end(std::optional<uint64_t> count = {}) {
     Bytes b;
@@ -187,6 +265,9 @@ class DumpBuilder {
   uint64_t records() const { return records_; }
 
  private:
+  static void pad(Bytes& b, uint32_t known, uint32_t entry_size) {
+    for (uint32_t i = known; i < entry_size; ++i) b.u8(0xEE);
+  }
   Bytes file_;
   uint64_t records_ = 0;
 };
@@ -196,7 +277,7 @@ class DumpBuilder {
 //   objects: 6, sizes 4096, 65536, 1048576, 8192, 131072, 4096 (sum 1261568)
 //   marks at seq 1 and 4 -> allocations per marked step [3, 2]
 inline std::vector<uint8_t> sample_dump() {
-  DumpBuilder d;
+  DumpBuilder d(1, 0);  // a 1.0 dump: none of the profiler's records
   d.process(4242, 1, 0, 1000000000ull, 3500000000ull, "/usr/bin/python3.11",
             {"python3", "-c", "print(\"hi\")"});
   d.config({"SENTINEL_MODE=track", "SENTINEL_MIN_BYTES=4096", "SENTINEL_DUMP=sentinel-%e.%p.prof"});

@@ -25,6 +25,7 @@ void fail(const char* what, const std::string& detail) {
 struct Outcome {
   bool ok = false;
   size_t objects = 0, sites = 0, modules = 0, stats = 0, marks = 0;
+  size_t steps = 0, intervals = 0, sessions = 0, identities = 0, touches = 0, groups = 0, counters = 0;
   uint64_t records = 0;
 };
 
@@ -41,6 +42,15 @@ Outcome parse(const uint8_t* data, size_t size, bool verify) {
     out.stats = p.stats.size();
     out.marks = p.marks.size();
     out.records = p.record_count;
+    out.steps = p.steps.size();
+    out.intervals = p.intervals.size();
+    out.sessions = p.sessions.size();
+    out.identities = p.identities.size();
+    out.touches = p.touches.size();
+    out.groups = p.groups.size();
+    out.counters = p.counters.size();
+    (void)p.has_profiler_records();
+    for (const auto& s : p.steps) (void)p.intervals_for(s.phase);
     // Exercise the lookups on parsed data.
     for (const auto& o : p.objects) {
       (void)p.find_site(o.site);
@@ -96,7 +106,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!unchecked.ok) fail("accepted with checksums, refused without", std::to_string(size));
     if (checked.objects != unchecked.objects || checked.sites != unchecked.sites ||
         checked.modules != unchecked.modules || checked.stats != unchecked.stats ||
-        checked.marks != unchecked.marks || checked.records != unchecked.records)
+        checked.marks != unchecked.marks || checked.records != unchecked.records ||
+        checked.steps != unchecked.steps || checked.intervals != unchecked.intervals ||
+        checked.sessions != unchecked.sessions || checked.identities != unchecked.identities ||
+        checked.touches != unchecked.touches || checked.groups != unchecked.groups ||
+        checked.counters != unchecked.counters)
       fail("checksum verification changed the result", std::to_string(size));
   }
   return 0;

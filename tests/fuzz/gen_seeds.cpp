@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dump_builder.h"
+#include "training_dump.h"
 
 using sentinel::testing::Bytes;
 using sentinel::testing::DumpBuilder;
@@ -56,6 +57,44 @@ int main(int argc, char** argv) {
     d.marks({{0, 0}, {UINT64_MAX, UINT64_MAX}});
     d.end();
     ok &= put(dir, "edges.prof", d.bytes());
+  }
+  {  // every 1.1 record type, small: a loop of 3 steps of 2 allocations, one profiled step
+    sentinel::testing::LoopSpec s;
+    s.executable = "py";
+    s.argv = {"py"};
+    s.weights = {{1, 65536}};
+    sentinel::testing::LoopPhase ph;
+    ph.pattern = {{2, 65536, 1}, {3, 131072, 3}};
+    ph.steps = 3;
+    ph.intervals = {{0, 1}, {1, 2}};
+    s.phases = {ph};
+    s.first_profiled = 1;
+    s.profiled = 1;
+    s.touches = {{0, -1, 0, 1.0}, {-1, 0, 0, 0.5}, {-1, 1, 1, 1.0}};
+    s.counter_names = {"PAPI_TOT_INS"};
+    ok &= put(dir, "profile.prof", sentinel::testing::make_loop_dump(s).bytes);
+  }
+  {  // 1.1 records with larger entries, an empty batch and trailing payload bytes
+    DumpBuilder d(1, 3);
+    sentinel_step_entry st{};
+    st.allocations = 2;
+    st.flags = SENTINEL_STEP_EXPLICIT;
+    d.steps({st, st}, 36);
+    d.steps({}, 32);
+    d.intervals(0, 2, {{0, 1}, {1, 2}, {2, 1}});
+    sentinel_identity id{};
+    id.size = 4096;
+    id.ordinal = id.birth_interval = id.death_interval = SENTINEL_NO_ORDINAL;
+    id.lifetime = SENTINEL_LIFE_PERSISTENT;
+    d.identities({id}, 60);
+    d.touches({sentinel_touch{0, 1, 4096, 1, 0}, sentinel_touch{9, 70, 1, 1, 3}}, 28);
+    sentinel_group g{};
+    g.interval_mask = ~uint64_t{0};
+    d.groups({g}, 40);
+    d.counters(0, {{0, 0, 5, {}}});
+    d.profile(2 << 20, 1, 0, 0, 1, 2, 3, {"", "x"});
+    d.end();
+    ok &= put(dir, "profile-wide.prof", d.bytes());
   }
   return ok ? 0 : 1;
 }

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# Fuzzes the dump reader for a bounded time: run-fuzz.sh BUILD_DIR SECONDS
+# Fuzzes the dump reader for a bounded time: run-fuzz.sh BUILD_DIR SECONDS [TARGET]
+# TARGET is fuzz-format-reader (default) or fuzz-view-model (the viewer's models over parsed dumps).
 # BUILD_DIR is a build configured with CC=clang CXX=clang++ meson setup BUILD_DIR -Dfuzz=true.
 # The committed seeds are copied into a scratch corpus under BUILD_DIR (the source tree is never
 # written). Exits non-zero when the fuzzer finds a crash, a sanitizer report, a leak, a timeout or
 # an out-of-memory input; the reproducer is left in BUILD_DIR/fuzz-artifacts/.
 set -euo pipefail
 
-if [[ $# -ne 2 || ! $2 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS" >&2
+if [[ $# -lt 2 || $# -gt 3 || ! $2 =~ ^[0-9]+$ ]]; then
+  echo "usage: $0 BUILD_DIR SECONDS [fuzz-format-reader|fuzz-view-model]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
 seconds=$2
 here=$(cd "$(dirname "$0")" && pwd)
-fuzzer=$build/tests/fuzz/fuzz-format-reader
+target=${3:-fuzz-format-reader}
+fuzzer=$build/tests/fuzz/$target
 if [[ ! -x $fuzzer ]]; then
   echo "run-fuzz.sh: $fuzzer not built (configure with CC=clang CXX=clang++ -Dfuzz=true)" >&2
   exit 2
 fi
 
 corpus=$build/fuzz-corpus
+[[ $target == fuzz-format-reader ]] || corpus=$build/fuzz-corpus-$target
 artifacts=$build/fuzz-artifacts
 mkdir -p "$corpus" "$artifacts"
 cp -n "$here"/seeds/*.prof "$corpus"/ 2>/dev/null || true
@@ -30,10 +33,10 @@ set +e
 "$fuzzer" "$corpus" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
   -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" \
-  ${FUZZ_EXTRA_ARGS:-} 2>"$build/fuzz-log.txt"
+  ${FUZZ_EXTRA_ARGS:-} 2>"$build/fuzz-log-$target.txt"
 rc=$?
 set -e
-tail -n 25 "$build/fuzz-log.txt"
+tail -n 25 "$build/fuzz-log-$target.txt"
 if [[ $rc -ne 0 ]]; then
   echo "run-fuzz.sh: FAILED (exit $rc); reproducers in $artifacts:" >&2
   ls -l "$artifacts" >&2 || true

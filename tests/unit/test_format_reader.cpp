@@ -8,9 +8,11 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 #include "../fuzz/dump_builder.h"
+#include "../fuzz/training_dump.h"
 #include "format_reader.h"
 
 using sentinel::fmt::FormatError;
@@ -287,7 +289,7 @@ TEST_CASE("format reader: versions", "[format]") {
   newer.end();
   FormatError e = parse_error(newer.bytes());
   CHECK(contains(e.what(), "2.3"));
-  CHECK(contains(e.what(), "1.0"));
+  CHECK(contains(e.what(), "(1." + std::to_string(SENTINEL_FORMAT_MINOR) + ")"));
   CHECK(contains(e.what(), "newer"));
 
   DumpBuilder zero(0, 9);
@@ -482,4 +484,233 @@ TEST_CASE("format reader: read_profile reads files", "[format]") {
   unlink(path);
   CHECK_THROWS_AS(sentinel::fmt::read_profile(path), std::system_error);
   CHECK_THROWS_AS(sentinel::fmt::read_profile("/tmp"), std::system_error);
+}
+
+// ---- 1.1: the profiler's records ----
+
+namespace {
+
+using sentinel::testing::LoopDump;
+using sentinel::testing::make_loop_dump;
+using sentinel::testing::small_loop_spec;
+
+void check_same(const Profile& p, const LoopDump& want) {
+  REQUIRE(p.steps.size() == want.steps.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    INFO("step " << i);
+    CHECK(p.steps[i].start_seq == want.steps[i].start_seq);
+    CHECK(p.steps[i].start_ns == want.steps[i].start_ns);
+    CHECK(p.steps[i].allocations == want.steps[i].allocations);
+    CHECK(p.steps[i].phase == want.steps[i].phase);
+    CHECK(p.steps[i].flags == want.steps[i].flags);
+  }
+  REQUIRE(p.identities.size() == want.identities.size());
+  for (size_t i = 0; i < p.identities.size(); ++i) {
+    INFO("identity " << i);
+    const auto& a = p.identities[i];
+    const auto& b = want.identities[i];
+    CHECK(a.id == b.id);
+    CHECK(a.site == b.site);
+    CHECK(a.size == b.size);
+    CHECK(a.ordinal == b.ordinal);
+    CHECK(a.phase == b.phase);
+    CHECK(a.group == b.group);
+    CHECK(a.birth_interval == b.birth_interval);
+    CHECK(a.death_interval == b.death_interval);
+    CHECK(a.lifetime == b.lifetime);
+    CHECK(a.touched_bytes == b.touched_bytes);
+    CHECK(a.instances == b.instances);
+  }
+  REQUIRE(p.touches.size() == want.touches.size());
+  for (size_t i = 0; i < p.touches.size(); ++i) {
+    INFO("touch " << i);
+    CHECK(p.touches[i].identity == want.touches[i].identity);
+    CHECK(p.touches[i].interval == want.touches[i].interval);
+    CHECK(p.touches[i].bytes == want.touches[i].bytes);
+    CHECK(p.touches[i].faults == want.touches[i].faults);
+    CHECK(p.touches[i].step == want.touches[i].step);
+  }
+  REQUIRE(p.groups.size() == want.groups.size());
+  for (size_t i = 0; i < p.groups.size(); ++i) {
+    INFO("group " << i);
+    CHECK(p.groups[i].id == want.groups[i].id);
+    CHECK(p.groups[i].lifetime == want.groups[i].lifetime);
+    CHECK(p.groups[i].members == want.groups[i].members);
+    CHECK(p.groups[i].bytes == want.groups[i].bytes);
+    CHECK(p.groups[i].interval_mask == want.groups[i].interval_mask);
+  }
+  REQUIRE(p.counters.size() == want.counters.size());
+  for (size_t i = 0; i < p.counters.size(); ++i) {
+    CHECK(p.counters[i].step == want.counters[i].step);
+    CHECK(p.counters[i].interval == want.counters[i].interval);
+    CHECK(p.counters[i].duration_ns == want.counters[i].duration_ns);
+    CHECK(p.counters[i].values == want.counters[i].values);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("format reader: 1.1 records of a synthetic training loop", "[format]") {
+  const LoopDump d = make_loop_dump(small_loop_spec());
+  Profile p = parse_profile(d.bytes);
+  CHECK(p.minor == 1);
+  CHECK(p.skipped_records == 0);
+  CHECK(p.has_profiler_records());
+  CHECK(p.objects.size() == 87);
+  CHECK(p.steps.size() == 15);
+  check_same(p, d);
+  CHECK(d.identities.size() == 9);
+  CHECK(d.groups.size() == 8);
+  REQUIRE(p.intervals.size() == 2);
+  CHECK(p.intervals[0].phase == 0);
+  CHECK(p.intervals[0].period == 6);
+  CHECK(p.intervals[0].bounds == std::vector<std::pair<uint32_t, uint32_t>>{{0, 2}, {2, 4}, {4, 6}});
+  CHECK(p.intervals[1].phase == 1);
+  CHECK(p.intervals[1].period == 4);
+  REQUIRE(p.intervals_for(1) == &p.intervals[1]);
+  CHECK(p.intervals_for(7) == nullptr);
+  REQUIRE(p.sessions.size() == 1);
+  const auto& s = p.sessions[0];
+  CHECK(s.granularity_bytes == 65536);
+  CHECK(s.profiled_steps == 2);
+  CHECK(s.phase == 0);
+  CHECK(s.first_profiled_step == 1);
+  CHECK(s.faults == 530);
+  CHECK(s.fault_handler_ns == 530 * 3500);
+  CHECK(s.syscall_unprotects == 0);
+  CHECK(s.counter_names == std::vector<std::string>{"PAPI_TOT_INS", "PAPI_L3_TCM"});
+  REQUIRE(p.counters.size() == 6);
+  CHECK(p.counters[0].values.size() == 2);
+  CHECK(sentinel::fmt::record_type_name(SENTINEL_REC_TOUCHES) == "TOUCHES");
+  CHECK(sentinel::fmt::record_type_name(SENTINEL_REC_COUNTERS) == "COUNTERS");
+
+  // A 1.0 dump has none of them.
+  Profile old = parse_profile(sample_dump());
+  CHECK_FALSE(old.has_profiler_records());
+}
+
+TEST_CASE("format reader: larger 1.1 entries (a newer minor) decode from their known prefix",
+          "[format]") {
+  const LoopDump want = make_loop_dump(small_loop_spec());
+  DumpBuilder d(1, 9);
+  d.steps(want.steps, 40);
+  d.steps({}, 32);  // an empty batch
+  d.identities(std::vector<sentinel_identity>(want.identities.begin(), want.identities.begin() + 4), 64);
+  d.identities(std::vector<sentinel_identity>(want.identities.begin() + 4, want.identities.end()), 57);
+  d.touches(want.touches, 32);
+  d.groups(want.groups, 48);
+  d.counters(2, want.counters);
+  Bytes extra;  // a PROFILE record with bytes after the known fields
+  extra.u32(4096).u32(1).u32(0).u32(1).u64(3).u64(10).u64(20).u64(30).str("PAPI_TOT_INS").u64(0xabcdef);
+  d.record(SENTINEL_REC_PROFILE, extra);
+  Bytes iv;
+  iv.u32(0).u32(6).u32(1).u32(0).u32(6).u64(0x1234);  // trailing bytes in INTERVALS
+  d.record(SENTINEL_REC_INTERVALS, iv);
+  d.end();
+  Profile p = parse_profile(d.bytes());
+  check_same(p, want);
+  REQUIRE(p.sessions.size() == 1);
+  CHECK(p.sessions[0].granularity_bytes == 4096);
+  CHECK(p.sessions[0].first_profiled_step == 3);
+  CHECK(p.sessions[0].counter_names == std::vector<std::string>{"PAPI_TOT_INS"});
+  REQUIRE(p.intervals.size() == 1);
+  CHECK(p.intervals[0].bounds.size() == 1);
+}
+
+TEST_CASE("format reader: 1.1 entry sizes below the 1.1 size are refused", "[format]") {
+  struct Case {
+    uint32_t type;
+    uint32_t min;
+    const char* name;
+  };
+  for (const Case& c : {Case{SENTINEL_REC_STEPS, 32, "STEPS"}, Case{SENTINEL_REC_IDENTITIES, 56, "IDENTITIES"},
+                        Case{SENTINEL_REC_TOUCHES, 24, "TOUCHES"}, Case{SENTINEL_REC_GROUPS, 32, "GROUPS"}}) {
+    for (uint32_t entry : {0u, 1u, c.min - 1}) {
+      Bytes b;
+      b.u32(1).u32(entry);
+      for (uint32_t i = 0; i < c.min; ++i) b.u8(0);
+      DumpBuilder d;
+      d.record(c.type, b);
+      d.end();
+      FormatError e = parse_error(d.bytes());
+      INFO(e.what());
+      CHECK(e.offset() == 24 + 16 + 4);
+      CHECK(contains(e.what(), std::string(c.name) + " record: entry size " + std::to_string(entry) +
+                                   " is smaller than " + std::to_string(c.min)));
+    }
+  }
+}
+
+TEST_CASE("format reader: huge 1.1 counts are rejected before anything is allocated", "[format]") {
+  AddressSpaceCap cap(256u << 20);
+  for (uint32_t count : {0xFFFFFFFFu, 0x00FFFFFFu, 1000u}) {
+    struct Case {
+      uint32_t type;
+      Bytes payload;
+      size_t count_at;  // offset of the count within the payload
+      std::string needle;
+    };
+    std::vector<Case> cases;
+    for (auto [type, entry, what] : {std::tuple{SENTINEL_REC_STEPS, 32u, "step"},
+                                     std::tuple{SENTINEL_REC_IDENTITIES, 56u, "identity"},
+                                     std::tuple{SENTINEL_REC_TOUCHES, 24u, "touch"},
+                                     std::tuple{SENTINEL_REC_GROUPS, 32u, "group"}}) {
+      Bytes b;
+      b.u32(count).u32(entry);
+      cases.push_back({static_cast<uint32_t>(type), b, 0, std::string(what) + " count " + std::to_string(count)});
+    }
+    {
+      Bytes b;
+      b.u32(0).u32(6).u32(count);
+      cases.push_back({SENTINEL_REC_INTERVALS, b, 8, "interval count " + std::to_string(count)});
+    }
+    {
+      Bytes b;
+      b.u32(65536).u32(2).u32(0).u32(count).u64(1).u64(2).u64(3).u64(4);
+      cases.push_back({SENTINEL_REC_PROFILE, b, 12, "counter name count " + std::to_string(count)});
+    }
+    {
+      Bytes b;
+      b.u32(count).u32(0);
+      cases.push_back({SENTINEL_REC_COUNTERS, b, 0, "sample count " + std::to_string(count)});
+      Bytes w;
+      w.u32(2).u32(count);  // two samples of `count` counters each
+      cases.push_back({SENTINEL_REC_COUNTERS, w, 0, "sample count 2"});
+    }
+    for (auto& c : cases) {
+      for (int i = 0; i < 64; ++i) c.payload.u8(0);
+      DumpBuilder d;
+      d.record(c.type, c.payload);
+      d.end();
+      try {
+        parse_profile(d.bytes());
+        FAIL(c.needle << " accepted");
+      } catch (const FormatError& e) {
+        INFO(e.what());
+        CHECK(contains(e.what(), c.needle));
+        CHECK(e.offset() == 24 + 16 + c.count_at);
+      }
+    }
+  }
+}
+
+TEST_CASE("format reader: truncating a 1.1 dump anywhere is an error, never a crash", "[format]") {
+  auto spec = small_loop_spec();
+  spec.phases[0].steps = 4;  // keep it small
+  spec.phases[1].steps = 1;
+  const auto bytes = make_loop_dump(spec).bytes;
+  REQUIRE(parse_profile(bytes).identities.size() > 0);
+  for (bool verify : {true, false}) {
+    ParseOptions opt;
+    opt.verify_checksums = verify;
+    for (size_t t = 0; t < bytes.size(); ++t) {
+      std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(t));
+      try {
+        parse_profile(cut, opt);
+        FAIL("truncated dump accepted at " << t);
+      } catch (const FormatError& e) {
+        CHECK(e.offset() <= t);
+      }
+    }
+  }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dump_builder.h"
+#include "training_dump.h"
 
 using sentinel::testing::DumpBuilder;
 using sentinel::testing::make_object;
@@ -147,6 +148,20 @@ int main(int argc, char** argv) {
                    static_cast<unsigned long long>(ret - self.bias));
       std::fclose(f);
     }
+  }
+  {  // synthetic 1.1 training loops (tests/fuzz/training_dump.h)
+    auto spec = sentinel::testing::small_loop_spec();
+    ok &= write_file(dir + "/loop.prof", sentinel::testing::make_loop_dump(spec).bytes);
+    auto track = spec;  // track mode: steps and intervals, no profile
+    track.profile = false;
+    ok &= write_file(dir + "/loop-track.prof", sentinel::testing::make_loop_dump(track).bytes);
+    // Markup in every string the report prints: it must come out as text.
+    auto xss = spec;
+    xss.executable = "/opt/</script><img src=x onerror=alert(1)>/python";
+    xss.argv = {"python3", "</title><script>alert(2)</script>", "a&b \"q\" 'q'", "\x01" "ctl\xff"};
+    ok &= write_file(dir + "/xss.prof", sentinel::testing::make_loop_dump(xss).bytes);
+    ok &= write_file(dir + "/demo.prof",
+                     sentinel::testing::make_loop_dump(sentinel::testing::demo_loop_spec()).bytes);
   }
   {  // broken files
     auto trunc = sample;

@@ -9,6 +9,15 @@ run:  sentinel-run with an empty preload library: environment, LD_PRELOAD order,
       library discovery.
 e2e:  a real Python/numpy run under libsentinel.so through sentinel-run, then sentinel-view on
       the dump it wrote. Exits 77 (skip) when numpy is missing.
+profile: sentinel-view on synthetic format 1.1 dumps (tests/fuzz/training_dump.h): the steps and
+      profile keys of summary --json with exact values, the heatmap of a known pattern, the trace
+      JSON (valid, one slice per object, no overlapping slices on a track, the counter).
+torch: a 12-step PyTorch loop (no step marks) under sentinel-run --mode profile, then every
+      sentinel-view command on the dump the runtime wrote: the detector's steps read 9 to 12, the
+      profile is there, heatmap/trace/report work on it. Exits 77 when torch is missing.
+report: sentinel-view report rendered in headless Chromium (--dump-dom): the page's script runs
+      without errors, the plots are drawn, nothing external is referenced, markup from the dump is
+      escaped. Exits 77 (skip) when chromium is missing or cannot render here.
 """
 import argparse
 import glob
@@ -124,6 +133,14 @@ def test_view(a, tmp):
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("objects") == 0 and j.get("peak_live_bytes") == 0 and j.get("top_sites") == []
           and j.get("allocations_per_marked_step") == [], "json of a dump without objects")
+    # A 1.0 dump: the 1.1 keys are there, with 0 and empty lists.
+    r = run([view, "summary", "--json", "--no-symbols", d("sample.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    for k, v in {"steps": 0, "allocations_per_step": 0, "intervals_per_step": 0, "profiled_steps": 0,
+                 "granularity_bytes": 0, "faults": 0, "profile": None, "phases": [], "groups": [],
+                 "top_identities": [], "top_identities_by_touches": [], "identity_count": 0,
+                 "group_count": 0, "interval_ns": []}.items():
+        check(k in j and j[k] == v, f"1.0 dump: json {k} == {v!r} (got {j.get(k, 'missing')!r})")
     check(run([view, "summary", d("noobjects.prof")]).returncode == 0, "text of a dump without objects")
 
     # --top.
@@ -164,7 +181,7 @@ def test_view(a, tmp):
     # Bad dumps: exit 1, exactly one line on stderr naming the file and the offset.
     for name, needle in [("truncated.prof", "runs past end of file"),
                          ("corrupt.prof", "checksum mismatch in PROCESS record"),
-                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.0)"),
+                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.1)"),
                          ("empty.prof", "file header truncated")]:
         for extra in ([], ["--json"]):
             r = run([view, "summary"] + extra + [d(name)])
@@ -328,6 +345,338 @@ def test_e2e(a, tmp):
           "a Python interpreter frame among the top sites")
 
 
+
+# ----------------------------------------------------------------------------------------------
+MiB = 1 << 20
+KiB = 1 << 10
+
+
+def test_profile(a, tmp):
+    """The synthetic loop of training_dump.h (small_loop_spec): 3 weights, phase 0 = 12 steps of 6
+    allocations in 3 intervals, phase 1 = 3 steps of 4 allocations in 2 intervals, steps 1-2 of
+    phase 0 profiled at 64 KiB; the touches are declared there."""
+    view = a.view
+    r = run([a.make_dumps, tmp])
+    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
+        print(r.stderr)
+        return
+    d = lambda name: os.path.join(tmp, name)
+
+    r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
+    check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
+    j = json.loads(r.stdout)
+    expect = {"version": "1.1", "objects": 87, "steps": 15, "allocations_per_step": 6,
+              "intervals_per_step": 3, "profiled_steps": 2, "granularity_bytes": 65536,
+              "faults": 530, "identity_count": 9, "group_count": 8,
+              "touched_bytes_per_step": 16 * MiB + 512 * KiB + 64 * KiB, "dropped_touches": 0,
+              "interval_ns": [4000000, 4000000, 4000000],
+              "step_flags": {"explicit": 0, "inferred": 2, "new_phase": 2, "profiled": 2}}
+    for k, v in expect.items():
+        check(j.get(k) == v, f"loop json {k} == {v!r} (got {j.get(k)!r})")
+    ph = [(p["phase"], p["steps"], p["first_step"], p["last_step"], p["allocations_per_step"],
+           p["intervals_per_step"], p["profiled_steps"], p["intervals"], p["median_step_ns"])
+          for p in j["phases"]]
+    check(ph == [(0, 12, 0, 11, 6, 3, 2, [[0, 2], [2, 4], [4, 6]], 12000000),
+                 (1, 3, 12, 14, 4, 2, 0, [[0, 2], [2, 4]], 5000000)], f"loop json phases ({ph})")
+    check(j["profile"] == {"granularity_bytes": 65536, "profiled_steps": 2, "phase": 0,
+                           "first_profiled_step": 1, "faults": 530, "fault_handler_ns": 530 * 3500,
+                           "syscall_unprotects": 0, "counters": ["PAPI_TOT_INS", "PAPI_L3_TCM"]},
+          f"loop json profile ({j['profile']})")
+    gr = [(g["id"], g["lifetime"], g["members"], g["bytes"], g["intervals"], g["touched_bytes_per_step"])
+          for g in j["groups"]]
+    check(gr == [(0, "persistent", 1, 4 * MiB, "0,2", 8 * MiB),
+                 (6, "step", 2, 2 * MiB + 512 * KiB, "1-2", 4 * MiB),
+                 (2, "persistent", 1, 2 * MiB, "0-2", 1536 * KiB),
+                 (1, "persistent", 1, 1 * MiB, "1", 512 * KiB),
+                 (4, "step", 1, 1 * MiB, "0,2", 2 * MiB),
+                 (5, "short", 1, 256 * KiB, "0", 256 * KiB),
+                 (7, "short", 1, 256 * KiB, "2", 256 * KiB),
+                 (3, "persistent", 1, 64 * KiB, "2", 64 * KiB)], f"loop json groups ({gr})")
+    ti = [(i["id"], i["size"], i["lifetime"], i["ordinal"], i["birth_interval"], i["death_interval"],
+           i["instances"], i["touched_bytes_per_step"], i["group"]) for i in j["top_identities"]]
+    check(ti[:4] == [(0, 4 * MiB, "persistent", None, None, None, 1, 8 * MiB, 0),
+                     (6, 2 * MiB, "step", 2, 1, 2, 2, 3 * MiB, 6),
+                     (2, 2 * MiB, "persistent", None, None, None, 1, 1536 * KiB, 2),
+                     (4, 1 * MiB, "step", 0, 0, 2, 2, 2 * MiB, 4)], f"loop json top_identities ({ti[:4]})")
+    check(len(ti) == 9 and ti[-1] == (3, 64 * KiB, "persistent", 5, 2, None, 3, 64 * KiB, 3),
+          f"loop json: the state identity outlives its step, 3 instances ({ti[-1:]})")
+    tt = [i["id"] for i in j["top_identities_by_touches"]]
+    check(tt == [0, 6, 4, 2, 7, 1, 5, 8, 3], f"loop json top_identities_by_touches ({tt})")
+    r = run([view, "summary", "--json", "--top", "2", "--no-symbols", d("loop.prof")])
+    j2 = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(len(j2.get("groups", [])) == 2 and len(j2.get("top_identities", [])) == 2,
+          "--top 2 limits groups and identities")
+
+    r = run([view, "summary", "--no-symbols", d("loop.prof")])
+    check(r.returncode == 0, "summary loop: exit 0")
+    print(r.stdout)
+    for needle in ["steps            15 detected in 2 phases (2 inferred before lock-on, 0 marked, 2 profiled)",
+                   "per step         6 allocations, 3 intervals (phase 0",
+                   "phase 0: 12 steps (#0-#11), 6 allocations per step, 3 intervals, step time 12.0 ms, 2 profiled",
+                   "intervals (in-step ordinals) [0,2) [2,4) [4,6)",
+                   "profile          2 steps from step #1 (phase 0), granularity 64.0 KiB, 530 faults",
+                   "counters: PAPI_TOT_INS, PAPI_L3_TCM",
+                   "identities       9 (4 persistent, 3 step-scoped, 2 short-lived), 8 groups",
+                   "top 9 of 9 identities by bytes", "co-allocation groups by bytes"]:
+        check(needle in r.stdout, f"summary loop text has {needle!r}")
+
+    # Track mode: steps and intervals, no profile.
+    r = run([view, "summary", "--json", "--no-symbols", d("loop-track.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    for k, v in {"steps": 15, "allocations_per_step": 6, "intervals_per_step": 3, "profiled_steps": 0,
+                 "profile": None, "granularity_bytes": 0, "identity_count": 0, "groups": []}.items():
+        check(j.get(k, "missing") == v, f"track-mode json {k} == {v!r} (got {j.get(k, 'missing')!r})")
+
+    # Heatmap of the known pattern.
+    r = run([view, "heatmap", "--width", "100", d("loop.prof")])
+    check(r.returncode == 0 and r.stderr == "", f"heatmap loop: exit 0 ({r.stderr.strip()})")
+    print(r.stdout)
+    rows = [l for l in r.stdout.splitlines() if "|" in l][1:]
+    cells = [(l.split()[0], l.split()[1], l[l.index("|") + 1:l.rindex("|")]) for l in rows]
+    B, D = "\u2588", "\u00b7"
+    expect_rows = [("0", "persistent", B * 3 + D * 3 + B * 3), ("2", "persistent", "\u2592" * 9),
+                   ("1", "persistent", D * 3 + "\u2593" * 3 + D * 3), ("3", "persistent", D * 6 + B * 3),
+                   ("4", "step", B * 3 + D * 3 + B * 3), ("6", "step", D * 3 + B * 3 + "\u2593" * 3),
+                   ("5", "short", B * 3 + D * 6), ("7", "short", D * 6 + B * 3)]
+    check(cells == expect_rows, f"heatmap rows: groups in order, cells as declared ({cells})")
+    check(r.stdout.rstrip().endswith("\u2588 >= 75%"), "heatmap legend")
+    check("|0  1  2  |" in r.stdout, "heatmap interval axis")
+    r = run([view, "heatmap", "--identities", "--ascii", "--width", "100", d("loop.prof")])
+    rows = [l for l in r.stdout.splitlines() if "|" in l][1:]
+    ids = {l.split()[0]: l[l.index("|") + 1:l.rindex("|")] for l in rows}
+    check(r.returncode == 0 and all(ord(ch) < 128 for ch in r.stdout), "heatmap --ascii is ASCII")
+    check(ids.get("5") == "###      " and ids.get("6") == "   ###***" and ids.get("3") == "......###",
+          f"heatmap --identities: lifetimes blank, touches shaded ({ids})")
+    r = run([view, "heatmap", "--step", "1", "--top", "2", "--width", "100", d("loop.prof")])
+    check(r.returncode == 0 and "profiled step 1" in r.stdout and "6 more groups not drawn" in r.stdout,
+          "heatmap --step 1 --top 2")
+    r = run([view, "heatmap", "--width", "40", d("demo.prof")])
+    widths = [len(l) for l in r.stdout.splitlines() if "|" in l]
+    check(r.returncode == 0 and max(widths) <= 80, f"heatmap narrow width stays narrow ({max(widths)})")
+    r = run([view, "heatmap", d("sample.prof")])
+    check(r.returncode == 0 and "no access profile" in r.stdout, "heatmap of a 1.0 dump says so")
+    for args in [["heatmap"], ["heatmap", "--width", "3", d("loop.prof")], ["heatmap", "--scale", "x", d("loop.prof")],
+                 ["heatmap", "--step", "7", d("loop.prof")], ["heatmap", "--bogus", d("loop.prof")]]:
+        r = run([view] + args)
+        check(r.returncode == 2 and r.stderr.startswith("sentinel-view: "), f"usage error {args[1:]}")
+
+    # Trace JSON.
+    out = d("loop.trace.json")
+    r = run([view, "trace", "--no-symbols", d("loop.prof"), "-o", out])
+    check(r.returncode == 0 and r.stderr == "", f"trace loop: exit 0 ({r.stderr.strip()})")
+    try:
+        with open(out) as f:
+            t = json.load(f)
+    except ValueError as e:
+        check(False, f"trace JSON parses ({e})")
+        return
+    ev = t["traceEvents"]
+    objs = [e for e in ev if e["ph"] == "X" and e.get("cat", "").startswith("object")]
+    check(len(objs) == 87, f"one X slice per object ({len(objs)})")
+    check(all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 for e in objs), "slices have ts and dur")
+    check(sum(1 for e in objs if "identity" in e["args"]) == 75,
+          "objects of phase 0 and the weights carry their identity")
+    check(sum(1 for e in objs if e["cat"] == "object,short") == 24, "short-lived objects categorised")
+    steps = [e for e in ev if e["ph"] == "X" and e.get("cat") == "step"]
+    check(len(steps) == 15 and sum(1 for e in ev if e["ph"] == "i" and e.get("cat") == "step") == 15,
+          "a slice and an instant per step")
+    check(sum(1 for e in ev if e["ph"] == "X" and e.get("cat") == "interval") == 12 * 3 + 3 * 2,
+          "a slice per interval of every step")
+    cnt = [e for e in ev if e["ph"] == "C"]
+    check(len(cnt) > 2 and all("bytes" in e["args"] for e in cnt), "live-bytes counter present")
+    check(max(e["args"]["bytes"] for e in cnt) == 11272192, "counter peak == peak live bytes")
+    check(cnt[-1]["args"]["bytes"] == 7 * MiB, "counter ends at the bytes alive at exit")
+    lanes = {}
+    for e in ev:
+        if e["ph"] == "X":
+            lanes.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    overlaps = 0
+    for spans in lanes.values():
+        spans.sort()
+        overlaps += sum(1 for x, y in zip(spans, spans[1:]) if y[0] < x[1] - 1e-6)
+    check(overlaps == 0, f"no overlapping slices on a track ({overlaps})")
+    names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(all(e["tid"] in names for e in objs), "every object track is named")
+    r = run([view, "trace", "--no-symbols", d("sample.prof"), "-o", "-"])
+    try:
+        t = json.loads(r.stdout)
+        check(sum(1 for e in t["traceEvents"] if e["ph"] == "X") == 6, "trace of a 1.0 dump to stdout")
+        check(sum(1 for e in t["traceEvents"] if e["ph"] == "i" and e.get("cat") == "mark") == 2, "marks as instants")
+    except ValueError as e:
+        check(False, f"trace -o - parses ({e})")
+    r = run([view, "trace", d("weird.prof"), "-o", d("weird.json")])
+    with open(d("weird.json"), "rb") as f:
+        raw = f.read()
+    check(r.returncode == 0 and json.loads(raw.decode("utf-8")) is not None, "trace with odd strings is valid JSON")
+    r = run([view, "trace", d("loop.prof"), "-o", os.path.join(tmp, "no", "such", "dir.json")])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1, f"unwritable output: exit 1, one line ({r.stderr!r})")
+    r = run([view, "trace", d("truncated.prof"), "-o", d("x.json")])
+    check(r.returncode == 1 and "offset" in r.stderr, "trace of a broken dump: exit 1")
+    r = run([view, "trace", "--no-symbols", d("loop.prof")])
+    check(r.returncode == 0 and os.path.exists(d("loop.prof.trace.json")), "trace default output DUMP.trace.json")
+
+
+# ----------------------------------------------------------------------------------------------
+def chromium_dom(chromium, page, tmp, budget=5000):
+    prof = tempfile.mkdtemp(prefix="chromium-", dir=tmp)
+    cmd = [chromium, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+           f"--user-data-dir={prof}", f"--virtual-time-budget={budget}", "--enable-logging=stderr",
+           "--v=0", "--dump-dom", "file://" + page]
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    console = [l for l in p.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
+    return p.returncode, p.stdout, console, p.stderr
+
+
+def test_report(a, tmp):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or (
+        "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+    if not chromium:
+        print("skip: chromium is not installed", file=sys.stderr)
+        sys.exit(77)
+    probe = os.path.join(tmp, "probe.html")
+    with open(probe, "w") as f:
+        f.write("<!DOCTYPE html><html><body><script>document.documentElement.setAttribute('data-x','ok')"
+                "</script></body></html>")
+    try:
+        rc, dom, _, err = chromium_dom(chromium, probe, tmp, 1000)
+    except subprocess.TimeoutExpired:
+        rc, dom, err = -1, "", "timeout"
+    if rc != 0 or 'data-x="ok"' not in dom:
+        print(f"skip: headless chromium cannot render here (exit {rc}): {err.strip()[-300:]}", file=sys.stderr)
+        sys.exit(77)
+
+    r = run([a.make_dumps, tmp])
+    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
+        return
+    cases = [("demo.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
+             ("loop.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
+             ("loop-track.prof", ["footprint-run", "footprint-step", "lifetimes"]),
+             ("sample.prof", ["footprint-run", "lifetimes"]),
+             ("weird.prof", ["footprint-run", "lifetimes"]),
+             ("xss.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
+             ("noobjects.prof", ["footprint-run", "lifetimes"])]
+    for name, svgs in cases:
+        page = os.path.join(tmp, name + ".html")
+        r = run([a.view, "report", "--no-symbols", os.path.join(tmp, name), "-o", page])
+        if not check(r.returncode == 0 and r.stderr == "", f"report {name}: exit 0 ({r.stderr.strip()})"):
+            continue
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        check(re.search(r"""<[^>]*\s(src|href|xlink:href)\s*=|url\(|@import|<link|<iframe|<object|<embed|fetch\(|XMLHttpRequest""",
+                        html, re.I) is None,
+              f"report {name}: references nothing external")
+        check(html.count("<script") == html.count("</script>") and "<img" not in html.lower(),
+              f"report {name}: only its own scripts, no images")
+        rc, dom, console, err = chromium_dom(chromium, page, tmp)
+        m = re.search(r'<html[^>]*data-render="(\w+)"', dom)
+        state = m.group(1) if m else None
+        errs = re.search(r'<pre id="js-errors"[^>]*>(.*?)</pre>', dom, re.S)
+        check(rc == 0 and state == "ok",
+              f"report {name}: script ran, data-render=ok (rc {rc}, {state}, {errs.group(1)[:300] if errs else ''})")
+        check(console == [], f"report {name}: no console messages ({console[:3]})")
+        for sid in svgs:
+            m = re.search(r'<svg id="%s"[^>]*>(.*?)</svg>' % re.escape(sid), dom, re.S)
+            check(m is not None and len(re.findall(r"<(rect|path|line)\b", m.group(1))) >= 3,
+                  f"report {name}: svg #{sid} drawn")
+        plots = len(re.findall(r'<svg [^>]*class="plot', dom))
+        m = re.search(r'data-plots="(\d+)"', dom)
+        check(m is not None and int(m.group(1)) == plots == len(svgs),
+              f"report {name}: {len(svgs)} plots, all non-empty ({m.group(1) if m else None} of {plots})")
+        if name == "xss.prof":
+            check("<img" not in dom and "alert(2)</script>" not in dom and "&lt;/script&gt;&lt;img" in dom,
+                  "report xss: markup from the dump is text")
+        if name == "demo.prof":
+            check(">groups (32)</button>" in dom and 'id="heatmap-identities"' in dom,
+                  "report demo: heatmap switch present")
+    r = run([a.view, "report", os.path.join(tmp, "corrupt.prof"), "-o", os.path.join(tmp, "c.html")])
+    check(r.returncode == 1 and not os.path.exists(os.path.join(tmp, "c.html")),
+          "report of a corrupt dump: exit 1, no file")
+    for args in [["report"], ["report", "-o"], ["report", "--top", "x", "a.prof"], ["report", "-", ],
+                 ["report", "--bogus", "a.prof"]]:
+        r = run([a.view] + args)
+        check(r.returncode == 2 and r.stderr.startswith("sentinel-view: "), f"usage error {args}")
+
+
+# ----------------------------------------------------------------------------------------------
+TORCH_LOOP = """
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                        torch.nn.ReLU(), torch.nn.Linear(512, 10))
+opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+x = torch.randn(64, 256)
+y = torch.randint(0, 10, (64,))
+for i in range(12):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(m(x), y)
+    loss.backward()
+    opt.step()
+print(float(loss))
+"""
+
+
+def test_torch(a, tmp):
+    if not a.lib:
+        print("torch needs --lib", file=sys.stderr)
+        sys.exit(2)
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
+        print("skip: /usr/bin/python3 cannot import torch", file=sys.stderr)
+        sys.exit(77)
+    script = os.path.join(tmp, "loop.py")
+    with open(script, "w") as f:
+        f.write(TORCH_LOOP)
+    r = run([a.run, "--lib", a.lib, "--mode", "profile", "--dump", os.path.join(tmp, "t.%p.prof"), "--",
+             py, script], env=clean_env(), timeout=240)
+    check(r.returncode == 0, f"torch loop under --mode profile: exit 0 ({r.returncode}, {r.stderr.strip()[:300]})")
+    dumps = glob.glob(os.path.join(tmp, "t.*.prof"))
+    if not check(len(dumps) == 1, f"one dump written ({dumps})"):
+        return
+    dump = dumps[0]
+    r = run([a.view, "summary", "--json", "--no-symbols", dump])
+    if not check(r.returncode == 0, f"summary --json: exit 0 ({r.stderr.strip()})"):
+        return
+    j = json.loads(r.stdout)
+    print({k: j.get(k) for k in ["objects", "steps", "allocations_per_step", "intervals_per_step",
+                                 "profiled_steps", "faults", "identity_count", "group_count"]})
+    check(9 <= j["steps"] <= 12, f"a 12-step loop reads 9 to 12 steps ({j['steps']})")
+    check(j["allocations_per_step"] >= 3, f"allocations per step ({j['allocations_per_step']})")
+    check(1 <= j["intervals_per_step"] <= j["allocations_per_step"],
+          f"intervals per step ({j['intervals_per_step']})")
+    check(j["profiled_steps"] >= 1 and j["profile"] is not None, "a profiling session")
+    check(4096 <= j["granularity_bytes"] <= 2 << 20, f"granularity ({j['granularity_bytes']})")
+    check(j["faults"] >= 1 and j["touched_bytes_per_step"] > 0, "faults and touched bytes")
+    check(j["identity_count"] >= 5 and j["group_count"] >= 1, "identities and groups")
+    check(j["dropped_touches"] == 0, f"every touch names a known identity and interval ({j['dropped_touches']})")
+    sizes = {(i["size"], i["lifetime"]) for i in j["top_identities"]}
+    check((512 * 512 * 4, "persistent") in sizes, f"the 512x512 weight is a persistent identity ({sorted(sizes)[:6]})")
+    r = run([a.view, "summary", "--no-symbols", dump])
+    check(r.returncode == 0 and "steps            " in r.stdout, "summary text")
+    r = run([a.view, "heatmap", "--width", "100", dump])
+    print(r.stdout)
+    check(r.returncode == 0 and sum(1 for l in r.stdout.splitlines() if "|" in l and "\u2588" in l) >= 1,
+          "heatmap draws touched rows")
+    out = os.path.join(tmp, "t.json")
+    r = run([a.view, "trace", "--no-symbols", dump, "-o", out])
+    try:
+        with open(out) as f:
+            t = json.load(f)
+        objs = sum(1 for e in t["traceEvents"] if e["ph"] == "X" and e.get("cat", "").startswith("object"))
+        check(r.returncode == 0 and objs == j["objects"], f"trace: one slice per object ({objs} of {j['objects']})")
+        check(sum(1 for e in t["traceEvents"] if e["ph"] == "X" and e.get("cat") == "step") == j["steps"],
+              "trace: one slice per step")
+    except (OSError, ValueError) as e:
+        check(False, f"trace JSON parses ({e})")
+    page = os.path.join(tmp, "t.html")
+    r = run([a.view, "report", "--no-symbols", dump, "-o", page])
+    check(r.returncode == 0 and os.path.getsize(page) > 10000, "report written")
+    chromium = shutil.which("chromium")
+    if chromium:
+        rc, dom, console, _ = chromium_dom(chromium, page, tmp)
+        if rc == 0 and "<html" in dom:
+            check('data-render="ok"' in dom and console == [], f"report renders in chromium ({console[:2]})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--view", required=True)
@@ -335,10 +684,11 @@ def main():
     ap.add_argument("--make-dumps", required=True)
     ap.add_argument("--dummy-lib", required=True)
     ap.add_argument("--lib")
-    ap.add_argument("what", choices=["view", "run", "e2e"])
+    ap.add_argument("what", choices=["view", "run", "e2e", "profile", "report", "torch"])
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="sentinel-tools-") as tmp:
-        {"view": test_view, "run": test_run, "e2e": test_e2e}[a.what](a, tmp)
+        {"view": test_view, "run": test_run, "e2e": test_e2e, "profile": test_profile,
+         "report": test_report, "torch": test_torch}[a.what](a, tmp)
     if failures:
         print(f"{len(failures)} check(s) failed:")
         for f in failures:

@@ -1,0 +1,322 @@
+// sentinel-view heatmap: which co-allocation groups (or object identities) touch how much of their
+// bytes in which interval of the step, drawn in the terminal with block characters.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "json.h"
+#include "profile_model.h"
+#include "view.h"
+
+namespace sentinel::view {
+
+namespace {
+
+struct Options {
+  bool identities = false;
+  bool ascii = false;
+  bool scale_max = false;  // shade against the largest cell instead of the row's bytes
+  size_t top = 0;          // rows (0: the default for the mode)
+  size_t width = 0;        // 0: the terminal's, $COLUMNS, or 100
+  int64_t step = -1;       // profiled step, -1: mean over all
+  std::string path;
+};
+
+void print_help() {
+  std::cout
+      << "Usage: sentinel-view heatmap [--identities] [--top N] [--step N] [--scale row|max]\n"
+         "                             [--width N] [--ascii] DUMP\n"
+         "Draws the access profile of a dump written with SENTINEL_MODE=profile: one row per\n"
+         "co-allocation group (or object identity), one column per interval of the step; each\n"
+         "cell shades the bytes the row touched in that interval.\n"
+         "\n"
+         "  --identities   rows are object identities (the largest N) instead of groups\n"
+         "  --top N        rows drawn (default: 40 groups, 20 identities; 0: all)\n"
+         "  --step N       only profiled step N (0-based) instead of the mean over all of them\n"
+         "  --scale row    shade by the share of the row's own bytes touched (default)\n"
+         "  --scale max    shade relative to the largest cell drawn\n"
+         "  --width N      output width in columns (default: the terminal's, else 100)\n"
+         "  --ascii        ASCII characters instead of Unicode blocks\n"
+         "  -h, --help     show this help\n";
+}
+
+bool parse_number(const std::string& s, size_t& out) {
+  if (s.empty() || s.size() > 9) return false;
+  size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<size_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+size_t terminal_width() {
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+    return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    size_t v = 0;
+    if (parse_number(c, v) && v >= 20) return v;
+  }
+  return 100;
+}
+
+std::string pad(std::string s, size_t w) {
+  if (s.size() < w) s.resize(w, ' ');
+  return s;
+}
+std::string rpad(const std::string& s, size_t w) {
+  return s.size() < w ? std::string(w - s.size(), ' ') + s : s;
+}
+
+struct Glyphs {
+  const char* outside;  // outside the row's lifetime
+  const char* none;     // alive (or a group), not touched
+  const char* level[4];
+};
+const Glyphs kUnicode = {" ", "\u00b7", {"\u2591", "\u2592", "\u2593", "\u2588"}};
+const Glyphs kAscii = {" ", ".", {"-", "+", "*", "#"}};
+
+struct Row {
+  std::string label;
+  std::vector<double> cells;  // per interval, mean bytes per profiled step
+  double bytes = 0;           // the row's own bytes (shading base)
+  uint64_t touched_per_step = 0;
+  uint32_t live_first = 0, live_last = 0;  // intervals the row is alive in (identities)
+};
+
+}  // namespace
+
+int cmd_heatmap(int argc, char** argv) {
+  Options o;
+  bool paths_only = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      paths.push_back(arg);
+      continue;
+    }
+    auto value = [&](const std::string& name, std::string& v) -> bool {
+      if (arg == name) {
+        if (i + 1 >= argc) return false;
+        v = argv[++i];
+        return true;
+      }
+      v = arg.substr(name.size() + 1);
+      return true;
+    };
+    auto is = [&](const char* name) {
+      std::string n = name;
+      return arg == n || arg.rfind(n + "=", 0) == 0;
+    };
+    std::string v;
+    if (arg == "--") {
+      paths_only = true;
+    } else if (arg == "-h" || arg == "--help") {
+      print_help();
+      return finish_output();
+    } else if (arg == "--identities") {
+      o.identities = true;
+    } else if (arg == "--ascii") {
+      o.ascii = true;
+    } else if (is("--top") || is("--width") || is("--step") || is("--scale")) {
+      std::string name = arg.substr(0, arg.find('='));
+      if (!value(name, v)) return usage_error("heatmap: " + name + " needs a value");
+      size_t n = 0;
+      if (name == "--scale") {
+        if (v == "row") o.scale_max = false;
+        else if (v == "max") o.scale_max = true;
+        else return usage_error("heatmap: --scale: 'row' or 'max', not '" + v + "'");
+        continue;
+      }
+      if (!parse_number(v, n)) return usage_error("heatmap: " + name + ": not a number: '" + v + "'");
+      if (name == "--top") o.top = n;
+      if (name == "--step") o.step = static_cast<int64_t>(n);
+      if (name == "--width") {
+        if (n < 40) return usage_error("heatmap: --width: at least 40 columns");
+        o.width = n;
+      }
+      if (name == "--top" && n == 0) o.top = SIZE_MAX;
+    } else {
+      return usage_error("heatmap: unknown option '" + arg + "'");
+    }
+  }
+  if (paths.empty()) return usage_error("heatmap: missing DUMP file");
+  if (paths.size() > 1) return usage_error("heatmap: one DUMP file at a time");
+  o.path = paths[0];
+  auto profile = load_profile(o.path);
+  if (!profile) return 1;
+  const fmt::Profile& p = *profile;
+  StepModel sm = model_steps(p);
+  AccessModel am = model_access(p, sm, o.step);
+  std::ostream& os = std::cout;
+  if (!am.present || am.intervals == 0) {
+    os << printable(o.path) << ": no access profile in this dump (the IDENTITIES, TOUCHES and "
+       << "GROUPS records are written with SENTINEL_MODE=profile)\n";
+    return finish_output();
+  }
+  if (o.step >= 0 && am.session && static_cast<uint64_t>(o.step) >= am.session->profiled_steps)
+    return usage_error("heatmap: --step " + std::to_string(o.step) + ": the dump has " +
+                       std::to_string(am.session->profiled_steps) + " profiled steps");
+  const Glyphs& gl = o.ascii ? kAscii : kUnicode;
+  const uint32_t n = am.intervals;
+
+  // Rows.
+  std::vector<Row> rows;
+  std::string head;
+  size_t total_rows = 0, hidden_untouched = 0;
+  if (!o.identities) {
+    size_t limit = o.top ? o.top : 40;
+    auto order = heatmap_group_order(am);
+    for (size_t gi : order) {
+      const GroupRow& g = am.groups[gi];
+      if (g.cells.empty()) {
+        ++hidden_untouched;
+        continue;
+      }
+      ++total_rows;
+      if (rows.size() >= limit) continue;
+      Row r;
+      r.label = rpad(std::to_string(g.g.id), 5) + " " + pad(lifetime_short(g.g.lifetime), 10) +
+                rpad(std::to_string(g.g.members), 7) + rpad(human_bytes(g.g.bytes), 10);
+      r.cells.assign(n, 0.0);
+      for (const auto& [iv, b] : g.cells) r.cells[iv] = b;
+      r.bytes = static_cast<double>(g.g.bytes);
+      r.touched_per_step = g.touched / am.steps_used;
+      r.live_first = 0;
+      r.live_last = n - 1;
+      rows.push_back(std::move(r));
+    }
+    head = rpad("group", 5) + " " + pad("class", 10) + rpad("members", 7) + rpad("bytes", 10);
+  } else {
+    size_t limit = o.top ? o.top : 20;
+    auto order = identities_by_size(am);
+    total_rows = order.size();
+    for (size_t k = 0; k < order.size() && rows.size() < limit; ++k) {
+      const IdentityRow& id = am.identities[order[k]];
+      Row r;
+      std::string span;
+      if (id.id.lifetime == SENTINEL_LIFE_PERSISTENT || id.id.birth_interval == SENTINEL_NO_ORDINAL) {
+        r.live_first = 0;
+        r.live_last = n - 1;
+        span = "all";
+      } else {
+        r.live_first = std::min(id.id.birth_interval, n - 1);
+        r.live_last = id.id.death_interval == SENTINEL_NO_ORDINAL ? n - 1
+                                                                   : std::min(id.id.death_interval, n - 1);
+        if (r.live_last < r.live_first) r.live_last = r.live_first;
+        span = std::to_string(r.live_first) + "-" + std::to_string(r.live_last);
+      }
+      r.label = rpad(std::to_string(id.id.id), 6) + " " + pad(lifetime_short(id.id.lifetime), 10) +
+                rpad(human_bytes(id.id.size), 10) + rpad(std::to_string(id.id.group), 6) + " " +
+                pad(span, 6);
+      r.cells.assign(n, 0.0);
+      for (const auto& [iv, b] : id.cells) r.cells[iv] = b;
+      r.bytes = static_cast<double>(id.id.size);
+      r.touched_per_step = id.touched / am.steps_used;
+      rows.push_back(std::move(r));
+    }
+    head = rpad("id", 6) + " " + pad("class", 10) + rpad("size", 10) + rpad("group", 6) + " " +
+           pad("alive", 6);
+  }
+
+  // Geometry: label | cells | total. Each interval gets cw characters, or k intervals share one.
+  const size_t label_w = head.size();
+  const size_t total_w = 12;
+  const size_t width = o.width ? o.width : terminal_width();
+  size_t avail = width > label_w + total_w + 4 ? width - label_w - total_w - 4 : 8;
+  size_t cw = 1, per = 1;
+  if (n <= avail) {
+    cw = std::min<size_t>(3, avail / n);
+  } else {
+    per = (n + avail - 1) / avail;
+  }
+  const size_t columns = (n + per - 1) / per;
+  double max_cell = 0;
+  for (const Row& r : rows)
+    for (double c : r.cells) max_cell = std::max(max_cell, c);
+
+  os << "Access heatmap of " << printable(o.path) << ": " << (o.identities ? "identities" : "groups")
+     << " x " << n << " intervals (phase " << am.phase << ", ";
+  if (o.step >= 0)
+    os << "profiled step " << o.step;
+  else
+    os << "mean over " << am.steps_used << (am.steps_used == 1 ? " profiled step" : " profiled steps");
+  if (am.session) os << ", granularity " << human_bytes(am.session->granularity_bytes);
+  os << ")\n";
+  os << "cell: bytes touched in the interval, as a share of "
+     << (o.scale_max ? "the largest cell (" + human_bytes(static_cast<uint64_t>(max_cell)) + ")"
+                     : std::string(o.identities ? "the identity's size" : "the group's bytes"));
+  if (per > 1) os << "; one column = " << per << " intervals (the largest share shown)";
+  os << "\n\n";
+
+  // Interval numbers above the columns: a tick every `tick` columns where the label fits.
+  std::string axis(columns * cw, ' ');
+  {
+    size_t digits = std::to_string(n - 1).size();
+    size_t tick = 1;
+    for (size_t t : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000}) {
+      tick = t;
+      if (t * cw >= digits + 1 || (cw >= digits && t == 1)) break;
+    }
+    for (size_t c = 0; c < columns; c += tick) {
+      std::string lab = std::to_string(c * per);
+      size_t at = c * cw;
+      if (at + lab.size() > axis.size()) break;
+      axis.replace(at, lab.size(), lab);
+    }
+  }
+  os << std::string(label_w, ' ') << "  interval\n";
+  os << head << " |" << axis << "| " << rpad("touched/step", total_w) << "\n";
+
+  auto glyph = [&](const Row& r, size_t col) -> std::string {
+    double best = -1;
+    bool alive = false;
+    for (size_t iv = col * per; iv < std::min<size_t>((col + 1) * per, n); ++iv) {
+      if (iv >= r.live_first && iv <= r.live_last) alive = true;
+      double f;
+      if (o.scale_max)
+        f = max_cell > 0 ? r.cells[iv] / max_cell : 0;
+      else
+        f = r.bytes > 0 ? r.cells[iv] / r.bytes : (r.cells[iv] > 0 ? 1 : 0);
+      best = std::max(best, f);
+    }
+    if (best <= 0) return alive ? gl.none : gl.outside;
+    int level = best < 0.25 ? 0 : best < 0.5 ? 1 : best < 0.75 ? 2 : 3;
+    return gl.level[level];
+  };
+  for (const Row& r : rows) {
+    std::string line = r.label + " |";
+    for (size_t c = 0; c < columns; ++c) {
+      std::string g = glyph(r, c);
+      for (size_t k = 0; k < cw; ++k) line += g;
+    }
+    line += "| " + rpad(human_bytes(r.touched_per_step), total_w);
+    os << line << "\n";
+  }
+  os << "\n";
+  if (rows.size() < total_rows)
+    os << (total_rows - rows.size()) << " more " << (o.identities ? "identities" : "groups")
+       << " not drawn (--top 0 draws all)\n";
+  if (hidden_untouched)
+    os << hidden_untouched << (hidden_untouched == 1 ? " group" : " groups")
+       << " touched in no interval not drawn\n";
+  if (am.dropped_touches)
+    os << "note: " << am.dropped_touches << " touches name an unknown identity or interval\n";
+  os << "legend: " << gl.none << " " << (o.identities ? "alive, " : "") << "not touched   "
+     << gl.level[0] << " < 25%   " << gl.level[1] << " 25-50%   " << gl.level[2] << " 50-75%   "
+     << gl.level[3] << " >= 75%";
+  if (o.identities) os << "   (blank: not alive)";
+  os << "\n";
+  return finish_output();
+}
+
+}  // namespace sentinel::view

@@ -1,0 +1,374 @@
+// sentinel-view trace: the dump as Chrome trace-event JSON (the "JSON Array/Object Format" that
+// Perfetto and chrome://tracing open). Objects are complete slices ("ph":"X") on one track per
+// allocating thread, spread over lanes so that no two slices of a track overlap; steps and intervals
+// are slices on tracks of their own with instant markers at their starts; the live tracked bytes are a
+// counter ("ph":"C"). Times are microseconds since the process started.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <queue>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "json.h"
+#include "profile_model.h"
+#include "symbolizer.h"
+#include "view.h"
+
+namespace sentinel::view {
+
+namespace {
+
+struct Options {
+  bool symbols = true;
+  bool debuginfod = false;
+  size_t max_intervals = 100000;  // interval slices written at most
+  std::string path, out;
+};
+
+void print_help() {
+  std::cout
+      << "Usage: sentinel-view trace [-o FILE.json] [--no-symbols] [--max-intervals N] DUMP\n"
+         "Writes the dump as Chrome trace-event JSON, for https://ui.perfetto.dev or\n"
+         "chrome://tracing: every tracked object is a slice from its birth to its death on a track\n"
+         "of its allocating thread (lanes keep slices from overlapping), steps and intervals are\n"
+         "slices and instant markers, and the live tracked bytes are a counter.\n"
+         "\n"
+         "  -o FILE        output file (default: DUMP.trace.json; '-': standard output)\n"
+         "  --no-symbols   name objects by site id instead of their symbolized allocating frame\n"
+         "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
+         "  --max-intervals N  interval slices written at most (default 100000; 0: none)\n"
+         "  -h, --help     show this help\n";
+}
+
+constexpr uint32_t kTidSteps = 1;
+constexpr uint32_t kTidIntervals = 2;
+constexpr uint32_t kTidMarks = 3;
+constexpr uint32_t kTidObjects = 100;  // first object track
+
+class Writer {
+ public:
+  Writer(std::ostream& os, uint64_t t0, uint32_t pid) : os_(os), t0_(t0), pid_(pid) {}
+  std::string ts(uint64_t ns) const {
+    char buf[40];
+    uint64_t d = ns > t0_ ? ns - t0_ : 0;
+    std::snprintf(buf, sizeof buf, "%llu.%03llu", static_cast<unsigned long long>(d / 1000),
+                  static_cast<unsigned long long>(d % 1000));
+    return buf;
+  }
+  std::string dur(uint64_t from, uint64_t to) const {
+    uint64_t d = to > from ? to - from : 0;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%llu.%03llu", static_cast<unsigned long long>(d / 1000),
+                  static_cast<unsigned long long>(d % 1000));
+    return buf;
+  }
+  // Starts an event object with the common fields; the caller appends fields and calls end().
+  std::ostream& begin(const char* ph, const std::string& name, uint32_t tid) {
+    os_ << (first_ ? "\n" : ",\n") << "{\"ph\":\"" << ph << "\",\"pid\":" << pid_ << ",\"tid\":" << tid
+        << ",\"name\":" << json_quote(name);
+    first_ = false;
+    ++events_;
+    return os_;
+  }
+  void end() { os_ << "}"; }
+  void meta(const char* what, uint32_t tid, const std::string& key, const std::string& value_json) {
+    begin("M", what, tid) << ",\"args\":{" << json_quote(key) << ":" << value_json << "}";
+    end();
+  }
+  uint64_t events() const { return events_; }
+
+ private:
+  std::ostream& os_;
+  uint64_t t0_;
+  uint32_t pid_;
+  bool first_ = true;
+  uint64_t events_ = 0;
+};
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// A short name for a frame: the function without its argument list, at most 60 characters.
+std::string short_frame(const std::string& f) {
+  std::string s = f;
+  auto paren = s.find(" (");
+  if (paren != std::string::npos) s = s.substr(0, paren);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+}  // namespace
+
+int cmd_trace(int argc, char** argv) {
+  Options o;
+  bool paths_only = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
+      paths.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      paths_only = true;
+    } else if (arg == "-h" || arg == "--help") {
+      print_help();
+      return finish_output();
+    } else if (arg == "--no-symbols") {
+      o.symbols = false;
+    } else if (arg == "--debuginfod") {
+      o.debuginfod = true;
+    } else if (arg == "-o" || arg == "--output" || arg.rfind("--output=", 0) == 0 ||
+               (arg.rfind("-o", 0) == 0 && arg.size() > 2)) {
+      if (arg == "-o" || arg == "--output") {
+        if (i + 1 >= argc) return usage_error("trace: " + arg + " needs a file name");
+        o.out = argv[++i];
+      } else {
+        o.out = arg.rfind("--output=", 0) == 0 ? arg.substr(9) : arg.substr(2);
+      }
+      if (o.out.empty()) return usage_error("trace: empty output file name");
+    } else if (arg == "--max-intervals" || arg.rfind("--max-intervals=", 0) == 0) {
+      std::string v;
+      if (arg == "--max-intervals") {
+        if (i + 1 >= argc) return usage_error("trace: --max-intervals needs a number");
+        v = argv[++i];
+      } else {
+        v = arg.substr(16);
+      }
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+        return usage_error("trace: --max-intervals: not a number: '" + v + "'");
+      o.max_intervals = std::stoul(v);
+    } else {
+      return usage_error("trace: unknown option '" + arg + "'");
+    }
+  }
+  if (paths.empty()) return usage_error("trace: missing DUMP file");
+  if (paths.size() > 1) return usage_error("trace: one DUMP file at a time");
+  o.path = paths[0];
+  if (o.out.empty()) {
+    if (o.path == "-") return usage_error("trace: reading standard input needs -o FILE");
+    o.out = o.path + ".trace.json";
+  }
+  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
+  auto profile = load_profile(o.path);
+  if (!profile) return 1;
+  const fmt::Profile& p = *profile;
+  StepModel sm = model_steps(p);
+  AccessModel am = model_access(p, sm);
+  auto obj_id = object_identities(p, am);
+  SeqClock clock(p);
+  Symbolizer sym(p, o.symbols);
+
+  // The time line: from the process start (or the first birth) to its end (or the last event).
+  uint64_t first = UINT64_MAX, last = 0;
+  for (const auto& ob : p.objects) {
+    first = std::min(first, ob.birth_ns);
+    last = std::max({last, ob.birth_ns, ob.death_ns});
+  }
+  for (const auto& s : p.steps)
+    if (s.start_ns) {
+      first = std::min(first, s.start_ns);
+      last = std::max(last, s.start_ns);
+    }
+  for (const auto& m : p.marks) {
+    first = std::min(first, m.monotonic_ns);
+    last = std::max(last, m.monotonic_ns);
+  }
+  if (first == UINT64_MAX) first = 0;
+  uint64_t t0 = first;
+  if (p.process.present && p.process.start_monotonic_ns && p.process.start_monotonic_ns <= first)
+    t0 = p.process.start_monotonic_ns;
+  uint64_t t_end = last;
+  if (p.process.present && p.process.end_monotonic_ns >= last) t_end = p.process.end_monotonic_ns;
+  const uint32_t pid = p.process.present ? p.process.pid : 1;
+
+  OutputFile out;
+  if (!out.open(o.out)) return 1;
+  std::ostream& os = out.stream();
+  os << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"dump\":" << json_quote(o.path)
+     << ",\"format\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor))
+     << ",\"objects\":" << p.objects.size() << ",\"steps\":" << sm.steps << "},\"traceEvents\":[";
+  Writer w(os, t0, pid);
+
+  std::string pname = p.process.executable.empty() ? "process" : p.process.executable;
+  if (auto slash = pname.rfind('/'); slash != std::string::npos) pname = pname.substr(slash + 1);
+  std::string cmd;
+  for (const auto& a : p.process.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  if (cmd.size() > 80) cmd = cmd.substr(0, 77) + "...";
+  w.meta("process_name", 0, "name", json_quote(cmd.empty() ? pname : cmd));
+  w.meta("thread_name", kTidSteps, "name", json_quote("steps"));
+  w.meta("thread_sort_index", kTidSteps, "sort_index", "-3");
+  w.meta("thread_name", kTidIntervals, "name", json_quote("intervals"));
+  w.meta("thread_sort_index", kTidIntervals, "sort_index", "-2");
+  if (!p.marks.empty()) {
+    w.meta("thread_name", kTidMarks, "name", json_quote("sentinel_step() marks"));
+    w.meta("thread_sort_index", kTidMarks, "sort_index", "-1");
+  }
+
+  // Steps and intervals.
+  size_t interval_slices = 0;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    const auto& s = p.steps[k];
+    auto [start, stop] = step_span(p, clock, k, t_end);
+    std::string flags;
+    if (s.flags & SENTINEL_STEP_EXPLICIT) flags += " marked";
+    if (s.flags & SENTINEL_STEP_NEW_PHASE) flags += " new-phase";
+    if (s.flags & SENTINEL_STEP_INFERRED) flags += " inferred";
+    if (s.flags & SENTINEL_STEP_PROFILED) flags += " profiled";
+    std::string name = "step " + std::to_string(k) + (s.flags & SENTINEL_STEP_PROFILED ? " (profiled)" : "");
+    w.begin("X", name, kTidSteps) << ",\"cat\":\"step\",\"ts\":" << w.ts(start)
+                                   << ",\"dur\":" << w.dur(start, stop) << ",\"args\":{\"phase\":" << s.phase
+                                   << ",\"start_seq\":" << s.start_seq << ",\"allocations\":" << s.allocations
+                                   << ",\"flags\":" << json_quote(flags.empty() ? "" : flags.substr(1)) << "}";
+    w.end();
+    w.begin("i", "step " + std::to_string(k), kTidSteps)
+        << ",\"cat\":\"step\",\"s\":\"g\",\"ts\":" << w.ts(start);
+    w.end();
+    const fmt::IntervalTable* t = p.intervals_for(s.phase);
+    if (!t) continue;
+    for (size_t i = 0; i < t->bounds.size() && interval_slices < o.max_intervals; ++i) {
+      auto [f, e] = t->bounds[i];
+      if (f >= s.allocations) break;
+      uint64_t a = i == 0 ? start : clock.at(s.start_seq + f).value_or(stop);
+      uint64_t b = (e >= s.allocations || i + 1 == t->bounds.size()) ? stop
+                                                                       : clock.at(s.start_seq + e).value_or(stop);
+      a = std::clamp(a, start, stop);
+      b = std::clamp(b, a, stop);
+      w.begin("X", "interval " + std::to_string(i), kTidIntervals)
+          << ",\"cat\":\"interval\",\"ts\":" << w.ts(a) << ",\"dur\":" << w.dur(a, b)
+          << ",\"args\":{\"step\":" << k << ",\"phase\":" << s.phase << ",\"first_ordinal\":" << f
+          << ",\"end_ordinal\":" << e << "}";
+      w.end();
+      w.begin("i", "interval " + std::to_string(i) + " of step " + std::to_string(k), kTidIntervals)
+          << ",\"cat\":\"interval\",\"s\":\"t\",\"ts\":" << w.ts(a);
+      w.end();
+      ++interval_slices;
+    }
+  }
+  for (size_t k = 0; k < p.marks.size(); ++k) {
+    w.begin("i", "mark " + std::to_string(k), kTidMarks)
+        << ",\"cat\":\"mark\",\"s\":\"t\",\"ts\":" << w.ts(p.marks[k].monotonic_ns)
+        << ",\"args\":{\"seq\":" << p.marks[k].seq << "}";
+    w.end();
+  }
+
+  // Objects: per thread, lanes assigned greedily in birth order (the lowest free lane).
+  std::map<uint32_t, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < p.objects.size(); ++i) by_thread[p.objects[i].thread].push_back(i);
+  std::map<uint32_t, std::string> site_names;
+  auto site_name = [&](uint32_t site) -> const std::string& {
+    auto it = site_names.find(site);
+    if (it != site_names.end()) return it->second;
+    std::string n = site == UINT32_MAX ? "unknown site" : "site " + std::to_string(site);
+    if (const fmt::Site* s = p.find_site(site); s && !s->frames.empty() && o.symbols)
+      n = short_frame(sym.frame(s->frames.front()));
+    return site_names.emplace(site, n).first->second;
+  };
+  uint32_t next_tid = kTidObjects;
+  int sort_index = 0;
+  for (auto& [thread, idx] : by_thread) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+      const auto& a = p.objects[x];
+      const auto& b = p.objects[y];
+      if (a.birth_ns != b.birth_ns) return a.birth_ns < b.birth_ns;
+      return a.birth_seq < b.birth_seq;
+    });
+    using Busy = std::pair<uint64_t, uint32_t>;  // (end time, lane)
+    std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+    std::set<uint32_t> free_lanes;
+    uint32_t lanes = 0;
+    std::vector<uint32_t> lane_of(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const auto& ob = p.objects[idx[k]];
+      const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
+      const uint64_t stop = alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
+      while (!busy.empty() && busy.top().first <= ob.birth_ns) {
+        free_lanes.insert(busy.top().second);
+        busy.pop();
+      }
+      uint32_t lane;
+      if (!free_lanes.empty()) {
+        lane = *free_lanes.begin();
+        free_lanes.erase(free_lanes.begin());
+      } else {
+        lane = lanes++;
+      }
+      lane_of[k] = lane;
+      busy.push({stop, lane});
+    }
+    const uint32_t base = next_tid;
+    next_tid += lanes;
+    for (uint32_t l = 0; l < lanes; ++l) {
+      w.meta("thread_name", base + l, "name",
+             json_quote("thread " + std::to_string(thread) + (lanes > 1 ? " lane " + std::to_string(l) : "")));
+      w.meta("thread_sort_index", base + l, "sort_index", std::to_string(sort_index++));
+    }
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const auto& ob = p.objects[idx[k]];
+      const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
+      const uint64_t stop = alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
+      const size_t ident = obj_id[idx[k]];
+      std::string cat = "object";
+      if (ident != SIZE_MAX) cat += std::string(",") + lifetime_short(am.identities[ident].id.lifetime);
+      std::string name = human_bytes(ob.size) + " " + site_name(ob.site);
+      std::ostream& e = w.begin("X", name, base + lane_of[k]);
+      e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns) << ",\"dur\":" << w.dur(ob.birth_ns, stop)
+        << ",\"args\":{\"address\":\"" << hex(ob.address) << "\",\"size\":" << ob.size << ",\"site\":";
+      if (ob.site == UINT32_MAX) e << -1; else e << ob.site;
+      e << ",\"birth_seq\":" << ob.birth_seq << ",\"death_seq\":";
+      if (alive) e << "null"; else e << ob.death_seq;
+      e << ",\"alive_at_exit\":" << (alive ? "true" : "false") << ",\"thread\":" << ob.thread;
+      if (ob.kind == SENTINEL_KIND_CUDA_HOST) e << ",\"kind\":\"cuda-host\"";
+      if (ident != SIZE_MAX) {
+        const auto& id = am.identities[ident].id;
+        e << ",\"identity\":" << id.id << ",\"lifetime\":" << json_quote(lifetime_name(id.lifetime))
+          << ",\"group\":" << id.group;
+      }
+      e << "}";
+      w.end();
+    }
+  }
+
+  // The live tracked bytes, one counter value per distinct time stamp.
+  {
+    std::vector<std::pair<uint64_t, int64_t>> ev;  // (ns, +size / -size)
+    ev.reserve(p.objects.size() * 2);
+    for (const auto& ob : p.objects) {
+      const int64_t sz = static_cast<int64_t>(std::min<uint64_t>(ob.size, INT64_MAX / 4));
+      ev.emplace_back(ob.birth_ns, sz);
+      if (!(ob.death_seq == UINT64_MAX || ob.death_ns == 0)) ev.emplace_back(std::max(ob.death_ns, ob.birth_ns), -sz);
+    }
+    std::sort(ev.begin(), ev.end());  // at equal times frees (negative) first
+    int64_t live = 0;
+    for (size_t i = 0; i < ev.size();) {
+      size_t j = i;
+      while (j < ev.size() && ev[j].first == ev[i].first) live += ev[j++].second;
+      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ev[i].first)
+                                            << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
+      w.end();
+      i = j;
+    }
+    if (!ev.empty()) {
+      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(std::max(t_end, ev.back().first))
+                                            << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
+      w.end();
+    }
+  }
+  os << "\n]}\n";
+  int rc = out.close();
+  if (rc == 0 && o.out != "-")
+    std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << p.objects.size()
+              << " objects on " << (next_tid - kTidObjects) << " tracks, " << sm.steps << " steps, "
+              << interval_slices << " intervals); open it in https://ui.perfetto.dev or chrome://tracing\n";
+  return rc ? rc : finish_output();
+}
+
+}  // namespace sentinel::view
