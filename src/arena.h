@@ -20,10 +20,11 @@ struct Slot {
   std::atomic<uint64_t> size{0};
   std::atomic<uint32_t> log_index{0};
   std::atomic<uint32_t> next_free{0};
-  std::atomic<uint16_t> dirty{0};       // pages may hold old data
-  std::atomic<uint16_t> no_protect{0};  // the profiler must leave it alone (allocated by libc itself)
-  std::atomic<uint16_t> protect{0};     // the profiler has taken access away from some of its pages
-  std::atomic<uint16_t> pins{0};        // system calls in flight on this object: do not protect it
+  std::atomic<uint8_t> dirty{0};       // pages may hold old data
+  std::atomic<uint8_t> no_protect{0};  // the profiler must leave it alone (allocated by libc itself)
+  std::atomic<uint16_t> protect{0};    // the profiler has taken access away from some of its pages
+  std::atomic<uint16_t> pins{0};       // system calls in flight on this object: do not protect it
+  std::atomic<uint16_t> busy{0};       // a protection change is in progress (the profiler's slot lock)
 };
 static_assert(sizeof(Slot) == 32);
 

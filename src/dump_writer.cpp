@@ -336,6 +336,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"profile_touches_dropped", s.profiler.dropped()},
       {"profile_protect_calls", s.profiler.protect_calls()},
       {"profile_syscall_unprotects", s.profiler.syscall_unprotects()},
+      {"profile_mprotect_failures", s.profiler.mprotect_failures()},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));

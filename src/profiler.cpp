@@ -5,11 +5,30 @@
 #include <cerrno>
 
 #include "clock.h"
+#include "log.h"
 #include "vm_region.h"
 
 namespace sentinel {
 
 namespace {
+// Protection changes of one slot are serialised, so that "pages protected" always implies "flag set":
+// the flag is raised before access is taken away and lowered only after it is given back. The fault
+// handler never takes this lock (it only reads the flag).
+class SlotLock {
+ public:
+  explicit SlotLock(Slot* s) : s_(s) {
+    while (s_->busy.exchange(1, std::memory_order_acquire)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+  ~SlotLock() { s_->busy.store(0, std::memory_order_release); }
+
+ private:
+  Slot* s_;
+};
+
 inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t{kPageSize} - 1); }
 inline uintptr_t page_up(uintptr_t a) { return (a + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1); }
 }  // namespace
@@ -25,9 +44,12 @@ bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t max_touches) {
 void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
   Slot* s = arena_->slot(cls, index);
   if (s->pins.load(std::memory_order_seq_cst) || s->no_protect.load(std::memory_order_relaxed)) return;
+  SlotLock lock(s);
+  // The object may have been freed since the caller looked: then there is nothing to protect.
+  if (s->user.load(std::memory_order_acquire) != user) return;
   uintptr_t lo = page_down(user), hi = page_up(user + size);
   s->protect.store(1, std::memory_order_seq_cst);
-  mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE);
+  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0) mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
   protect_calls_.fetch_add(1, std::memory_order_relaxed);
   if (s->pins.load(std::memory_order_seq_cst)) {
     // An I/O call pinned it meanwhile and may already have unprotected it: make sure it stays usable.
@@ -39,6 +61,7 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
   int saved = errno;
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
+  armed_ever_.store(true, std::memory_order_relaxed);
   armed_.store(true, std::memory_order_seq_cst);
   recording_.store(true, std::memory_order_release);
   for (unsigned c = 0; c < kNumClasses; ++c) {
@@ -62,11 +85,25 @@ void Profiler::protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t 
 void Profiler::unprotect_slot(unsigned cls, uint32_t index) {
   Slot* s = arena_->slot(cls, index);
   if (!s->protect.load(std::memory_order_acquire)) return;
+  SlotLock lock(s);
+  if (!s->protect.load(std::memory_order_acquire)) return;
   int saved = errno;
   // Access first, flag second: a fault in between must still find the flag and be recognised.
-  mprotect(reinterpret_cast<void*>(arena_->slot_address(cls, index)), class_size(cls), PROT_READ | PROT_WRITE);
-  s->protect.store(0, std::memory_order_seq_cst);
+  // If the kernel refuses (out of mappings: vm.max_map_count), the flag stays up so that faults on the
+  // still-protected pages are recognised and resolved one by one.
+  if (mprotect(reinterpret_cast<void*>(arena_->slot_address(cls, index)), class_size(cls), PROT_READ | PROT_WRITE) == 0)
+    s->protect.store(0, std::memory_order_seq_cst);
+  else
+    mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
   errno = saved;
+}
+
+void Profiler::after_fork_child() {
+  if (!arena_) return;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    uint32_t hw = arena_->high_water(c);
+    for (uint32_t i = 0; i < hw; ++i) arena_->slot(c, i)->busy.store(0, std::memory_order_relaxed);
+  }
 }
 
 void Profiler::finish() {
@@ -90,12 +127,34 @@ void Profiler::record(uint32_t log_index, uint32_t granule) {
                             static_cast<uint16_t>(step_.load(std::memory_order_relaxed)), granule};
 }
 
+// Splitting a mapping once more would exceed vm.max_map_count (the kernel answers ENOMEM): give the
+// whole size class's committed range back in one call. That needs no new split (the range's ends are
+// already mapping boundaries) and merges its mappings, so it succeeds; the objects in it go unrecorded
+// until the next interval protects them again. Async-signal-safe.
+bool Profiler::relieve(unsigned cls) {
+  mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
+  uintptr_t base = arena_->slot_address(cls, 0);
+  size_t len = size_t{arena_->high_water(cls)} * class_size(cls);
+  if (mprotect(reinterpret_cast<void*>(base), len, PROT_READ | PROT_WRITE) != 0) return false;
+  if (!warned_.exchange(true, std::memory_order_relaxed)) {
+    log_line(LogLevel::warn,
+             "profiling reached vm.max_map_count; some touches go unrecorded (a coarser "
+             "SENTINEL_PROFILE_GRANULARITY or a larger vm.max_map_count avoids it)");
+  }
+  return true;
+}
+
 bool Profiler::handle_fault(void* addr) {
   if (!arena_ || !arena_->owns(addr)) return false;
   unsigned cls;
   uint32_t index;
   Slot* s = arena_->locate(addr, &cls, &index);
-  if (!s || !s->protect.load(std::memory_order_acquire)) return false;
+  if (!s) return false;
+  // With the flag down the fault is still ours when it raced with a thread that gave the pages back
+  // (flag lowered after access was restored, but after this fault): an access fault inside a committed
+  // slot can only come from the profiler, since the program never sees the arena's own protections.
+  // Making the granule accessible again is then a no-op and the access is retried.
+  if (!s->protect.load(std::memory_order_acquire) && !armed_ever_.load(std::memory_order_relaxed)) return false;
   uint64_t t0 = now_ticks();
   int saved = errno;
   uintptr_t slot = arena_->slot_address(cls, index);
@@ -104,7 +163,10 @@ bool Profiler::handle_fault(void* addr) {
   uintptr_t lo = (a & ~(g - 1)) < slot ? slot : (a & ~(g - 1));
   uintptr_t hi = (a & ~(g - 1)) + g;
   if (hi > slot + class_size(cls)) hi = slot + class_size(cls);
-  mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0 && !relieve(cls)) {
+    errno = saved;
+    return false;
+  }
   faults_.fetch_add(1, std::memory_order_relaxed);
   uintptr_t user = s->user.load(std::memory_order_acquire);
   if (recording() && user) {
@@ -139,7 +201,7 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
     out[count++] = Pinned{static_cast<uint16_t>(cls), index};
     if (s->protect.load(std::memory_order_seq_cst)) {
       uintptr_t lo = page_down(a), hi = page_up(end < slot + class_size(cls) ? end : slot + class_size(cls));
-      mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+      if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0) relieve(cls);
       syscall_unprotects_.fetch_add(1, std::memory_order_relaxed);
       uintptr_t user = s->user.load(std::memory_order_acquire);
       if (recording() && user) {

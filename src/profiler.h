@@ -41,7 +41,9 @@ class Profiler {
   // A slot is being freed: give its pages back first, so that reuse never inherits protection.
   void unprotect_slot(unsigned cls, uint32_t index);
 
-  // The SIGSEGV path. True when the fault was one of ours (the access can be retried).
+  // The SIGSEGV path, for access faults (SEGV_ACCERR). True when the fault was one of ours (the access
+  // can be retried): in a slot the profiler protected, or, once profiling has begun, in any committed
+  // slot (a fault that raced with the pages being given back).
   bool handle_fault(void* addr);
 
   // The I/O path: pins (and unprotects) every object overlapping [p, p+n). Returns how many slots were
@@ -53,6 +55,8 @@ class Profiler {
   uint32_t pin_range(const void* p, size_t n, Pinned* out, uint32_t cap);
   void unpin(const Pinned* pins, uint32_t count);
 
+  // In a forked child: slot locks held by threads of the parent would never be released.
+  void after_fork_child();
   // Forgets the touches recorded so far (the window they belong to was voided).
   void discard_touches() { next_.store(0, std::memory_order_release); }
   uint64_t touch_count() const {
@@ -65,10 +69,12 @@ class Profiler {
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t syscall_unprotects() const { return syscall_unprotects_.load(std::memory_order_relaxed); }
   uint64_t protect_calls() const { return protect_calls_.load(std::memory_order_relaxed); }
+  uint64_t mprotect_failures() const { return mprotect_failures_.load(std::memory_order_relaxed); }
 
  private:
   void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
   void record(uint32_t log_index, uint32_t granule);
+  bool relieve(unsigned cls);
 
   Arena* arena_ = nullptr;
   uint32_t granularity_ = 0;
@@ -77,9 +83,12 @@ class Profiler {
   std::atomic<uint64_t> next_{0};
   std::atomic<bool> recording_{false};
   std::atomic<bool> armed_{false};
+  std::atomic<bool> armed_ever_{false};
   std::atomic<uint32_t> step_{0};
   std::atomic<uint32_t> interval_{0};
   std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
+  std::atomic<uint64_t> mprotect_failures_{0};
+  std::atomic<bool> warned_{false};
 };
 
 }  // namespace sentinel

@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -276,6 +277,28 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
 }
 
 namespace {
+// Growing a large object: move its pages to the new slot with mremap instead of copying them (glibc
+// does the same for its mmapped chunks), then put fresh pages back under the old slot so that the
+// arena's reservation stays whole. Only for page-aligned objects at the start of their slot; false
+// (the caller copies) in every other case or when the kernel refuses (e.g. pages split by the profiler).
+bool move_pages_between_slots(void* from, void* to, uint64_t old_size, size_t keep, bool* hole) {
+  constexpr uint64_t kMinMove = 1u << 20;
+  auto f = reinterpret_cast<uintptr_t>(from), t = reinterpret_cast<uintptr_t>(to);
+  if (old_size < kMinMove || keep < old_size || (f | t) & (kPageSize - 1)) return false;
+  size_t len = (old_size + kPageSize - 1) & ~(kPageSize - 1);
+  int saved = errno;
+  void* moved = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+  if (moved == MAP_FAILED) {
+    errno = saved;
+    return false;
+  }
+  void* refill = mmap(from, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  errno = saved;
+  *hole = refill == MAP_FAILED;
+  if (*hole) log_line(LogLevel::warn, "realloc: could not refill a moved slot; it is retired");
+  return true;
+}
+
 void report_invalid_free(const void* p) {
   g_state.counters.invalid_frees.fetch_add(1, std::memory_order_relaxed);
   if (g_invalid_free_reported.exchange(1)) return;
@@ -334,16 +357,24 @@ void* reallocate(void* p, size_t n, Caller caller) {
     return nullptr;
   }
   uint64_t min = g_min_bytes.load(std::memory_order_relaxed);
-  // In place when it fits and does not leave most of the slot idle.
-  if (n >= min && n <= usable && n > usable / 2) {
-    unsigned cls;
-    uint32_t index;
-    Slot* s = g_state.arena.locate(p, &cls, &index);
-    uint64_t old = s->size.exchange(n, std::memory_order_relaxed);
+  unsigned cls;
+  uint32_t index;
+  Slot* s = g_state.arena.locate(p, &cls, &index);
+  uint64_t old = s->size.load(std::memory_order_relaxed);
+  // In place whenever it fits; a shrink below half the slot gives the tail's pages back.
+  if (n >= min && n <= usable) {
+    s->size.store(n, std::memory_order_relaxed);
     if (n > old) update_peak(g_state.counters.live_bytes.fetch_add(n - old, std::memory_order_relaxed) + (n - old));
     else g_state.counters.live_bytes.fetch_sub(old - n, std::memory_order_relaxed);
     uint32_t li = s->log_index.load(std::memory_order_relaxed);
     if (li != kNoLogIndex) g_state.log.at(li)->size = n > g_state.log.at(li)->size ? n : g_state.log.at(li)->size;
+    if (n < usable / 2) {
+      uintptr_t tail = (reinterpret_cast<uintptr_t>(p) + n + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1);
+      uintptr_t end = reinterpret_cast<uintptr_t>(p) + usable;
+      int saved = errno;
+      if (end > tail) madvise(reinterpret_cast<void*>(tail), end - tail, MADV_DONTNEED);
+      errno = saved;
+    }
     bump(g_state.counters.realloc_in_place);
     return p;
   }
@@ -355,8 +386,17 @@ void* reallocate(void* p, size_t n, Caller caller) {
       return nullptr;
     }
   }
-  memcpy(q, p, n < usable ? n : usable);
+  size_t keep = n < usable ? n : usable;
+  bool hole = false;
+  // mremap carries the pages' protection along: never while the profiler may have protected any.
+  bool may_move = owns(q) && !g_state.profiler.armed() && !s->protect.load(std::memory_order_acquire);
+  if (!(may_move && move_pages_between_slots(p, q, old, keep, &hole))) memcpy(q, p, keep);
   bump(g_state.counters.realloc_moved);
+  if (hole) {  // the object ends, its slot is never handed out again
+    uintptr_t expected = reinterpret_cast<uintptr_t>(p);
+    if (s->user.compare_exchange_strong(expected, 0)) finish_object(s->log_index.load(), old);
+    return q;
+  }
   release(p);
   return q;
 }
@@ -402,6 +442,8 @@ void after_dlopen() {
 void after_fork_child() {
   t_tid = 0;
   papi::forget_after_fork();
+  sig::reset_after_fork();
+  if (g_state.mode == Mode::profile) g_state.profiler.after_fork_child();
 }
 
 bool io_protection_armed() { return g_state.profiler.armed(); }

@@ -73,7 +73,7 @@ void forward(int signum, siginfo_t* si, void* uc) {
 
 void on_sigsegv(int signum, siginfo_t* si, void* uc) {
   FaultFn fn = g_fault.load(std::memory_order_acquire);
-  if (si && si->si_code > 0 && fn && fn(si->si_addr)) return;
+  if (si && si->si_code == SEGV_ACCERR && fn && fn(si->si_addr)) return;
   forward(signum, si, uc);
 }
 

@@ -61,8 +61,11 @@ void Stepper::set_period(uint32_t period) {
 }
 
 void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
-  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq)
+  bool previous_regular = false;  // the step that just ended had the expected length
+  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq) {
     last->allocations = static_cast<uint32_t>(seq - last->start_seq);
+    previous_regular = last->allocations == period_;
+  }
   sentinel_step_entry e{};
   e.start_seq = seq;
   e.start_ns = now;  // ticks; converted when written
@@ -82,6 +85,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
   // The first step after lock-on runs plain; the next step once the lock is confirmed (not a tentative
   // lock on an inner loop) opens the profiling window.
   if (cfg_.mode == Mode::profile && !classified_ && !profiling_ && steps_in_phase_ >= 2 && period_ &&
+      previous_regular &&
       (detector_.confirmed() || detector_.mode() != StepMode::kAuto)) {
     first_profiled_index_ = steps_.size();
     window_starts_[0] = seq;
@@ -199,8 +203,10 @@ void Stepper::drain_events(uint64_t now) {
       phase_ = ev.phase ? ev.phase - 1u : 0u;
       steps_in_phase_ = 0;
       set_period(ev.period);
-    } else if (ev.period && ev.period != period_) {
-      set_period(ev.period);  // marks: the period is what the last step measured
+    } else if (ev.period && ev.period != period_ && !profiling_) {
+      // Marks: the period is what the last step measured. The interval geometry stays frozen during a
+      // profiling window, so that every touch of the window falls in the table that is written.
+      set_period(ev.period);
     }
     uint32_t flags = 0;
     if (ev.flags & kStepMark) flags |= SENTINEL_STEP_EXPLICIT;
