@@ -233,7 +233,7 @@ FeedResult StepDetector::feed_auto(uint64_t pos, uint64_t token) {
   // Searching: lock on the shortest lockable candidate.
   int best = -1;
   for (uint32_t k = 0; k < kCandidates; k++) {
-    if (cand_[k].period == 0 || !lockable(cand_[k])) continue;
+    if (cand_[k].period == 0 || !lockable(cand_[k], pos)) continue;
     if (best < 0 || cand_[k].period < cand_[best].period) best = static_cast<int>(k);
   }
   if (best < 0) return {kNoOrdinal, 0, 0};
@@ -318,11 +318,23 @@ void StepDetector::remember_failure(uint32_t period, uint32_t run) {
   *slot = Failure{period, run, ++stamp_};
 }
 
-bool StepDetector::lockable(const Candidate& c) const {
+bool StepDetector::lockable(const Candidate& c, uint64_t pos) const {
   if (c.run < c.period) return false;
   if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
   uint32_t f = failed_run(c.period);
   if (f != 0 && uint64_t{c.run} <= uint64_t{f} + c.period) return false;
+  // A multiple of the true period can become lockable first (its run reaches P before a small true
+  // period has the longer run it needs): refuse P while its last P tokens are periodic with a divisor
+  // of P; the divisor locks when its own run allows (a DataLoader loop of 5 allocations a step was
+  // locked at 10, two steps at a time, before this).
+  if (c.period <= kDivisorCheckMax) {
+    for (uint32_t d = 1; d <= c.period / 2; d++) {
+      if (c.period % d || pos < valid_from_ + c.period + d) continue;
+      bool periodic = true;
+      for (uint64_t j = pos - c.period + 1; j <= pos && periodic; j++) periodic = tok(j) == tok(j - d);
+      if (periodic) return false;
+    }
+  }
   return true;
 }
 

@@ -85,6 +85,7 @@ class StepDetector {
   static constexpr uint32_t kPhaseSlots = 64;           // patterns remembered for phase ids
   static constexpr uint32_t kSegmentSlots = 32;         // recent locks, for absorption of inner-loop locks
   static constexpr uint32_t kEventSlots = 1024;         // event queue; overflow is counted, never blocks
+  static constexpr uint32_t kDivisorCheckMax = 4096;  // periods checked for a periodic divisor at lock
 
   StepDetector() = default;
   ~StepDetector();
@@ -248,7 +249,7 @@ class StepDetector {
   void update_candidates(uint64_t pos, uint64_t token);
   void propose(uint64_t pos, uint64_t token);
   void add_candidate(uint32_t period);
-  bool lockable(const Candidate& c) const;
+  bool lockable(const Candidate& c, uint64_t pos) const;
   uint32_t failed_run(uint32_t period) const;
   void remember_failure(uint32_t period, uint32_t run);
   void lock(uint64_t pos, uint32_t period, uint32_t run);

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Live step detection: runs live_driver.py under the library (profile mode, no marks) and checks that
+the detector's steps match the real ones for every step after the third.
+
+usage: check_live_steps.py MODEL [STEPS]      (env: SENTINEL_LIB; TF_PYTHON for keras)
+Reads the dump's STEPS records directly (docs/format.md) and compares start seqs with the driver's
+truth. Keras: tf.data's prefetch thread may allocate the next batch while the callback runs, so a
+step start is only defined to within one allocation there (docs/step-detection.md); every other model
+must match exactly. Also checks the count of steps (between steps-3 and steps).
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REC_STEPS, REC_END, FLAG_INFERRED = 9, 0xFFFF, 4
+
+
+def read_steps(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"SNTLDUMP", "not a dump"
+    pos, steps = 24, []
+    while pos + 16 <= len(data):
+        rtype, _crc, length = struct.unpack_from("<IIQ", data, pos)
+        payload = data[pos + 16: pos + 16 + length]
+        pos += 16 + length
+        if rtype == REC_STEPS:
+            count, size = struct.unpack_from("<II", payload, 0)
+            for i in range(count):
+                start_seq, _ns, allocs, phase, flags = struct.unpack_from("<QQIII", payload, 8 + i * size)
+                steps.append((start_seq, allocs, phase, flags))
+        if rtype == REC_END:
+            break
+    return steps
+
+
+def main():
+    model = sys.argv[1]
+    nsteps = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    python = "/usr/bin/python3"
+    if model == "keras":
+        python = os.environ.get("TF_PYTHON", "")
+        if not python or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode:
+            print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
+            return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        truth_path, dump = os.path.join(tmp, "truth.json"), os.path.join(tmp, "run.prof")
+        env = dict(os.environ, LD_PRELOAD=os.environ["SENTINEL_LIB"], SENTINEL_MODE="profile", SENTINEL_DUMP=dump)
+        for name in ("SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB"):
+            env.pop(name, None)
+        p = subprocess.run([python, os.path.join(HERE, "live_driver.py"), model, str(nsteps), truth_path],
+                           env=env, capture_output=True, text=True, timeout=600)
+        if p.returncode:
+            print(p.stderr[-3000:])
+            return 1
+        truth = json.load(open(truth_path))["starts"]
+        steps = read_steps(dump)
+    detected = sorted({s[0] for s in steps})
+    slack = 1 if model == "keras" else 0
+    errors = []
+    for k, t in enumerate(truth[3:], start=4):
+        if not any(abs(d - t) <= slack for d in detected):
+            errors.append(f"step {k} starts at allocation {t}; detected starts near it: "
+                          f"{[d for d in detected if abs(d - t) < 50]}")
+    spurious = [d for d in detected if d >= truth[3] and not any(abs(d - t) <= slack for t in truth)]
+    if spurious:
+        errors.append(f"detected step starts that are not real ones: {spurious[:10]}")
+    if not nsteps - 3 <= len(detected) <= nsteps:
+        errors.append(f"{len(detected)} steps detected for a {nsteps}-step loop")
+    profiled = [s for s in steps if s[3] & 8]
+    print(f"{model}: {len(detected)} steps detected of {nsteps}, period(s) "
+          f"{sorted({s[1] for s in steps if not s[3] & FLAG_INFERRED})[:5]}, {len(profiled)} profiled")
+    for e in errors:
+        print("FAIL:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""A training loop that does NOT mark its steps, for testing the automatic step detector live.
+
+usage: live_driver.py MODEL STEPS TRUTH.json
+MODEL: mlp, cnn, lstm, transformer (tests/e2e/e2e_models.py), dataloader (an MLP fed by a DataLoader
+with 2 forked workers) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python).
+TRUTH.json receives the true step starts: the runtime's tracked-allocation count when each step began,
+read through sentinel_get_stats() (which does not mark anything).
+"""
+import ctypes
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "tracked_allocations", "tracked_frees", "live_bytes", "peak_live_bytes", "overhead_bytes", "steps_marked")]
+
+
+def allocation_clock():
+    fn = ctypes.CDLL(None).sentinel_get_stats
+    fn.argtypes = [ctypes.POINTER(Stats)]
+    s = Stats()
+
+    def now():
+        fn(ctypes.byref(s))
+        return s.tracked_allocations
+    return now
+
+
+def torch_models(model, steps, clock):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+    import e2e_models
+    m, opt, batches, loss_fn = e2e_models.build(model)
+    starts = []
+    for step in range(steps):
+        starts.append(clock())
+        e2e_models.train_step(m, opt, batches[step % len(batches)], loss_fn)
+    return starts
+
+
+def dataloader(steps, clock):
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    ds = TensorDataset(torch.randn(32 * steps, 256), torch.randint(0, 10, (32 * steps,)))
+    dl = DataLoader(ds, batch_size=32, num_workers=2, shuffle=False)
+    m = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10))
+    opt = torch.optim.SGD(m.parameters(), lr=0.05)
+    starts = []
+    it = iter(dl)
+    for _ in range(steps):
+        xb, yb = next(it)  # the batch arrives from a worker through shared memory: part of the step
+        starts.append(clock())
+        opt.zero_grad()
+        nn.functional.cross_entropy(m(xb), yb).backward()
+        opt.step()
+    return starts
+
+
+def keras(steps, clock):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import numpy as np
+    import tensorflow as tf
+    tf.keras.utils.set_random_seed(0)
+    tf.config.experimental.enable_op_determinism()
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    x = np.random.RandomState(0).rand(32 * steps, 64).astype("float32")
+    y = np.random.RandomState(1).randint(0, 10, 32 * steps)
+    model = tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(512, activation="relu"),
+                                 tf.keras.layers.Dense(10)])
+    model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    starts = []
+
+    class Truth(tf.keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            starts.append(clock())
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[Truth()])
+    return starts
+
+
+def main():
+    model, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    clock = allocation_clock()
+    if model == "dataloader":
+        starts = dataloader(steps, clock)
+    elif model == "keras":
+        starts = keras(steps, clock)
+    else:
+        starts = torch_models(model, steps, clock)
+    with open(out, "w") as f:
+        json.dump({"model": model, "starts": starts, "end": clock()}, f)
+
+
+if __name__ == "__main__":
+    main()
