@@ -22,8 +22,8 @@ const VarSpec kTable[] = {
      "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects,
      0, uint64_t{1} << 32},
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
-    {"SENTINEL_UNWIND", VarType::unwind, "libunwind",
-     "how allocation sites are found: libunwind, backtrace (glibc) or none"},
+    {"SENTINEL_UNWIND", VarType::unwind, "backtrace",
+     "how allocation sites are found: backtrace (glibc's unwinder), libunwind, or none"},
     {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled (after the first regular step) in profile mode",
      &Config::profile_steps, 1, 64},
     {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "64K",
@@ -36,6 +36,8 @@ const VarSpec kTable[] = {
     {"SENTINEL_PAPI", VarType::papi, "auto",
      "hardware counters while profiling: auto (presets where the CPU has them), off, software (perf software events)"},
     {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
+    {"SENTINEL_VIEW", VarType::tool, "", "the test suite: path of the sentinel-view under test"},
+    {"SENTINEL_RUN", VarType::tool, "", "the test suite: path of the sentinel-run under test"},
 };
 constexpr size_t kTableSize = sizeof(kTable) / sizeof(kTable[0]);
 

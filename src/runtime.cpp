@@ -167,11 +167,7 @@ void setup(const char* const* envp, bool for_tests) {
   if (!for_tests) ModuleTable::text_range_of(reinterpret_cast<const void*>(&setup), &lo, &hi);
   ModuleTable::text_range_of(reinterpret_cast<const void*>(&__libc_malloc), &g_libc_lo, &g_libc_hi);
   UnwindMethod m = g_state.unwinder.init(cfg.unwind, lo, hi);
-  if (m != cfg.unwind) {
-    LineBuf b;
-    b.str("libunwind.so.8 could not be loaded; allocation sites come from glibc backtrace()");
-    log_line(LogLevel::warn, b);
-  }
+  if (m != cfg.unwind) log_line(LogLevel::warn, "libunwind.so.8 could not be loaded; allocation sites come from glibc backtrace()");
   detect_topology(&g_state.topology);
   g_state.modules.refresh();
   g_state.owner_pid = getpid();

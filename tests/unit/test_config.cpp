@@ -43,21 +43,21 @@ TEST_CASE("defaults come from the table", "[config]") {
   CHECK(c.retain_bytes == (uint64_t{1} << 30));
   CHECK(c.max_objects == 4194304);
   CHECK_FALSE(c.dump_children);
-  CHECK(c.unwind == UnwindMethod::libunwind);
+  CHECK(c.unwind == UnwindMethod::backtrace);
 }
 
 TEST_CASE("values override defaults", "[config]") {
   Config c;
   ConfigError e;
   REQUIRE(parse({"SENTINEL_MODE=off", "SENTINEL_MIN_BYTES=1M", "SENTINEL_DUMP=/tmp/x.%p", "SENTINEL_LOG=debug",
-                 "SENTINEL_DUMP_CHILDREN=yes", "SENTINEL_UNWIND=backtrace", "SENTINEL_MAX_OBJECTS=10"},
+                 "SENTINEL_DUMP_CHILDREN=yes", "SENTINEL_UNWIND=libunwind", "SENTINEL_MAX_OBJECTS=10"},
                 &c, &e));
   CHECK(c.mode == Mode::off);
   CHECK(c.min_bytes == 1048576);
   CHECK(std::string(c.dump) == "/tmp/x.%p");
   CHECK(c.log == LogLevel::debug);
   CHECK(c.dump_children);
-  CHECK(c.unwind == UnwindMethod::backtrace);
+  CHECK(c.unwind == UnwindMethod::libunwind);
   CHECK(c.max_objects == 10);
   REQUIRE(parse({"SENTINEL_DUMP=none"}, &c, &e));
   CHECK(std::string(c.dump).empty());
