@@ -330,7 +330,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"unwind_method", static_cast<uint64_t>(s.unwinder.method())},
       {"site_cache_hits", s.site_cache.hits()},
       {"site_unwinds", s.site_cache.unwinds()},
-      {"site_cache_ambiguous_keys", s.site_cache.ambiguous()},
+      {"site_cache_unverifiable", s.site_cache.unverifiable()},
       {"clock_tsc", s.clock.uses_tsc() ? 1u : 0u},
       {"profile_faults", s.profiler.faults()},
       {"profile_touches_dropped", s.profiler.dropped()},

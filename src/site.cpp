@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 
 #include "vm_region.h"
 
@@ -103,48 +104,87 @@ bool SiteCache::init() {
   return entries_ != nullptr;
 }
 
-uint32_t SiteCache::unwind(const Unwinder& unwinder, SiteTable& sites) {
-  unwinds_.fetch_add(1, std::memory_order_relaxed);
-  uintptr_t frames[SENTINEL_MAX_FRAMES];
-  uint32_t n = unwinder.capture(frames);
-  return n ? sites.intern(frames, n) : kNoSite;
+namespace {
+constinit thread_local uintptr_t t_stack_top __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local uintptr_t t_stack_bottom __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local bool t_stack_known __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace
+
+uintptr_t this_thread_stack_top(uintptr_t sp) {
+  if (!t_stack_known) {
+    t_stack_known = true;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      void* addr = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        t_stack_bottom = reinterpret_cast<uintptr_t>(addr);
+        t_stack_top = t_stack_bottom + size;
+      }
+      pthread_attr_destroy(&attr);
+    }
+  }
+  // Not on the thread's own stack (a signal handler on an alternate stack): nothing can be read safely.
+  return sp >= t_stack_bottom && sp < t_stack_top ? t_stack_top : 0;
 }
 
 uint32_t SiteCache::site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinder, SiteTable& sites) {
   if (unwinder.method() == UnwindMethod::none) return kNoSite;
-  if (!entries_) return unwind(unwinder, sites);
+  uintptr_t top = this_thread_stack_top(sp);
   uint64_t x = ra * 0x9E3779B97F4A7C15ULL ^ (sp + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
-  uint64_t tag = (x ^ (x >> 29)) | 1;
-  for (uint32_t probe = 0; probe < 8; ++probe) {
-    Entry& e = entries_[(static_cast<uint32_t>(tag >> 20) + probe) & (kCapacity - 1)];
-    uint64_t cur = e.tag.load(std::memory_order_acquire);
-    if (cur == 0) {
-      uint32_t site = unwind(unwinder, sites);
-      if (site != kNoSite && e.tag.compare_exchange_strong(cur, tag, std::memory_order_acq_rel)) {
-        e.site.store(site, std::memory_order_release);
-        e.uses.store(1, std::memory_order_relaxed);
+  const uint64_t tag = (x ^ (x >> 29)) | 2;  // never 0 (empty) or 1 (being written)
+  const uint32_t home = static_cast<uint32_t>(tag >> 20);
+  if (entries_ && top > sp) {
+    for (uint32_t probe = 0; probe < kProbes; ++probe) {
+      Entry& e = entries_[(home + probe) & (kCapacity - 1)];
+      uint64_t cur = e.tag.load(std::memory_order_acquire);
+      if (cur == 0) break;
+      if (cur != tag) continue;
+      bool same = e.nframes > 0;
+      for (uint32_t k = 0; same && k < e.nframes; ++k) {
+        uintptr_t at = sp + uintptr_t{e.offset[k]} * sizeof(uintptr_t);
+        same = at + sizeof(uintptr_t) <= top && *reinterpret_cast<const uintptr_t*>(at) == e.frames[k];
       }
-      return site;
-    }
-    if (cur != tag) continue;
-    uint32_t cached = e.site.load(std::memory_order_acquire);
-    uint32_t uses = e.uses.load(std::memory_order_relaxed) + 1;
-    e.uses.store(uses, std::memory_order_relaxed);
-    if (cached == kAmbiguous) return unwind(unwinder, sites);
-    if (cached == kNoSite || uses <= kVerifyFirst || uses % kVerifyEvery == 0) {
-      uint32_t site = unwind(unwinder, sites);
-      if (cached != kNoSite && site != cached) {
-        e.site.store(kAmbiguous, std::memory_order_release);
-        ambiguous_.fetch_add(1, std::memory_order_relaxed);
-      } else if (cached == kNoSite) {
-        e.site.store(site, std::memory_order_release);
+      if (same) {
+        hits_.store(hits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // a statistic
+        return e.site;
       }
-      return site;
     }
-    hits_.store(hits_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // a statistic
-    return cached;
   }
-  return unwind(unwinder, sites);
+  // Unwind, then learn where the chain lies on the stack (ascending: callers sit above callees).
+  unwinds_.fetch_add(1, std::memory_order_relaxed);
+  uintptr_t frames[SENTINEL_MAX_FRAMES];
+  uint32_t n = unwinder.capture(frames);
+  if (!n) return kNoSite;
+  uint32_t site = sites.intern(frames, n);
+  if (!entries_ || top <= sp || site == kNoSite) return site;
+  uint16_t offset[SENTINEL_MAX_FRAMES];
+  const auto* words = reinterpret_cast<const uintptr_t*>(sp);
+  uintptr_t limit = (top - sp) / sizeof(uintptr_t);
+  if (limit > kScanWords) limit = kScanWords;
+  uintptr_t w = 0;
+  for (uint32_t k = 0; k < n; ++k, ++w) {
+    while (w < limit && words[w] != frames[k]) ++w;
+    if (w >= limit) {
+      unverifiable_.fetch_add(1, std::memory_order_relaxed);
+      return site;  // part of the chain is not on this stack (a signal frame, a switched stack): no entry
+    }
+    offset[k] = static_cast<uint16_t>(w);
+  }
+  for (uint32_t probe = 0; probe < kProbes; ++probe) {
+    Entry& e = entries_[(home + probe) & (kCapacity - 1)];
+    uint64_t empty = 0;
+    if (!e.tag.compare_exchange_strong(empty, 1, std::memory_order_acq_rel)) continue;
+    e.site = site;
+    e.nframes = n;
+    for (uint32_t k = 0; k < n; ++k) {
+      e.offset[k] = offset[k];
+      e.frames[k] = frames[k];
+    }
+    e.tag.store(tag, std::memory_order_release);
+    break;
+  }
+  return site;
 }
 
 }  // namespace sentinel

@@ -64,34 +64,39 @@ class Unwinder {
 
 namespace sentinel {
 
-// Skips most unwinds. The key is the allocating call's return address and stack pointer: in a training
-// loop the same call path reaches malloc with the same (return address, stack depth) every step, so the
-// site found by unwinding once can be reused. Two paths can share a key (same caller, same depth,
-// different callers further up), so every key is verified by a full unwind on its first kVerifyFirst
-// uses and then on every kVerifyEvery-th; a key seen to give two sites is marked ambiguous and always
-// unwound from then on. Lock-free; racing updates lose at most a hit count.
+// Skips most unwinds, exactly. A site is the chain of return addresses above the allocating call, and
+// those return addresses sit in the thread's stack. The first unwind from a given (return address, stack
+// address) also finds where on the stack each of the chain's return addresses lies; the next allocation
+// with the same key reads those few stack words and, if they hold the same chain, has the same site
+// (the chain read from the slots where the unwinder found it), with no unwind. A different path through the same key reads different words and is
+// unwound and cached beside the first (several entries may share a key). Lock-free; an entry is
+// published by its tag after its contents.
 class SiteCache {
  public:
   static constexpr uint32_t kCapacity = 1u << 16;
-  static constexpr uint32_t kVerifyFirst = 8;
-  static constexpr uint32_t kVerifyEvery = 64;
+  static constexpr uint32_t kProbes = 16;
+  static constexpr uint32_t kScanWords = 16384;  // how far up the stack a chain is looked for (128 KiB)
   bool init();
   uint32_t site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinder, SiteTable& sites);
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t unwinds() const { return unwinds_.load(std::memory_order_relaxed); }
-  uint64_t ambiguous() const { return ambiguous_.load(std::memory_order_relaxed); }
+  uint64_t unverifiable() const { return unverifiable_.load(std::memory_order_relaxed); }
   uint64_t bytes() const { return kCapacity * sizeof(Entry); }
 
  private:
-  static constexpr uint32_t kAmbiguous = UINT32_MAX - 1;
   struct Entry {
-    std::atomic<uint64_t> tag;  // 0: empty
-    std::atomic<uint32_t> site;
-    std::atomic<uint32_t> uses;
+    std::atomic<uint64_t> tag;  // 0: empty, 1: being written
+    uint32_t site;
+    uint32_t nframes;
+    uint16_t offset[SENTINEL_MAX_FRAMES];  // words from sp to each return address of the chain
+    uintptr_t frames[SENTINEL_MAX_FRAMES];
   };
-  uint32_t unwind(const Unwinder& unwinder, SiteTable& sites);
   Entry* entries_ = nullptr;
-  std::atomic<uint64_t> hits_{0}, unwinds_{0}, ambiguous_{0};
+  std::atomic<uint64_t> hits_{0}, unwinds_{0}, unverifiable_{0};
 };
+
+// The top (highest address) of the calling thread's stack, or 0 when unknown or when sp is not on it.
+// Cached per thread; allocates the first time (pthread_getattr_np): call inside the recursion guard.
+uintptr_t this_thread_stack_top(uintptr_t sp);
 
 }  // namespace sentinel
