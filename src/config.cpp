@@ -26,7 +26,7 @@ const VarSpec kTable[] = {
      "how allocation sites are found: backtrace (glibc's unwinder), libunwind, or none"},
     {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled (after the first regular step) in profile mode",
      &Config::profile_steps, 1, 64},
-    {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "64K",
+    {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "8K",
      "bytes unprotected per profiling fault: a power of two from 4K to 2M", &Config::profile_granularity, 4096,
      uint64_t{2} << 20, true},
     {"SENTINEL_STEP", VarType::step, "auto",

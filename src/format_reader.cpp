@@ -123,6 +123,13 @@ class Cursor {
                                 count * min_entry, " bytes, only ", remaining(),
                                 " left in the record"));
   }
+  // Reads the u32 `field` as such a count and checks it.
+  uint32_t count(const char* field, size_t min_entry, const char* what) {
+    uint64_t at = offset();
+    uint32_t n = u32(field);
+    check_count(at, n, min_entry, what);
+    return n;
+  }
 
  private:
   std::span<const uint8_t> p_;
@@ -252,26 +259,18 @@ class Parser {
     p.start_monotonic_ns = c.u64("start_monotonic_ns");
     p.end_monotonic_ns = c.u64("end_monotonic_ns");
     p.executable = c.str("executable");
-    uint64_t at = c.offset();
-    uint32_t argc = c.u32("argc");
-    c.check_count(at, argc, 4, "argv");
-    p.argv.reserve(argc);
-    for (uint32_t i = 0; i < argc; ++i) p.argv.push_back(c.str("argv"));
+    counted(c, "argc", 4, "argv", p.argv, [](Cursor& cur) { return cur.str("argv"); });
   }
 
   void config(Cursor c) {
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    c.check_count(at, n, 4, "entry");
-    reserve_more(prof_.config, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t eat = c.offset();
-      std::string s = c.str("entry");
+    counted(c, "count", 4, "entry", prof_.config, [](Cursor& cur) {
+      uint64_t eat = cur.offset();
+      std::string s = cur.str("entry");
       size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0)
         throw FormatError(eat, "CONFIG record: entry is not of the form NAME=value");
-      prof_.config.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
+      return std::pair(s.substr(0, eq), s.substr(eq + 1));
+    });
   }
 
   void topology(Cursor c) {
@@ -280,20 +279,16 @@ class Parser {
     t.present = true;
     t.numa_available = c.i32("numa_available");
     t.numa_balancing = c.i32("numa_balancing");
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("node_count");
-    c.check_count(at, n, 32, "node");
-    t.nodes.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
+    counted(c, "node_count", 32, "node", t.nodes, [](Cursor& cur) {
       NumaNode node;
-      node.id = c.i32("node id");
-      node.cpu_count = c.u32("cpu_count");
-      node.total_bytes = c.u64("total_bytes");
-      node.free_bytes = c.u64("free_bytes");
-      node.flags = c.u32("node flags");
-      c.u32("node reserved");
-      t.nodes.push_back(node);
-    }
+      node.id = cur.i32("node id");
+      node.cpu_count = cur.u32("cpu_count");
+      node.total_bytes = cur.u64("total_bytes");
+      node.free_bytes = cur.u64("free_bytes");
+      node.flags = cur.u32("node flags");
+      cur.u32("node reserved");
+      return node;
+    });
     t.fast_node = c.i32("fast_node");
     t.slow_node = c.i32("slow_node");
   }
@@ -301,27 +296,21 @@ class Parser {
   void module(Cursor c) {
     Module m;
     m.load_bias = c.u64("load_bias");
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("segment_count");
-    c.check_count(at, n, 24, "segment");
-    m.segments.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
+    counted(c, "segment_count", 24, "segment", m.segments, [](Cursor& cur) {
       Segment s;
-      s.vaddr = c.u64("segment vaddr");
-      s.memsz = c.u64("segment memsz");
-      s.p_flags = c.u32("segment p_flags");
-      c.u32("segment reserved");
-      m.segments.push_back(s);
-    }
+      s.vaddr = cur.u64("segment vaddr");
+      s.memsz = cur.u64("segment memsz");
+      s.p_flags = cur.u32("segment p_flags");
+      cur.u32("segment reserved");
+      return s;
+    });
     m.build_id = c.str("build_id");
     m.path = c.str("path");
     if (seen_modules_.emplace(m.path, m.load_bias).second) prof_.modules.push_back(std::move(m));
   }
 
   void sites(Cursor c) {
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    c.check_count(at, n, 16, "site");
+    uint32_t n = c.count("count", 16, "site");
     reserve_more(prof_.sites, n);
     for (uint32_t i = 0; i < n; ++i) {
       uint64_t eat = c.offset();
@@ -349,19 +338,8 @@ class Parser {
   }
 
   void objects(Cursor c) {
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    uint64_t eat = c.offset();
-    uint32_t entry = c.u32("entry_size");
-    if (entry < kObjectSize)
-      throw FormatError(eat, cat("OBJECTS record: entry size ", entry, " is smaller than ",
-                                 kObjectSize));
-    c.check_count(at, n, entry, "object");
-    reserve_more(prof_.objects, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      auto raw = c.bytes(entry, "object");
-      const uint8_t* p = raw.data();
-      sentinel_object o;
+    fixed_entries(c, kObjectSize, "object", prof_.objects, [](const uint8_t* p) {
+      sentinel_object o{};
       o.address = load64(p + 0);
       o.size = load64(p + 8);
       o.birth_ns = load64(p + 16);
@@ -373,57 +351,58 @@ class Parser {
       o.alignment = load32(p + 56);
       o.kind = load16(p + 60);
       o.flags = load16(p + 62);
-      prof_.objects.push_back(o);
-    }
+      return o;
+    });
   }
 
   void stats(Cursor c) {
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    c.check_count(at, n, 12, "stat");
-    reserve_more(prof_.stats, n);
-    for (uint32_t i = 0; i < n; ++i) {
+    counted(c, "count", 12, "stat", prof_.stats, [](Cursor& cur) {
       Stat s;
-      s.name = c.str("stat name");
-      s.value = c.u64("stat value");
-      prof_.stats.push_back(std::move(s));
-    }
+      s.name = cur.str("stat name");
+      s.value = cur.u64("stat value");
+      return s;
+    });
   }
 
   void marks(Cursor c) {
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    c.check_count(at, n, 16, "mark");
-    reserve_more(prof_.marks, n);
-    for (uint32_t i = 0; i < n; ++i) {
+    counted(c, "count", 16, "mark", prof_.marks, [](Cursor& cur) {
       Mark m;
-      m.seq = c.u64("mark seq");
-      m.monotonic_ns = c.u64("mark monotonic_ns");
-      prof_.marks.push_back(m);
-    }
+      m.seq = cur.u64("mark seq");
+      m.monotonic_ns = cur.u64("mark monotonic_ns");
+      return m;
+    });
   }
 
-  // "u32 count, u32 entry_size" then count entries of entry_size bytes, entry_size >= min_size.
-  // Returns the entries' bytes and sets n and entry.
-  std::span<const uint8_t> entry_array(Cursor& c, size_t min_size, const char* what, uint32_t& n,
-                                       uint32_t& entry) {
+  // A u32 count (the field `count_field`) then that many entries of at least `min_entry` bytes
+  // each, each read from the cursor by `decode` and appended to `out`.
+  template <typename T, typename Decode>
+  static void counted(Cursor& c, const char* count_field, size_t min_entry, const char* what,
+                      std::vector<T>& out, Decode decode) {
+    uint32_t n = c.count(count_field, min_entry, what);
+    reserve_more(out, n);
+    for (uint32_t i = 0; i < n; ++i) out.push_back(decode(c));
+  }
+
+  // "u32 count, u32 entry_size" then count entries of entry_size bytes, entry_size >= min_size
+  // (newer minors may append fields); `decode` turns an entry's first bytes into a T for `out`.
+  template <typename T, typename Decode>
+  static void fixed_entries(Cursor& c, size_t min_size, const char* what, std::vector<T>& out,
+                            Decode decode) {
     uint64_t at = c.offset();
-    n = c.u32("count");
+    uint32_t n = c.u32("count");
     uint64_t eat = c.offset();
-    entry = c.u32("entry_size");
+    uint32_t entry = c.u32("entry_size");
     if (entry < min_size)
       throw FormatError(eat, cat(c.record(), " record: entry size ", entry, " is smaller than ",
                                  min_size));
     c.check_count(at, n, entry, what);
-    return c.bytes(size_t{n} * entry, what);
+    auto raw = c.bytes(size_t{n} * entry, what);
+    reserve_more(out, n);
+    for (uint32_t i = 0; i < n; ++i) out.push_back(decode(raw.data() + size_t{i} * entry));
   }
 
   void steps(Cursor c) {
-    uint32_t n, entry;
-    auto raw = entry_array(c, kStepSize, "step", n, entry);
-    reserve_more(prof_.steps, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint8_t* p = raw.data() + size_t{i} * entry;
+    fixed_entries(c, kStepSize, "step", prof_.steps, [](const uint8_t* p) {
       sentinel_step_entry s{};
       s.start_seq = load64(p + 0);
       s.start_ns = load64(p + 8);
@@ -431,23 +410,19 @@ class Parser {
       s.phase = load32(p + 20);
       s.flags = load32(p + 24);
       s.reserved = load32(p + 28);
-      prof_.steps.push_back(s);
-    }
+      return s;
+    });
   }
 
   void intervals(Cursor c) {
     IntervalTable t;
     t.phase = c.u32("phase");
     t.period = c.u32("period");
-    uint64_t at = c.offset();
-    uint32_t n = c.u32("count");
-    c.check_count(at, n, 8, "interval");
-    t.bounds.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t first = c.u32("first_ordinal");
-      uint32_t end = c.u32("end_ordinal");
-      t.bounds.emplace_back(first, end);
-    }
+    counted(c, "count", 8, "interval", t.bounds, [](Cursor& cur) {
+      uint32_t first = cur.u32("first_ordinal");
+      uint32_t end = cur.u32("end_ordinal");
+      return std::pair(first, end);
+    });
     prof_.intervals.push_back(std::move(t));
   }
 
@@ -469,11 +444,7 @@ class Parser {
   }
 
   void identities(Cursor c) {
-    uint32_t n, entry;
-    auto raw = entry_array(c, kIdentitySize, "identity", n, entry);
-    reserve_more(prof_.identities, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint8_t* p = raw.data() + size_t{i} * entry;
+    fixed_entries(c, kIdentitySize, "identity", prof_.identities, [](const uint8_t* p) {
       sentinel_identity d{};
       d.id = load32(p + 0);
       d.site = load32(p + 4);
@@ -486,40 +457,32 @@ class Parser {
       d.lifetime = p[36];
       d.touched_bytes = load64(p + 40);
       d.instances = load32(p + 48);
-      prof_.identities.push_back(d);
-    }
+      return d;
+    });
   }
 
   void touches(Cursor c) {
-    uint32_t n, entry;
-    auto raw = entry_array(c, kTouchSize, "touch", n, entry);
-    reserve_more(prof_.touches, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint8_t* p = raw.data() + size_t{i} * entry;
+    fixed_entries(c, kTouchSize, "touch", prof_.touches, [](const uint8_t* p) {
       sentinel_touch t{};
       t.identity = load32(p + 0);
       t.interval = load32(p + 4);
       t.bytes = load64(p + 8);
       t.faults = load32(p + 16);
       t.step = load32(p + 20);
-      prof_.touches.push_back(t);
-    }
+      return t;
+    });
   }
 
   void groups(Cursor c) {
-    uint32_t n, entry;
-    auto raw = entry_array(c, kGroupSize, "group", n, entry);
-    reserve_more(prof_.groups, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint8_t* p = raw.data() + size_t{i} * entry;
+    fixed_entries(c, kGroupSize, "group", prof_.groups, [](const uint8_t* p) {
       sentinel_group g{};
       g.id = load32(p + 0);
       g.lifetime = p[4];
       g.members = load32(p + 8);
       g.bytes = load64(p + 16);
       g.interval_mask = load64(p + 24);
-      prof_.groups.push_back(g);
-    }
+      return g;
+    });
   }
 
   void counters(Cursor c) {

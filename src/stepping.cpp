@@ -82,6 +82,9 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
     }
   }
   ++steps_in_phase_;
+  // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
+  // before the window, not in the first profiled one.
+  if (cfg_.mode == Mode::profile && !classified_ && steps_in_phase_ == 1) prepare_counters();
   // The first step after lock-on runs plain; the next step once the lock is confirmed (not a tentative
   // lock on an inner loop) opens the profiling window.
   if (cfg_.mode == Mode::profile && !classified_ && !profiling_ && steps_in_phase_ >= 2 && period_ &&
@@ -97,17 +100,22 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
   steps_.add(e);
 }
 
-void Stepper::start_profiling(uint64_t now) {
-  profiling_ = true;
-  profiled_count_ = 0;
-  current_interval_ = -1;
-  interval_start_ticks_ = now;
+void Stepper::prepare_counters() {
   if (cfg_.papi != PapiMode::off && papi::status() == papi::Status::uninitialized) {
     papi::Options o;
     o.source = cfg_.papi == PapiMode::software ? papi::Source::software : papi::Source::hardware;
     papi::init(o);
   }
-  if (papi::status() == papi::Status::ready && (papi::attached_this_thread() || papi::attach_this_thread())) {
+  if (papi::status() == papi::Status::ready && !papi::attached_this_thread()) papi::attach_this_thread();
+}
+
+void Stepper::start_profiling(uint64_t now) {
+  profiling_ = true;
+  profiled_count_ = 0;
+  current_interval_ = -1;
+  interval_start_ticks_ = now;
+  prepare_counters();
+  if (papi::status() == papi::Status::ready && papi::attached_this_thread()) {
     counter_count_ = static_cast<uint32_t>(papi::num_events());
     papi::read_this_thread(last_counters_);
   }

@@ -73,6 +73,7 @@ class Stepper {
   enum class Outcome { complete, partial, voided };
   void stop_profiling(uint64_t seq, uint64_t now, Outcome outcome);
   void sample_counters(uint64_t now);
+  void prepare_counters();
   void drain_events(uint64_t now);
 
   Config cfg_{};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "cli.h"
 #include "json.h"
 #include "profile_model.h"
 #include "view.h"
@@ -46,24 +47,13 @@ void print_help() {
          "  -h, --help     show this help\n";
 }
 
-bool parse_number(const std::string& s, size_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  size_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<size_t>(c - '0');
-  }
-  out = v;
-  return true;
-}
-
 size_t terminal_width() {
   winsize ws{};
   if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
     return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     size_t v = 0;
-    if (parse_number(c, v) && v >= 20) return v;
+    if (parse_count(c, v) && v >= 20) return v;
   }
   return 100;
 }
@@ -96,62 +86,40 @@ struct Row {
 
 int cmd_heatmap(int argc, char** argv) {
   Options o;
-  bool paths_only = false;
-  std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
-      paths.push_back(arg);
-      continue;
-    }
-    auto value = [&](const std::string& name, std::string& v) -> bool {
-      if (arg == name) {
-        if (i + 1 >= argc) return false;
-        v = argv[++i];
-        return true;
-      }
-      v = arg.substr(name.size() + 1);
-      return true;
-    };
-    auto is = [&](const char* name) {
-      std::string n = name;
-      return arg == n || arg.rfind(n + "=", 0) == 0;
-    };
+  SubcommandArgs args("heatmap", argc, argv);
+  while (args.next_option()) {
+    const std::string& arg = args.arg();
     std::string v;
-    if (arg == "--") {
-      paths_only = true;
-    } else if (arg == "-h" || arg == "--help") {
+    if (args.is_help()) {
       print_help();
       return finish_output();
     } else if (arg == "--identities") {
       o.identities = true;
     } else if (arg == "--ascii") {
       o.ascii = true;
-    } else if (is("--top") || is("--width") || is("--step") || is("--scale")) {
+    } else if (args.is("--top") || args.is("--width") || args.is("--step") || args.is("--scale")) {
       std::string name = arg.substr(0, arg.find('='));
-      if (!value(name, v)) return usage_error("heatmap: " + name + " needs a value");
+      if (!args.value(name, v)) return args.error(name + " needs a value");
       size_t n = 0;
       if (name == "--scale") {
         if (v == "row") o.scale_max = false;
         else if (v == "max") o.scale_max = true;
-        else return usage_error("heatmap: --scale: 'row' or 'max', not '" + v + "'");
+        else return args.error("--scale: 'row' or 'max', not '" + v + "'");
         continue;
       }
-      if (!parse_number(v, n)) return usage_error("heatmap: " + name + ": not a number: '" + v + "'");
+      if (!parse_count(v, n)) return args.error(name + ": not a number: '" + v + "'");
       if (name == "--top") o.top = n;
       if (name == "--step") o.step = static_cast<int64_t>(n);
       if (name == "--width") {
-        if (n < 40) return usage_error("heatmap: --width: at least 40 columns");
+        if (n < 40) return args.error("--width: at least 40 columns");
         o.width = n;
       }
       if (name == "--top" && n == 0) o.top = SIZE_MAX;
     } else {
-      return usage_error("heatmap: unknown option '" + arg + "'");
+      return args.unknown_option();
     }
   }
-  if (paths.empty()) return usage_error("heatmap: missing DUMP file");
-  if (paths.size() > 1) return usage_error("heatmap: one DUMP file at a time");
-  o.path = paths[0];
+  if (int rc = args.dump(o.path)) return rc;
   auto profile = load_profile(o.path);
   if (!profile) return 1;
   const fmt::Profile& p = *profile;
@@ -164,8 +132,8 @@ int cmd_heatmap(int argc, char** argv) {
     return finish_output();
   }
   if (o.step >= 0 && am.session && static_cast<uint64_t>(o.step) >= am.session->profiled_steps)
-    return usage_error("heatmap: --step " + std::to_string(o.step) + ": the dump has " +
-                       std::to_string(am.session->profiled_steps) + " profiled steps");
+    return args.error("--step " + std::to_string(o.step) + ": the dump has " +
+                    std::to_string(am.session->profiled_steps) + " profiled steps");
   const Glyphs& gl = o.ascii ? kAscii : kUnicode;
   const uint32_t n = am.intervals;
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sentinel_build_config.h"
+#include "shell_quote.h"
 
 #ifndef SENTINEL_RUN_LIBDIR_REL
 #define SENTINEL_RUN_LIBDIR_REL ""
@@ -112,14 +113,7 @@ bool variable_name(std::string name, std::string& out) {
   return true;
 }
 
-std::string shell_quote(const std::string& a) {
-  if (!a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                        "0123456789_@%+=:,./-") == std::string::npos)
-    return a;
-  std::string q = "'";
-  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using sentinel::shell_quote;
 
 // LD_PRELOAD with `lib` first and any earlier copy of it removed (separators: ':' and ' ').
 std::string preload_value(const std::string& lib, const char* old) {

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "analysis.h"
+#include "cli.h"
 #include "json.h"
 #include "profile_model.h"
 #include "sentinel_build_config.h"
+#include "shell_quote.h"
 #include "symbolizer.h"
 #include "view.h"
 
@@ -40,32 +42,6 @@ void print_summary_help() {
          "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
          "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
          "  -h, --help     show this help\n";
-}
-
-bool parse_count(const std::string& s, size_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  size_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<size_t>(c - '0');
-  }
-  out = v;
-  return true;
-}
-
-// Shell-style quoting for the command line, so that what is printed can be pasted back.
-std::string shell_quote(const std::string& a) {
-  if (!a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                        "0123456789_@%+=:,./-") == std::string::npos)
-    return a;
-  std::string q = "'";
-  for (char c : a) {
-    if (c == '\'')
-      q += "'\\''";
-    else
-      q += c;
-  }
-  return q + "'";
 }
 
 std::string percent(uint64_t part, uint64_t whole) {
@@ -550,42 +526,25 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
 
 int cmd_summary(int argc, char** argv) {
   Options o;
-  bool paths_only = false;
-  std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
-      paths.push_back(arg);
-      continue;
-    }
-    if (arg == "--") {
-      paths_only = true;
-    } else if (arg == "-h" || arg == "--help") {
+  SubcommandArgs args("summary", argc, argv);
+  while (args.next_option()) {
+    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
+    std::string v;
+    if (args.is_help()) {
       print_summary_help();
       return finish_output();
-    } else if (arg == "--json") {
+    } else if (args.arg() == "--json") {
       o.json = true;
-    } else if (arg == "--no-symbols") {
-      o.symbols = false;
-    } else if (arg == "--debuginfod") {
-      o.debuginfod = true;
-    } else if (arg == "--top" || arg.rfind("--top=", 0) == 0) {
-      std::string v;
-      if (arg == "--top") {
-        if (i + 1 >= argc) return usage_error("summary: --top needs a number");
-        v = argv[++i];
-      } else {
-        v = arg.substr(6);
-      }
-      if (!parse_count(v, o.top)) return usage_error("summary: --top: not a number: '" + v + "'");
+    } else if (args.is("--top")) {
+      if (!args.value("--top", v)) return args.error("--top needs a number");
+      if (!parse_count(v, o.top)) return args.error("--top: not a number: '" + v + "'");
     } else {
-      return usage_error("summary: unknown option '" + arg + "'");
+      return args.unknown_option();
     }
   }
-  if (paths.empty()) return usage_error("summary: missing DUMP file");
-  if (paths.size() > 1) return usage_error("summary: one DUMP file at a time (got " +
-                                           std::to_string(paths.size()) + ")");
-  o.path = paths[0];
+  if (args.operands().size() > 1)
+    return args.error("one DUMP file at a time (got " + std::to_string(args.operands().size()) + ")");
+  if (int rc = args.dump(o.path)) return rc;
   // libdw asks debuginfod servers when DEBUGINFOD_URLS is set (Debian sets it in login shells): a
   // summary must not hang on the network unless asked to.
   if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "cli.h"
 #include "json.h"
 #include "profile_model.h"
 #include "symbolizer.h"
@@ -109,54 +110,27 @@ std::string short_frame(const std::string& f) {
 
 int cmd_trace(int argc, char** argv) {
   Options o;
-  bool paths_only = false;
-  std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (paths_only || arg.empty() || arg[0] != '-' || arg == "-") {
-      paths.push_back(arg);
+  SubcommandArgs args("trace", argc, argv);
+  int rc = 0;
+  while (args.next_option()) {
+    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
+    if (args.output_option(o.out, rc)) {
+      if (rc) return rc;
       continue;
     }
-    if (arg == "--") {
-      paths_only = true;
-    } else if (arg == "-h" || arg == "--help") {
+    std::string v;
+    if (args.is_help()) {
       print_help();
       return finish_output();
-    } else if (arg == "--no-symbols") {
-      o.symbols = false;
-    } else if (arg == "--debuginfod") {
-      o.debuginfod = true;
-    } else if (arg == "-o" || arg == "--output" || arg.rfind("--output=", 0) == 0 ||
-               (arg.rfind("-o", 0) == 0 && arg.size() > 2)) {
-      if (arg == "-o" || arg == "--output") {
-        if (i + 1 >= argc) return usage_error("trace: " + arg + " needs a file name");
-        o.out = argv[++i];
-      } else {
-        o.out = arg.rfind("--output=", 0) == 0 ? arg.substr(9) : arg.substr(2);
-      }
-      if (o.out.empty()) return usage_error("trace: empty output file name");
-    } else if (arg == "--max-intervals" || arg.rfind("--max-intervals=", 0) == 0) {
-      std::string v;
-      if (arg == "--max-intervals") {
-        if (i + 1 >= argc) return usage_error("trace: --max-intervals needs a number");
-        v = argv[++i];
-      } else {
-        v = arg.substr(16);
-      }
-      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
-        return usage_error("trace: --max-intervals: not a number: '" + v + "'");
-      o.max_intervals = std::stoul(v);
+    } else if (args.is("--max-intervals")) {
+      if (!args.value("--max-intervals", v)) return args.error("--max-intervals needs a number");
+      if (!parse_count(v, o.max_intervals))
+        return args.error("--max-intervals: not a number: '" + v + "'");
     } else {
-      return usage_error("trace: unknown option '" + arg + "'");
+      return args.unknown_option();
     }
   }
-  if (paths.empty()) return usage_error("trace: missing DUMP file");
-  if (paths.size() > 1) return usage_error("trace: one DUMP file at a time");
-  o.path = paths[0];
-  if (o.out.empty()) {
-    if (o.path == "-") return usage_error("trace: reading standard input needs -o FILE");
-    o.out = o.path + ".trace.json";
-  }
+  if ((rc = args.dump(o.path)) || (rc = args.default_output(o.path, o.out, ".trace.json"))) return rc;
   if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
   auto profile = load_profile(o.path);
   if (!profile) return 1;
@@ -363,7 +337,7 @@ int cmd_trace(int argc, char** argv) {
     }
   }
   os << "\n]}\n";
-  int rc = out.close();
+  rc = out.close();
   if (rc == 0 && o.out != "-")
     std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << p.objects.size()
               << " objects on " << (next_tid - kTidObjects) << " tracks, " << sm.steps << " steps, "

@@ -10,6 +10,7 @@ writes RESULT.json:
    "step_mono_ns": [CLOCK_MONOTONIC at each step start, and at the end],
    "step_s":    [wall seconds of each step (time.perf_counter)],
    "step_cpu_s": [CPU seconds of the main thread in each step (time.thread_time)],
+   "step_minflt": [minor page faults of the main thread in each step (getrusage RUSAGE_THREAD)],
    "losses": [float.hex()]}
 It never calls sentinel_step(): the runtime's step detector has to find the steps on its own. The
 counters come from sentinel_get_stats() through ctypes (all zero without the library), so that the
@@ -19,6 +20,7 @@ import argparse
 import ctypes
 import json
 import os
+import resource
 import sys
 import time
 
@@ -65,8 +67,10 @@ def main():
     model, opt, batches, loss_fn = e2e_models.build(args.model)
     n = args.steps
     seqs, monos, walls, cpus, losses = [0] * (n + 1), [0] * (n + 1), [0.0] * (n + 1), [0.0] * (n + 1), []
+    faults = [0] * (n + 1)
     for step in range(n):
         seqs[step] = seq()
+        faults[step] = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
         monos[step] = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         cpus[step] = time.thread_time()
         walls[step] = time.perf_counter()
@@ -75,11 +79,13 @@ def main():
     cpus[n] = time.thread_time()
     monos[n] = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     seqs[n] = seq()
+    faults[n] = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
     result = {
         'model': args.model, 'steps': n, 'sentinel': info,
         'step_seq': seqs, 'step_mono_ns': monos,
         'step_s': [b - a for a, b in zip(walls, walls[1:])],
         'step_cpu_s': [b - a for a, b in zip(cpus, cpus[1:])],
+        'step_minflt': [b - a for a, b in zip(faults, faults[1:])],
         'losses': [float(x).hex() for x in losses],
     }
     with open(args.out, 'w') as f:

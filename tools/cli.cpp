@@ -1,0 +1,89 @@
+#include "cli.h"
+
+#include "view.h"
+
+namespace sentinel::view {
+
+bool parse_count(const std::string& s, size_t& out) {
+  if (s.empty() || s.size() > 9) return false;
+  size_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<size_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+bool SubcommandArgs::next_option() {
+  while (++i_ < argc_) {
+    arg_ = argv_[i_];
+    if (operands_only_ || arg_.empty() || arg_[0] != '-' || arg_ == "-") {
+      operands_.push_back(arg_);
+    } else if (arg_ == "--") {
+      operands_only_ = true;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool SubcommandArgs::value(const std::string& name, std::string& v) {
+  if (arg_ == name) {
+    if (i_ + 1 >= argc_) return false;
+    v = argv_[++i_];
+    return true;
+  }
+  v = arg_.substr(name.size() + 1);
+  return true;
+}
+
+bool SubcommandArgs::symbol_option(bool& symbols, bool& debuginfod) const {
+  if (arg_ == "--no-symbols")
+    symbols = false;
+  else if (arg_ == "--debuginfod")
+    debuginfod = true;
+  else
+    return false;
+  return true;
+}
+
+bool SubcommandArgs::output_option(std::string& out, int& rc) {
+  if (!(arg_ == "-o" || arg_ == "--output" || arg_.rfind("--output=", 0) == 0 ||
+        (arg_.rfind("-o", 0) == 0 && arg_.size() > 2)))
+    return false;
+  rc = 0;
+  if (arg_ == "-o" || arg_ == "--output") {
+    if (i_ + 1 >= argc_) {
+      rc = error(arg_ + " needs a file name");
+      return true;
+    }
+    out = argv_[++i_];
+  } else {
+    out = arg_.rfind("--output=", 0) == 0 ? arg_.substr(9) : arg_.substr(2);
+  }
+  if (out.empty()) rc = error("empty output file name");
+  return true;
+}
+
+int SubcommandArgs::error(const std::string& message) const {
+  return usage_error(std::string(command_) + ": " + message);
+}
+
+int SubcommandArgs::dump(std::string& path) const {
+  if (operands_.empty()) return error("missing DUMP file");
+  if (operands_.size() > 1) return error("one DUMP file at a time");
+  path = operands_[0];
+  return 0;
+}
+
+int SubcommandArgs::default_output(const std::string& path, std::string& out,
+                                   const char* suffix) const {
+  if (!out.empty()) return 0;
+  if (path == "-") return error("reading standard input needs -o FILE");
+  out = path + suffix;
+  return 0;
+}
+
+}  // namespace sentinel::view
