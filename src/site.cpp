@@ -182,6 +182,7 @@ uint32_t SiteCache::site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinde
       e.frames[k] = frames[k];
     }
     e.tag.store(tag, std::memory_order_release);
+    used_.fetch_add(1, std::memory_order_relaxed);
     break;
   }
   return site;

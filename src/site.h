@@ -81,7 +81,11 @@ class SiteCache {
   uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t unwinds() const { return unwinds_.load(std::memory_order_relaxed); }
   uint64_t unverifiable() const { return unverifiable_.load(std::memory_order_relaxed); }
-  uint64_t bytes() const { return kCapacity * sizeof(Entry); }
+  // Memory touched (an upper bound: entries are spread by hash, so each may sit on a page of its own).
+  uint64_t bytes() const {
+    uint64_t spread = used_.load(std::memory_order_relaxed) * 4096;
+    return spread < kCapacity * sizeof(Entry) ? spread : kCapacity * sizeof(Entry);
+  }
 
  private:
   struct Entry {
@@ -92,7 +96,7 @@ class SiteCache {
     uintptr_t frames[SENTINEL_MAX_FRAMES];
   };
   Entry* entries_ = nullptr;
-  std::atomic<uint64_t> hits_{0}, unwinds_{0}, unverifiable_{0};
+  std::atomic<uint64_t> hits_{0}, unwinds_{0}, unverifiable_{0}, used_{0};
 };
 
 // The top (highest address) of the calling thread's stack, or 0 when unknown or when sp is not on it.
