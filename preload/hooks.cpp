@@ -12,6 +12,7 @@
 #include <atomic>
 
 #include "log.h"
+#include "next_symbol.h"
 #include "runtime.h"
 #include "sentinel/sentinel.h"
 #include "sentinel_build_config.h"
@@ -46,22 +47,13 @@ inline size_t normalize_alignment(size_t alignment) {
   return alignment;
 }
 
-template <typename Fn>
-Fn resolve_next(std::atomic<Fn>& slot, const char* name) {
-  Fn f = slot.load(std::memory_order_acquire);
-  if (!f) {
-    rt::Guard guard;
-    f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    slot.store(f, std::memory_order_release);
-  }
-  return f;
-}
+using sentinel::preload::next_symbol;
 
 using UsableSizeFn = size_t (*)(void*);
 std::atomic<UsableSizeFn> g_real_usable_size{nullptr};
 
 size_t libc_usable_size(void* p) {
-  UsableSizeFn f = resolve_next(g_real_usable_size, "malloc_usable_size");
+  UsableSizeFn f = next_symbol(g_real_usable_size, "malloc_usable_size");
   return f ? f(p) : 0;
 }
 
@@ -213,7 +205,7 @@ void report_missing_cudart(const char* name) {
 }  // namespace
 
 SENTINEL_EXPORT int cudaHostAlloc(void** p, size_t size, unsigned flags) {
-  HostAllocFn f = resolve_next(g_cuda_host_alloc, "cudaHostAlloc");
+  HostAllocFn f = next_symbol(g_cuda_host_alloc, "cudaHostAlloc");
   if (!f) {
     report_missing_cudart("cudaHostAlloc");
     return kCudaErrorInitialization;
@@ -224,7 +216,7 @@ SENTINEL_EXPORT int cudaHostAlloc(void** p, size_t size, unsigned flags) {
 }
 
 SENTINEL_EXPORT int cudaMallocHost(void** p, size_t size) {
-  MallocHostFn f = resolve_next(g_cuda_malloc_host, "cudaMallocHost");
+  MallocHostFn f = next_symbol(g_cuda_malloc_host, "cudaMallocHost");
   if (!f) {
     report_missing_cudart("cudaMallocHost");
     return kCudaErrorInitialization;
@@ -235,7 +227,7 @@ SENTINEL_EXPORT int cudaMallocHost(void** p, size_t size) {
 }
 
 SENTINEL_EXPORT int cudaFreeHost(void* p) {
-  FreeHostFn f = resolve_next(g_cuda_free_host, "cudaFreeHost");
+  FreeHostFn f = next_symbol(g_cuda_free_host, "cudaFreeHost");
   if (!f) {
     report_missing_cudart("cudaFreeHost");
     return kCudaErrorInitialization;
@@ -302,7 +294,7 @@ SENTINEL_EXPORT void* dlopen(const char* file, int flags) {
 SENTINEL_EXPORT int dlclose(void* handle) {
   using DlcloseFn = int (*)(void*);
   static std::atomic<DlcloseFn> real{nullptr};
-  DlcloseFn f = resolve_next(real, "dlclose");
+  DlcloseFn f = next_symbol(real, "dlclose");
   // Keep the module map of what may be unloaded now: sites in it are symbolized from the dump.
   rt::after_dlopen();
   return f ? f(handle) : -1;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 
+#include "next_symbol.h"
 #include "runtime.h"
 
 namespace rt = sentinel::rt;
@@ -21,16 +22,7 @@ namespace rt = sentinel::rt;
 
 namespace {
 
-template <typename Fn>
-Fn next_symbol(std::atomic<Fn>& slot, const char* name) {
-  Fn f = slot.load(std::memory_order_acquire);
-  if (!f) {
-    rt::Guard guard;
-    f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    slot.store(f, std::memory_order_release);
-  }
-  return f;
-}
+using sentinel::preload::next_symbol;
 
 // Pins the buffers for the lifetime of the object.
 class PinScope {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "next_symbol.h"
 #include "runtime.h"
 #include "signals.h"
 
@@ -21,15 +22,7 @@ using SignalFn = sighandler_t (*)(int, sighandler_t);
 std::atomic<SigactionFn> g_next_sigaction{nullptr};
 std::atomic<SignalFn> g_next_signal{nullptr};
 
-SigactionFn next_sigaction() {
-  SigactionFn f = g_next_sigaction.load(std::memory_order_acquire);
-  if (!f) {
-    rt::Guard guard;
-    f = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-    g_next_sigaction.store(f, std::memory_order_release);
-  }
-  return f;
-}
+SigactionFn next_sigaction() { return sentinel::preload::next_symbol(g_next_sigaction, "sigaction"); }
 }  // namespace
 
 // Called by the constructor: the core installs its handler through the real sigaction.
@@ -63,11 +56,6 @@ SENTINEL_EXPORT sighandler_t signal(int signum, sighandler_t handler) {
     memcpy(&previous, &old.sa_sigaction, sizeof(previous));
     return previous;
   }
-  SignalFn f = g_next_signal.load(std::memory_order_acquire);
-  if (!f) {
-    rt::Guard guard;
-    f = reinterpret_cast<SignalFn>(dlsym(RTLD_NEXT, "signal"));
-    g_next_signal.store(f, std::memory_order_release);
-  }
+  SignalFn f = sentinel::preload::next_symbol(g_next_signal, "signal");
   return f ? f(signum, handler) : SIG_ERR;
 }
