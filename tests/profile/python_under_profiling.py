@@ -3,7 +3,7 @@
 
 Each case runs a child program plainly and under LD_PRELOAD=$SENTINEL_LIB with SENTINEL_MODE=profile
 and compares. Cases:
-  train      MLP training with I/O straight from and into tensor memory during the profiled steps
+  train      MLP training (under -X faulthandler, as is dataloader) with I/O straight from and into tensor memory during the profiled steps
              (os.write, os.readv, socket send/recv_into, file write/readinto, torch.save/torch.load):
              losses bit-identical, every byte right, and the dump says profiling happened and that
              system calls met protected pages.
@@ -95,7 +95,8 @@ def main():
     view = os.environ.get("SENTINEL_VIEW")
     with tempfile.TemporaryDirectory() as tmp:
         for case in ("train", "dataloader"):
-            plain, under = run(case, False, tmp), run(case, True, tmp)
+            # Under -X faulthandler: Python's own SIGSEGV handler is installed before profiling starts.
+            plain, under = run(case, False, tmp, ["-X", "faulthandler"]), run(case, True, tmp, ["-X", "faulthandler"])
             if plain.returncode != 0 or under.returncode != 0:
                 failures.append(f"{case}: exit {plain.returncode} plainly, {under.returncode} under profiling\n"
                                 f"{under.stderr[-3000:]}")
