@@ -122,10 +122,10 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
     case VarType::step:
       if (equals_ci(value, "auto")) c->step_source = StepSource::automatic;
       else if (equals_ci(value, "marks")) c->step_source = StepSource::marks;
-      else if (parse_count(value, &n) && n >= 1 && n <= (uint64_t{1} << 24)) {
+      else if (parse_count(value, &n) && n >= 1 && n <= 65536) {  // StepDetector::kMaxPeriod
         c->step_source = StepSource::fixed;
         c->step_period = n;
-      } else return copy_bounded(reason, cap, "expected auto, marks or a period from 1 to 16777216"), false;
+      } else return copy_bounded(reason, cap, "expected auto, marks or a period from 1 to 65536"), false;
       return true;
     case VarType::papi:
       if (equals_ci(value, "auto")) c->papi = PapiMode::automatic;

@@ -158,7 +158,7 @@ void setup(const char* const* envp, bool for_tests) {
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), uint64_t{1} << 22) ||
       !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log)) {
     LineBuf b;
-    b.str("cannot reserve address space for the arena (").str(strerror(errno)).str("); running in pass-through");
+    b.str("cannot map the arena and bookkeeping memory (").str(strerror(errno)).str("); running in pass-through");
     log_line(LogLevel::error, b);
     g_state.mode = Mode::off;
     return;

@@ -77,6 +77,12 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
       {"SENTINEL_DUMP_CHILDREN=maybe", "SENTINEL_DUMP_CHILDREN", "maybe"},
       {"SENTINEL_MAX_OBJECTS=1e6", "SENTINEL_MAX_OBJECTS", "1e6"},
       {"SENTINEL_RETAIN_BYTES=lots", "SENTINEL_RETAIN_BYTES", "lots"},
+      {"SENTINEL_STEP=65537", "SENTINEL_STEP", "65537"},
+      {"SENTINEL_STEP=sometimes", "SENTINEL_STEP", "sometimes"},
+      {"SENTINEL_PROFILE_GRANULARITY=12K", "SENTINEL_PROFILE_GRANULARITY", "12K"},
+      {"SENTINEL_PROFILE_GRANULARITY=4M", "SENTINEL_PROFILE_GRANULARITY", "4M"},
+      {"SENTINEL_INTERVALS=65", "SENTINEL_INTERVALS", "65"},
+      {"SENTINEL_PAPI=maybe", "SENTINEL_PAPI", "maybe"},
   };
   for (const Case& k : cases) {
     Config c;
