@@ -189,40 +189,7 @@ void write_sites(RecordWriter& w, const SiteTable& sites) {
   }
 }
 
-void write_objects(RecordWriter& w, const ObjectLog& log, const TickClock& clock) {
-  uint64_t total = log.size();
-  for (uint64_t i = 0; i < total;) {
-    w.begin(SENTINEL_REC_OBJECTS);
-    w.u32(0);
-    w.u32(sizeof(sentinel_object));
-    uint32_t n = 0;
-    for (; i < total && w.room() >= sizeof(sentinel_object); ++i, ++n) {
-      sentinel_object o = *log.at(static_cast<uint32_t>(i));
-      o.birth_ns = clock.to_ns(o.birth_ns);
-      o.death_ns = clock.to_ns(o.death_ns);
-      w.put(&o, sizeof(o));
-    }
-    w.patch_u32(0, n);
-    w.end();
-  }
-}
-
-void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) {
-  uint64_t total = marks.size();
-  for (uint64_t i = 0; i < total;) {
-    w.begin(SENTINEL_REC_MARKS);
-    w.u32(0);
-    uint32_t n = 0;
-    for (; i < total && w.room() >= 16; ++i, ++n) {
-      w.u64(marks.at(i).seq);
-      w.u64(clock.to_ns(marks.at(i).ns));
-    }
-    w.patch_u32(0, n);
-    w.end();
-  }
-}
-
-// Entry arrays of the 1.1 records: count, entry size, entries; split across records as needed.
+// Entry arrays (OBJECTS and the 1.1 records): count, entry size, entries; split across records as needed.
 template <typename T, typename Convert>
 void write_entries(RecordWriter& w, uint32_t type, const T* items, uint64_t n, Convert convert) {
   for (uint64_t i = 0; i < n || i == 0;) {
@@ -238,6 +205,29 @@ void write_entries(RecordWriter& w, uint32_t type, const T* items, uint64_t n, C
     w.patch_u32(0, count);
     w.end();
     if (n == 0) break;
+  }
+}
+
+void write_objects(RecordWriter& w, const ObjectLog& log, const TickClock& clock) {
+  if (!log.size()) return;
+  write_entries(w, SENTINEL_REC_OBJECTS, log.at(0), log.size(), [&](sentinel_object& o) {
+    o.birth_ns = clock.to_ns(o.birth_ns);
+    o.death_ns = clock.to_ns(o.death_ns);
+  });
+}
+
+void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) {
+  uint64_t total = marks.size();
+  for (uint64_t i = 0; i < total;) {
+    w.begin(SENTINEL_REC_MARKS);
+    w.u32(0);
+    uint32_t n = 0;
+    for (; i < total && w.room() >= 16; ++i, ++n) {
+      w.u64(marks.at(i).seq);
+      w.u64(clock.to_ns(marks.at(i).ns));
+    }
+    w.patch_u32(0, n);
+    w.end();
   }
 }
 
