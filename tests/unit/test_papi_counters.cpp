@@ -1,4 +1,4 @@
-// The PAPI layer (src/papi_counters.h, docs/papi.md): real PAPI with perf software events where there is
+// The PAPI layer (src/profile/papi_counters.h, docs/papi.md): real PAPI with perf software events where there is
 // no PMU (this machine), a recorded fixture for the weighting, and a hardware test that says why it skips.
 #include <fcntl.h>
 #include <sys/mman.h>
