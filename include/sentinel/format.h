@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 1
+#define SENTINEL_FORMAT_MINOR 2
 
 struct sentinel_file_header {
   char magic[8];
@@ -52,7 +52,15 @@ enum sentinel_record_type {
   SENTINEL_REC_IDENTITIES = 12, /* object identities and their classification (struct sentinel_identity) */
   SENTINEL_REC_TOUCHES = 13,    /* bytes each identity touched in each interval (struct sentinel_touch) */
   SENTINEL_REC_GROUPS = 14,     /* co-allocation groups (struct sentinel_group) */
-  SENTINEL_REC_COUNTERS = 15,   /* per-interval durations and hardware counters */
+  SENTINEL_REC_COUNTERS = 15,   /* per-interval durations and hardware counters (1.1; 1.2 writes 16) */
+  /* 1.2: phases named everywhere, tiering */
+  SENTINEL_REC_PHASE_COUNTERS = 16, /* COUNTERS of one named phase: u32 phase, then the COUNTERS payload */
+  SENTINEL_REC_TIERING = 17,        /* the tier set-up: policy, nodes, budget (struct sentinel_tiering) */
+  SENTINEL_REC_PLAN = 18,           /* a phase's plan: struct sentinel_plan_header, then plan entries */
+  SENTINEL_REC_MIGRATIONS = 19,     /* what the migrator did per (phase, interval) (sentinel_migration_entry) */
+  SENTINEL_REC_MIGRATION_LOG = 20,  /* individual migration batches, for the trace (sentinel_migration_batch) */
+  SENTINEL_REC_PLACEMENT = 21,      /* the placement check per (phase, interval) (sentinel_placement_entry) */
+  SENTINEL_REC_DETECTION = 22,      /* what the step detector saw, per phase and overall (sentinel_detection) */
   SENTINEL_REC_END = 0xFFFF  /* last record: count of records before it */
 };
 
@@ -124,7 +132,13 @@ struct sentinel_identity {
   uint64_t touched_bytes;  /* over all profiled steps */
   uint32_t instances;      /* objects seen with this identity */
   uint32_t reserved1;
-}; /* 56 bytes */
+  /* 1.2 */
+  uint32_t occurrence;     /* k: the k-th allocation of (site, size) in the step (0-based); NO_ORDINAL outside steps */
+  uint32_t flags;          /* SENTINEL_IDENTITY_* */
+}; /* 64 bytes (56 in 1.1) */
+
+#define SENTINEL_IDENTITY_PINNED 0x1u     /* CUDA pinned host memory: placed at allocation, never moved */
+#define SENTINEL_IDENTITY_OUTSIDE 0x2u    /* born outside a step (weights, optimizer state, data) */
 
 struct sentinel_touch {
   uint32_t identity;
@@ -142,7 +156,132 @@ struct sentinel_group {
   uint32_t reserved1;
   uint64_t bytes;    /* sum of member sizes */
   uint64_t interval_mask; /* bit i: some member touched interval i (intervals >= 64 fold into bit 63) */
+  /* 1.2 */
+  uint32_t phase;
+  uint32_t reserved2;
+}; /* 40 bytes (32 in 1.1) */
+
+/* ---- 1.2: tiering ---- */
+
+enum sentinel_policy {
+  SENTINEL_POLICY_SENTINEL = 0,    /* short-lived in a fast pool; the rest moved ahead of use (the paper's) */
+  SENTINEL_POLICY_FIRST_TOUCH = 1, /* fast until the budget is full, then slow; never moves */
+  SENTINEL_POLICY_ALL_SLOW = 2,
+  SENTINEL_POLICY_ALL_FAST = 3,    /* ignores the budget: the upper bound */
+  SENTINEL_POLICY_HOT = 4,         /* reactive: promote what the last interval touched, demote LRU */
+};
+
+#define SENTINEL_TIER_DRY_RUN 0x1u      /* one node (or no slow node): planned, nothing placed or moved */
+#define SENTINEL_TIER_BUDGET_SHARE 0x2u /* the budget was given as a share of the profiled peak */
+#define SENTINEL_TIER_BALANCING_ON 0x4u /* kernel.numa_balancing was on */
+#define SENTINEL_TIER_FAULT_INJECTION 0x8u
+
+/* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
+struct sentinel_tiering {
+  uint32_t policy;               /* enum sentinel_policy */
+  int32_t fast_node;             /* -1: none */
+  int32_t slow_node;             /* -1: none */
+  uint32_t flags;                /* SENTINEL_TIER_* */
+  uint64_t fast_budget_bytes;    /* resolved budget of the first plan (0: no plan) */
+  uint32_t budget_share_ppm;     /* SENTINEL_TIER_BUDGET_SHARE: the share, in parts per million */
+  uint32_t move_method;          /* 0 move_pages, 1 mbind(MPOL_MF_MOVE) */
+  uint64_t migrate_bytes_per_s;  /* measured move bandwidth the planner was given */
+  uint64_t fallback_objects;     /* allocations the plan did not know, placed by the fallback */
+  uint64_t fallback_bytes;
+  uint64_t pinned_objects;       /* CUDA host allocations placed at allocation time */
+  uint64_t pinned_bytes;
+  uint64_t fast_peak_bytes;      /* highest fast-tier occupancy of tracked objects seen */
+  uint64_t migrated_bytes;       /* both directions, whole run */
+  uint64_t late_migrations;
+  uint64_t failed_pages;         /* pages move_pages would not move (EBUSY, EFAULT, ENOMEM...) */
+  uint64_t raced_frees;          /* objects freed while being moved */
+  uint64_t placed_at_birth_fast; /* allocations placed on the fast node at birth by the plan */
+  uint64_t placed_at_birth_slow;
+}; /* 128 bytes */
+
+#define SENTINEL_PLAN_BIRTH_FAST 0x1u /* born on the fast node */
+#define SENTINEL_PLAN_POOL 0x2u       /* short-lived: served from the reserved fast pool */
+
+/* PLAN record: u32 header_size, struct sentinel_plan_header, u32 count, u32 entry_size, entries. */
+struct sentinel_plan_header {
+  uint32_t phase;
+  uint32_t policy;                  /* enum sentinel_policy */
+  uint32_t intervals;
+  uint32_t lead_intervals;          /* how far ahead move-ins start (the cost model's choice) */
+  uint64_t fast_budget_bytes;
+  uint64_t footprint_peak_bytes;    /* profiled peak of tracked bytes alive in one interval */
+  uint64_t fast_peak_bytes;         /* planned peak fast occupancy (<= budget except all-fast) */
+  uint64_t fast_pool_bytes;         /* reserved pool for short-lived objects */
+  uint64_t moved_bytes_per_step;    /* planned, both directions */
+  uint32_t predicted_hit_ppm;       /* modeled fast-hit share, parts per million */
+  uint32_t flags;                   /* SENTINEL_TIER_* as planned (dry run) */
+  uint64_t migrate_bytes_per_s;     /* bandwidth the cost model used */
+}; /* 72 bytes */
+
+struct sentinel_plan_entry {
+  uint32_t identity;
+  uint32_t flags;      /* SENTINEL_PLAN_* */
+  uint64_t fast_mask;  /* bit i: resident on the fast node during interval i (moves are its edges) */
+  uint64_t touch_mask; /* bit i: touched in interval i in the profile */
+}; /* 24 bytes */
+
+/* MIGRATIONS record: u32 count, u32 entry_size, entries (one per phase and interval). */
+struct sentinel_migration_entry {
+  uint32_t phase;
+  uint32_t interval;
+  uint64_t bytes_to_fast;     /* summed over the executed steps */
+  uint64_t bytes_to_slow;
+  uint64_t migrate_ns;        /* time inside move_pages/mbind */
+  uint32_t moves;             /* objects moved */
+  uint32_t late;              /* move-ins that finished after the object's use began */
+  uint32_t failed_pages;
+  uint32_t steps;             /* steps executed under the plan */
+  uint64_t fast_bytes_max;    /* fast-tier occupancy of tracked objects at this interval, max over steps */
+  uint64_t fast_bytes_sum;    /* ... summed over steps (mean = sum / steps) */
+}; /* 64 bytes */
+
+#define SENTINEL_MIGRATE_TO_FAST 0x1u
+#define SENTINEL_MIGRATE_LATE 0x2u
+
+/* MIGRATION_LOG record: u32 count, u32 entry_size, entries. */
+struct sentinel_migration_batch {
+  uint64_t start_ns;  /* CLOCK_MONOTONIC */
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint32_t phase;
+  uint32_t interval;  /* the interval the batch was issued for */
+  uint32_t objects;
+  uint32_t flags;     /* SENTINEL_MIGRATE_* */
+  uint32_t failed_pages;
+  uint32_t reserved;
+}; /* 48 bytes */
+
+/* PLACEMENT record: u32 count, u32 entry_size, entries: the placement check (pages asked of the
+ * kernel at touch time) per phase and interval. */
+struct sentinel_placement_entry {
+  uint32_t phase;
+  uint32_t interval;
+  uint64_t touched_bytes;
+  uint64_t fast_bytes;  /* of touched_bytes, on the fast node at touch time */
+  uint32_t steps;       /* checked steps */
+  uint32_t reserved;
 }; /* 32 bytes */
+
+#define SENTINEL_DETECT_LOCKED 0x1u   /* a step pattern was found */
+#define SENTINEL_DETECT_LOST 0x2u     /* a lock was lost and never regained */
+#define SENTINEL_DETECT_NO_STEP 0x4u  /* tracked allocations, but no step found */
+
+/* DETECTION record: u32 count, u32 entry_size, entries: one per phase (phase 0: the whole run). */
+struct sentinel_detection {
+  uint32_t phase;
+  uint32_t flags;              /* SENTINEL_DETECT_* */
+  uint32_t period;             /* allocations per step */
+  uint32_t distinct_tokens;    /* distinct (site, size) in the step */
+  uint64_t steps;
+  uint64_t noise_allocations;  /* allocations that fit no identity of the step */
+  uint64_t missing_allocations;
+  uint64_t locks, unlocks, retracted;
+}; /* 64 bytes */
 
 #ifdef __cplusplus
 }

@@ -242,7 +242,7 @@ void write_steps(RecordWriter& w, const RuntimeState& s) {
 void write_profile(RecordWriter& w, const RuntimeState& s) {
   const Stepper& st = s.stepper;
   if (!st.profiled()) return;
-  static_assert(sizeof(sentinel_identity) == 56 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 32);
+  static_assert(sizeof(sentinel_identity) == 64 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 40);
   w.begin(SENTINEL_REC_INTERVALS);
   w.u32(st.phase());
   w.u32(st.period());

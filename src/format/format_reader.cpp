@@ -45,9 +45,9 @@ constexpr size_t kIdentitySize = 56;
 constexpr size_t kTouchSize = 24;
 constexpr size_t kGroupSize = 32;
 static_assert(sizeof(sentinel_step_entry) == kStepSize);
-static_assert(sizeof(sentinel_identity) == kIdentitySize);
+static_assert(sizeof(sentinel_identity) == 64 && kIdentitySize == 56);  // 1.2 appended occurrence, flags
 static_assert(sizeof(sentinel_touch) == kTouchSize);
-static_assert(sizeof(sentinel_group) == kGroupSize);
+static_assert(sizeof(sentinel_group) == 40 && kGroupSize == 32);  // 1.2 appended phase
 
 uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t load32(const uint8_t* p) {

@@ -553,7 +553,7 @@ void check_same(const Profile& p, const LoopDump& want) {
 TEST_CASE("format reader: 1.1 records of a synthetic training loop", "[format]") {
   const LoopDump d = make_loop_dump(small_loop_spec());
   Profile p = parse_profile(d.bytes);
-  CHECK(p.minor == 1);
+  CHECK(p.minor == SENTINEL_FORMAT_MINOR);
   CHECK(p.skipped_records == 0);
   CHECK(p.has_profiler_records());
   CHECK(p.objects.size() == 87);
