@@ -1,0 +1,78 @@
+// The planner (DESIGN §2.5): one pure function from a phase's profile, a policy and a fast-tier budget
+// to a plan — for each identity, the node it sits on during each interval of the step, and so each
+// move. It has no runtime state and no hidden inputs. Two callers run the very same code: the runtime,
+// after profiling a phase (on Sentinel's own thread, inside the recursion guard), and
+// `sentinel-view plan DUMP`, offline, on the records a dump holds.
+//
+// Its input is the format's own records (include/sentinel/format.h): the phase's identities, their
+// touches, the interval durations and the measured migration bandwidth. Memory comes only from the
+// caller's PlanScratch (mmap'd, no malloc, no exceptions: the core is built without them), so the
+// runtime can call it from any thread without touching the program's heap.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "sentinel/format.h"
+
+namespace sentinel {
+
+// A bump allocator over one lazily backed mapping; everything it hands out lives until reset() or
+// destruction. alloc() returns nullptr (never throws, never aborts) when the mapping is exhausted.
+class PlanScratch {
+ public:
+  PlanScratch() = default;
+  ~PlanScratch();
+  PlanScratch(const PlanScratch&) = delete;
+  PlanScratch& operator=(const PlanScratch&) = delete;
+  bool init(size_t capacity_bytes);
+  void* alloc(size_t bytes, size_t align = 16);
+  template <typename T>
+  T* array(size_t n) {
+    return static_cast<T*>(alloc((n ? n : 1) * sizeof(T), alignof(T) < 16 ? 16 : alignof(T)));
+  }
+  void reset() { used_ = 0; }
+  size_t used() const { return used_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t capacity_ = 0;
+  size_t used_ = 0;
+};
+
+// "sentinel", "first-touch", "all-slow", "all-fast", "hot"; false for anything else.
+bool parse_policy(const char* text, sentinel_policy* out);
+const char* policy_name(uint32_t policy);
+
+// The fast-tier budget as the user gave it: bytes, or a share of the profiled peak footprint.
+struct FastBudget {
+  uint64_t bytes = 0;       // used when share_ppm == 0
+  uint32_t share_ppm = 0;   // e.g. 200000 for "20%"; 0: absolute
+};
+
+struct PlanInput {
+  uint32_t phase = 0;
+  uint32_t intervals = 0;  // 1..64
+  const sentinel_identity* identities = nullptr;  // this phase's identities (any order)
+  uint32_t identity_count = 0;
+  const sentinel_touch* touches = nullptr;  // touches of those identities; others are ignored
+  uint64_t touch_count = 0;
+  uint32_t profiled_steps = 1;            // touches are summed over this many steps
+  const uint64_t* interval_ns = nullptr;  // mean duration of each interval (intervals entries; null: unknown)
+  uint64_t migrate_bytes_per_s = 0;       // measured move_pages bandwidth (0: unknown, a default is used)
+  sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
+  FastBudget budget;
+  uint32_t flags = 0;  // SENTINEL_TIER_* to carry into the plan (dry run)
+};
+
+struct Plan {
+  sentinel_plan_header header{};
+  sentinel_plan_entry* entries = nullptr;  // one per input identity, in input order
+  uint32_t entry_count = 0;
+};
+
+// Plans one phase. False (with *error set to a static string) when the input is unusable (no
+// intervals, more than 64 intervals) or scratch memory ran out. Deterministic: the same input gives
+// the same plan, byte for byte.
+bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char** error);
+
+}  // namespace sentinel
