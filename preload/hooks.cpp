@@ -312,6 +312,15 @@ SENTINEL_EXPORT void _Exit(int status) {
   for (;;) syscall(SYS_exit_group, status);
 }
 
+SENTINEL_EXPORT void pthread_exit(void* value) {
+  using PthreadExitFn = void (*)(void*);
+  static std::atomic<PthreadExitFn> real{nullptr};
+  rt::before_thread_exit();
+  PthreadExitFn f = next_symbol(real, "pthread_exit");
+  if (f) f(value);
+  for (;;) syscall(SYS_exit, 0);  // unreachable unless dlsym failed
+}
+
 extern "C" void sentinel_resolve_signal_functions();
 
 __attribute__((constructor(101))) static void sentinel_constructor() {

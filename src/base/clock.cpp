@@ -9,6 +9,7 @@ namespace sentinel {
 
 namespace detail {
 bool g_use_tsc = false;
+constinit std::atomic<uint64_t> g_coarse_ticks{0};
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // TSC (clocksource "tsc": invariant and synchronized), Sentinel stamps raw TSC ticks and converts them
 // to CLOCK_MONOTONIC nanoseconds when it writes the dump, from two (ticks, ns) pairs spanning the run.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <ctime>
 
@@ -21,6 +22,7 @@ inline uint64_t realtime_ns() {
 
 namespace detail {
 extern bool g_use_tsc;
+extern std::atomic<uint64_t> g_coarse_ticks;
 }
 
 // A time stamp: TSC ticks where usable, else monotonic nanoseconds. Convert with TickClock.
@@ -30,6 +32,13 @@ inline uint64_t now_ticks() {
 #endif
   return monotonic_ns();
 }
+
+// A time stamp as of Sentinel's thread's last wake-up (it publishes now_ticks() every ~0.1 ms while
+// allocations arrive, every ~1 ms otherwise): reading the TSC costs ~20 ns in a VM, more than glibc's
+// whole malloc+free, so the tracked path stamps events with this while that thread sequences them.
+// Never ahead of now_ticks(); 0 before the thread first ran.
+inline uint64_t coarse_ticks() { return detail::g_coarse_ticks.load(std::memory_order_relaxed); }
+inline void publish_coarse_ticks() { detail::g_coarse_ticks.store(now_ticks(), std::memory_order_relaxed); }
 
 // Converts ticks to monotonic nanoseconds from a reference pair taken at start and one taken now.
 class TickClock {

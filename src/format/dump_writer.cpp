@@ -208,12 +208,34 @@ void write_entries(RecordWriter& w, uint32_t type, const T* items, uint64_t n, C
   }
 }
 
-void write_objects(RecordWriter& w, const ObjectLog& log, const TickClock& clock) {
-  if (!log.size()) return;
-  write_entries(w, SENTINEL_REC_OBJECTS, log.at(0), log.size(), [&](sentinel_object& o) {
-    o.birth_ns = clock.to_ns(o.birth_ns);
-    o.death_ns = clock.to_ns(o.death_ns);
-  });
+// In allocation-clock order: threads fill the log in chunks of their own, so log order is not birth
+// order; the sequencer's map gives each seq its entry.
+void write_objects(RecordWriter& w, const RuntimeState& s) {
+  const SeqMap& map = s.sequencer.seq_map();
+  uint64_t n = s.sequencer.allocations();
+  if (n > map.capacity()) n = map.capacity();
+  uint64_t seq = 0;
+  auto next_logged = [&]() -> const sentinel_object* {
+    for (; seq < n; ++seq) {
+      uint32_t li = map.at(seq);
+      if (li != kNoLogIndex) return s.log.at(li);
+    }
+    return nullptr;
+  };
+  while (seq < n) {
+    w.begin(SENTINEL_REC_OBJECTS);
+    w.u32(0);
+    w.u32(sizeof(sentinel_object));
+    uint32_t count = 0;
+    for (const sentinel_object* p; w.room() >= sizeof(sentinel_object) && (p = next_logged()); ++seq, ++count) {
+      sentinel_object o = *p;
+      o.birth_ns = s.clock.to_ns(o.birth_ns);
+      o.death_ns = s.clock.to_ns(o.death_ns);
+      w.put(&o, sizeof(o));
+    }
+    w.patch_u32(0, count);
+    w.end();
+  }
 }
 
 void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) {
@@ -294,14 +316,16 @@ void write_profile(RecordWriter& w, const RuntimeState& s) {
 
 void write_stats(RecordWriter& w, const RuntimeState& s) {
   const Counters& c = s.counters;
+  const SequencerStats& q = s.sequencer.stats();
+  uint64_t unwinds = s.site_cache.unwinds();
   struct Named {
     const char* name;
     uint64_t value;
   } stats[] = {
-      {"tracked_allocations", c.tracked_allocations.load()},
-      {"tracked_frees", c.tracked_frees.load()},
-      {"live_bytes", c.live_bytes.load()},
-      {"peak_live_bytes", c.peak_live_bytes.load()},
+      {"tracked_allocations", q.allocations},
+      {"tracked_frees", q.frees},
+      {"live_bytes", q.live_bytes > 0 ? static_cast<uint64_t>(q.live_bytes) : 0},
+      {"peak_live_bytes", q.peak_live_bytes},
       {"overhead_bytes", overhead_bytes(s)},
       {"fallback_too_large", c.fallback_too_large.load()},
       {"fallback_class_full", c.fallback_class_full.load()},
@@ -318,7 +342,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"sites_table_full", s.sites.full_misses()},
       {"min_bytes", s.config.min_bytes},
       {"unwind_method", static_cast<uint64_t>(s.unwinder.method())},
-      {"site_cache_hits", s.site_cache.hits()},
+      {"site_cache_hits", q.allocations > unwinds ? q.allocations - unwinds : 0},
       {"site_unwinds", s.site_cache.unwinds()},
       {"site_cache_unverifiable", s.site_cache.unverifiable()},
       {"clock_tsc", s.clock.uses_tsc() ? 1u : 0u},
@@ -327,6 +351,12 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"profile_protect_calls", s.profiler.protect_calls()},
       {"profile_syscall_unprotects", s.profiler.syscall_unprotects()},
       {"profile_mprotect_failures", s.profiler.mprotect_failures()},
+      {"sequencer_drains", q.drains},
+      {"sequencer_sync_drains", q.sync_drains},
+      {"sequencer_full_rings", q.full_rings},
+      {"sequencer_deferred_frees", q.deferred_frees},
+      {"threads_without_state", c.threads_without_state.load()},
+      {"threads_seen", s.threads.high_water()},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
@@ -356,7 +386,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_topology(w, s.topology);
     write_modules(w, s.modules);
     write_sites(w, s.sites);
-    write_objects(w, s.log, s.clock);
+    write_objects(w, s);
     write_marks(w, s.marks, s.clock);
     write_steps(w, s);
     write_profile(w, s);
@@ -373,7 +403,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
 
 bool write_dump(const RuntimeState& s, int pid) {
   if (!*s.config.dump) return false;
-  if (s.counters.tracked_allocations.load() == 0) {
+  if (s.sequencer.allocations() == 0) {
     log_line(LogLevel::info, "no object was tracked; no dump written");
     return false;
   }

@@ -101,7 +101,16 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
 }
 
 void Stepper::prepare_counters() {
-  if (cfg_.papi != PapiMode::off && papi::status() == papi::Status::uninitialized) {
+  if (cfg_.papi != PapiMode::off) counters_requested_.store(true, std::memory_order_release);
+}
+
+void Stepper::attach_counters_here() {
+  // PAPI's start-up loads components and formats messages under glibc's locale lock: never under the
+  // sequencer's lock, which a thread holding that lock may be waiting for inside malloc. One thread
+  // answers a request (PAPI_library_init must not run twice at once).
+  bool expected = true;
+  if (!counters_requested_.compare_exchange_strong(expected, false, std::memory_order_acq_rel)) return;
+  if (papi::status() == papi::Status::uninitialized) {
     papi::Options o;
     o.source = cfg_.papi == PapiMode::software ? papi::Source::software : papi::Source::hardware;
     papi::init(o);

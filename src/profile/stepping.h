@@ -3,6 +3,7 @@
 // (SENTINEL_PROFILE_STEPS steps, starting with the second step after lock-on). Called under the runtime's
 // step lock, once per tracked allocation in allocation order, and at each sentinel_step().
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "classify.h"
@@ -49,6 +50,15 @@ class Stepper {
   void on_mark(uint64_t seq, uint64_t now);
   // End of the process: closes the last step and any profiling in progress.
   void finish(uint64_t seq, uint64_t now);
+
+  // The clock must be exact in time (allocating threads sequence their own events): from the lock
+  // until the profile is taken, so that page protection changes at the interval start itself.
+  bool wants_sync() const { return cfg_.mode == Mode::profile && !classified_ && (profiling_ || detector_.locked()); }
+
+  // Counters were asked for (the step before a profiling window): the runtime calls
+  // attach_counters_here() on the allocating thread, outside the sequencer's lock.
+  bool counters_requested() const { return counters_requested_.load(std::memory_order_acquire); }
+  void attach_counters_here();
 
   const StepLog& steps() const { return steps_; }
   bool profiled() const { return have_classification_; }
@@ -102,6 +112,7 @@ class Stepper {
   uint64_t interval_start_ticks_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
+  std::atomic<bool> counters_requested_{false};
   Classification classification_{};
 };
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <sys/mman.h>
 
+#include "thread_state.h"
 #include "vm_region.h"
 
 namespace sentinel {
@@ -63,14 +64,19 @@ void Arena::push(Class& c, uint32_t index) {
   }
 }
 
-void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty) {
+void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty, SlotCache* cache) {
   int ci = class_of(need);
   if (ci < 0 || !base_) return nullptr;
   auto cls = static_cast<unsigned>(ci);
   Class& c = classes_[cls];
   const size_t csize = class_size(cls);
   uint32_t index;
-  if (pop(c, &index)) {
+  if (cache && cache->count[cls]) {
+    // The thread's own slot: its pages were kept, nothing shared is touched.
+    index = cache->index[cls][--cache->count[cls]];
+    cache->bytes -= csize;
+    *was_dirty = true;
+  } else if (pop(c, &index)) {
     Slot& s = c.records[index];
     *was_dirty = s.dirty.load(std::memory_order_relaxed) != 0;
     if (*was_dirty) {
@@ -94,10 +100,15 @@ void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* 
   return reinterpret_cast<void*>(c.base + uintptr_t{index} * csize);
 }
 
-void Arena::release(unsigned cls, uint32_t index) {
+void Arena::release(unsigned cls, uint32_t index, SlotCache* cache) {
   Class& c = classes_[cls];
   Slot& s = c.records[index];
   const size_t csize = class_size(cls);
+  if (cache && cache->count[cls] < SlotCache::kDepth && cache->bytes + csize <= SlotCache::kMaxBytes) {
+    cache->index[cls][cache->count[cls]++] = index;
+    cache->bytes += csize;
+    return;
+  }
   uint64_t retained = retained_.fetch_add(csize, std::memory_order_relaxed) + csize;
   if (retained <= retain_limit_) {
     s.dirty.store(1, std::memory_order_relaxed);
@@ -110,6 +121,13 @@ void Arena::release(unsigned cls, uint32_t index) {
     s.dirty.store(0, std::memory_order_relaxed);
   }
   push(c, index);
+}
+
+void Arena::flush(SlotCache* cache) {
+  for (unsigned cls = 0; cls < kNumClasses; ++cls) {
+    while (cache->count[cls]) release(cls, cache->index[cls][--cache->count[cls]]);
+  }
+  cache->bytes = 0;
 }
 
 Slot* Arena::locate(const void* p, unsigned* cls_out, uint32_t* index_out) const {

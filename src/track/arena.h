@@ -14,6 +14,8 @@
 
 namespace sentinel {
 
+struct SlotCache;
+
 // Per-slot record. `user` is the pointer handed to the program (0: slot free).
 struct Slot {
   std::atomic<uintptr_t> user{0};
@@ -42,9 +44,14 @@ class Arena {
   // A slot able to hold `need` bytes. Returns nullptr when the size is beyond the largest class or
   // the class is full (the caller then falls back to libc). *was_dirty tells whether the slot may
   // hold old data.
-  void* acquire(size_t need, unsigned* cls, uint32_t* index, bool* was_dirty);
-  // Returns a slot. Its record must already be cleared.
-  void release(unsigned cls, uint32_t index);
+  // With a thread's slot cache, a slot of that thread's own is reused first.
+  void* acquire(size_t need, unsigned* cls, uint32_t* index, bool* was_dirty, SlotCache* cache = nullptr);
+  // Returns a slot. Its record must already be cleared. With a cache, the slot stays with the thread
+  // (its pages kept) while the cache has room.
+  void release(unsigned cls, uint32_t index, SlotCache* cache = nullptr);
+  // Gives every slot of a thread's cache back to the arena (the thread ends, or a fork child forgets
+  // the parent's other threads).
+  void flush(SlotCache* cache);
 
   // Slot containing address p (p must satisfy owns()). Async-signal-safe. Null when p lies beyond
   // the slots ever handed out.

@@ -26,6 +26,16 @@ uint32_t ObjectLog::append(const sentinel_object& o) {
   return static_cast<uint32_t>(i);
 }
 
+uint32_t ObjectLog::reserve(uint32_t want, uint32_t* got) {
+  uint64_t i = next_.fetch_add(want, std::memory_order_acq_rel);
+  if (i >= capacity_) {
+    *got = 0;
+    return kNoLogIndex;
+  }
+  *got = static_cast<uint32_t>(capacity_ - i < want ? capacity_ - i : want);
+  return static_cast<uint32_t>(i);
+}
+
 namespace {
 inline uint32_t hash_address(uintptr_t a) {
   uint64_t x = a >> 12;

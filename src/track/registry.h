@@ -18,8 +18,14 @@ class ObjectLog {
   bool init(uint64_t capacity);
   // Appends an entry; returns its index, or kNoLogIndex when the log is full (counted in dropped()).
   uint32_t append(const sentinel_object& o);
+  // Reserves up to `want` consecutive entries for one thread's own use (fewer at the end of the log);
+  // returns the first index and sets *got, or returns kNoLogIndex when the log is full. Entries a
+  // thread reserved but never used stay zero and are never sequenced (the dump skips them).
+  uint32_t reserve(uint32_t want, uint32_t* got);
+  void count_dropped() { dropped_.fetch_add(1, std::memory_order_relaxed); }
   sentinel_object* at(uint32_t i) { return &entries_[i]; }
   const sentinel_object* at(uint32_t i) const { return &entries_[i]; }
+  // Entries reserved so far (used or not); sequenced objects are found through the SeqMap.
   uint64_t size() const {
     uint64_t n = next_.load(std::memory_order_acquire);
     return n < capacity_ ? n : capacity_;

@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "config.h"
+#include "drain_thread.h"
 #include "dump_writer.h"
 #include "log.h"
 #include "modules.h"
@@ -38,6 +40,10 @@ constinit thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 
 namespace {
 
 constinit thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+// The thread's ring, log chunk and slot cache (thread_state.h); null until its first tracked operation.
+constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+// The thread's state was retired (its pthread key destructor ran): later calls take the direct path.
+constinit thread_local bool t_state_retired __attribute__((tls_model("initial-exec"))) = false;
 
 inline uint32_t this_thread_id() {
   if (!t_tid) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -58,7 +64,10 @@ RuntimeState& g_state = g_state_storage.value;
 constinit std::atomic<int> g_init_state{0};  // 0 not started, 1 in progress, 2 done
 std::atomic<int> g_dumped{0};
 std::atomic<int> g_invalid_free_reported{0};
-constinit StepLock g_step_lock;
+constinit DrainThread g_drain_thread;
+std::atomic<bool> g_drain_thread_tried{false};  // a failure was reported
+pthread_key_t g_state_key;
+bool g_state_key_ok = false;
 // glibc's code: memory it allocates for itself (stdio buffers) is handed to the kernel by internal
 // calls that no hook sees, so the profiler must never protect it.
 uintptr_t g_libc_lo = 0, g_libc_hi = 0;
@@ -67,18 +76,100 @@ bool g_stepping = false;  // the step detector runs (every mode but off)
 bool on_fault(void* address) { return g_state.profiler.handle_fault(address); }
 
 void fork_prepare() {
-  if (g_stepping) g_step_lock.lock();
+  if (g_stepping) g_state.sequencer.lock();
 }
 void fork_parent() {
-  if (g_stepping) g_step_lock.unlock();
+  if (g_stepping) g_state.sequencer.unlock();
 }
 
-void update_peak(uint64_t live) {
-  // Load first: the store (and its cache-line traffic) happens only on a new high.
-  uint64_t peak = g_state.counters.peak_live_bytes.load(std::memory_order_relaxed);
-  while (live > peak &&
-         !g_state.counters.peak_live_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+// The pthread key destructor of a thread's state: its kept slots go back to the arena and the
+// sequencer recycles the state once its ring is drained. Frees that arrive later on this thread (other
+// libraries' thread destructors) take the direct path.
+void retire_thread_state(void* p) {
+  auto* ts = static_cast<ThreadState*>(p);
+  Guard guard;
+  g_state.arena.flush(&ts->cache);
+  t_state = nullptr;
+  t_state_retired = true;
+  g_state.threads.retire(ts);
+}
+
+ThreadState* this_thread_state() {
+  if (__builtin_expect(t_state != nullptr, 1)) return t_state;
+  if (t_state_retired || !g_state_key_ok) return nullptr;
+  ThreadState* ts = g_state.threads.claim(this_thread_id());
+  if (!ts) return nullptr;
+  t_state = ts;
+  pthread_setspecific(g_state_key, ts);
+  return ts;
+}
+
+// Sentinel's thread starts when the process that loaded the library has events to sequence.
+void maybe_start_drain_thread() {
+  if (getpid() != g_state.owner_pid) return;  // a vfork child shares our memory: never a thread there
+  if (!g_drain_thread.start(&g_state.sequencer) && !g_drain_thread_tried.exchange(true)) {
+    LineBuf b;
+    b.str("cannot start Sentinel's thread (").str(strerror(errno)).str("); allocating threads sequence their own events");
+    log_line(LogLevel::warn, b);
   }
+}
+
+// Hands an event to the sequencer. The steady state is one store to the thread's own ring; the ring
+// is drained here only when it is full, when the sequencer must run synchronously (no Sentinel thread,
+// a profiling window), or for a thread without a ring.
+void publish(ThreadState* ts, const TrackEvent& e) {
+  Sequencer& q = g_state.sequencer;
+  if (!ts) {
+    bump(g_state.counters.threads_without_state);
+    q.lock();
+    q.drain();
+    q.process_direct(e);
+    q.unlock();
+  } else {
+    while (!ts->push(e)) {
+      q.count_full_ring();
+      if (q.try_lock()) {
+        q.drain();
+        q.unlock();
+      } else {
+        sched_yield();  // someone drains right now
+      }
+    }
+    // Synchronous: sequence before returning, unless another thread is doing it (it, or the next
+    // allocation, picks this event up). Never wait here: the holder may need a glibc lock this thread holds.
+    if (q.sync_required()) {
+      if (g_drain_thread.should_start() && q.thread_would_help()) maybe_start_drain_thread();
+      if (q.try_lock()) {
+        q.count_sync_drain();
+        q.drain();
+        q.unlock();
+      }
+    }
+  }
+  if (__builtin_expect(g_state.stepper.counters_requested(), 0)) g_state.stepper.attach_counters_here();
+}
+
+// The time stamp of a tracked allocation or free: exact while the sequencer runs synchronously (a
+// profiling window, where interval durations matter), else the coarse clock (clock.h).
+inline uint64_t event_ticks() {
+  return g_state.sequencer.sync_required() ? now_ticks() : coarse_ticks();
+}
+
+uint32_t take_log_index(ThreadState* ts, const sentinel_object& o) {
+  if (!ts) return g_state.log.append(o);
+  if (ts->log_next == ts->log_end) {
+    uint32_t got = 0;
+    uint32_t first = g_state.log.reserve(64, &got);
+    if (first == kNoLogIndex) {
+      g_state.log.count_dropped();
+      return kNoLogIndex;
+    }
+    ts->log_next = first;
+    ts->log_end = first + got;
+  }
+  uint32_t i = ts->log_next++;
+  *g_state.log.at(i) = o;
+  return i;
 }
 
 uint32_t capture_site(Caller caller) {
@@ -156,7 +247,9 @@ void setup(const char* const* envp, bool for_tests) {
   if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), uint64_t{1} << 22) ||
-      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log)) {
+      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log) || !g_state.threads.init() ||
+      !g_state.sequencer.init(&g_state.log, &g_state.marks, &g_state.stepper, &g_state.threads, &g_state.arena,
+                              cfg.max_objects)) {
     LineBuf b;
     b.str("cannot map the arena and bookkeeping memory (").str(strerror(errno)).str("); running in pass-through");
     log_line(LogLevel::error, b);
@@ -178,6 +271,7 @@ void setup(const char* const* envp, bool for_tests) {
              "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
   }
   g_stepping = true;
+  g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
   if (cfg.mode == Mode::profile && !sig::install(on_fault)) {
     log_line(LogLevel::error, "cannot install the SIGSEGV handler; profiling is off, tracking goes on");
     g_state.mode = Mode::track;
@@ -194,7 +288,7 @@ void setup(const char* const* envp, bool for_tests) {
 }
 
 void fork_child_handler() {
-  if (g_stepping) g_step_lock.unlock();
+  if (g_stepping) g_state.sequencer.unlock();
   after_fork_child();
 }
 
@@ -226,10 +320,11 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   if (align > (size_t{1} << 30)) return nullptr;
   size_t need = size + (align > kPageSize ? align - kPageSize : 0);
   if (need < size) return nullptr;
+  ThreadState* ts = this_thread_state();
   unsigned cls;
   uint32_t index;
   bool dirty;
-  void* slot = g_state.arena.acquire(need, &cls, &index, &dirty);
+  void* slot = g_state.arena.acquire(need, &cls, &index, &dirty, ts ? &ts->cache : nullptr);
   if (!slot) {
     (class_of(need) < 0 ? g_state.counters.fallback_too_large : g_state.counters.fallback_class_full)
         .fetch_add(1, std::memory_order_relaxed);
@@ -239,23 +334,21 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   uintptr_t user = (reinterpret_cast<uintptr_t>(slot) + align - 1) & ~(uintptr_t{align} - 1);
   if (zero && dirty) memset(reinterpret_cast<void*>(user), 0, size);
 
-  uint64_t seq = g_state.counters.tracked_allocations.fetch_add(1, std::memory_order_relaxed);
   sentinel_object o{};
   o.address = user;
   o.size = size;
-  o.birth_ns = now_ticks();  // converted to nanoseconds when the dump is written
-  o.birth_seq = seq;
+  o.birth_ns = event_ticks();  // converted to nanoseconds when the dump is written
+  o.birth_seq = UINT64_MAX;  // the sequencer gives it its place in the allocation clock
   o.death_seq = UINT64_MAX;
   o.site = capture_site(caller);
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(align);
   o.kind = SENTINEL_KIND_HEAP;
-  uint32_t li = g_state.log.append(o);
+  uint32_t li = take_log_index(ts, o);
 
   if (g_stepping) {
-    g_step_lock.lock();
-    g_state.stepper.on_allocation(seq, o.site, size, o.birth_ns);
-    g_step_lock.unlock();
+    publish(ts, TrackEvent{o.birth_ns, static_cast<int64_t>(size), o.site, li, o.thread, kEventAlloc,
+                           static_cast<uint16_t>(cls)});
   }
 
   Slot* s = g_state.arena.slot(cls, index);
@@ -267,7 +360,6 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   bool from_libc = caller.ra - g_libc_lo < g_libc_hi - g_libc_lo;
   s->no_protect.store(from_libc ? 1 : 0, std::memory_order_relaxed);
   if (g_state.profiler.recording()) g_state.profiler.protect_new(cls, index, user, size);
-  update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
   errno = saved_errno;
   return reinterpret_cast<void*>(user);
 }
@@ -305,13 +397,15 @@ void report_invalid_free(const void* p) {
 }
 
 void finish_object(uint32_t li, uint64_t size) {
-  g_state.counters.live_bytes.fetch_sub(size, std::memory_order_relaxed);
-  bump(g_state.counters.tracked_frees);
-  if (li == kNoLogIndex) return;
-  sentinel_object* e = g_state.log.at(li);
-  e->death_ns = now_ticks();
-  e->death_seq = g_state.counters.tracked_allocations.load(std::memory_order_relaxed);
-  if (e->thread != this_thread_id()) e->flags |= SENTINEL_OBJ_FREED_BY_OTHER_THREAD;
+  uint64_t now = event_ticks();
+  if (li != kNoLogIndex) {
+    sentinel_object* e = g_state.log.at(li);
+    // The coarse clock may lag an exact birth stamp: a death is never before its birth.
+    if (now < e->birth_ns) now = e->birth_ns;
+    e->death_ns = now;  // death_seq: the sequencer's
+    if (e->thread != this_thread_id()) e->flags |= SENTINEL_OBJ_FREED_BY_OTHER_THREAD;
+  }
+  if (g_stepping) publish(this_thread_state(), TrackEvent{now, -static_cast<int64_t>(size), 0, li, this_thread_id(), kEventFree, 0});
 }
 }  // namespace
 
@@ -329,7 +423,8 @@ void release(void* p) {
   }
   finish_object(s->log_index.load(std::memory_order_relaxed), s->size.load(std::memory_order_relaxed));
   g_state.profiler.unprotect_slot(cls, index);
-  g_state.arena.release(cls, index);
+  ThreadState* ts = this_thread_state();
+  g_state.arena.release(cls, index, ts ? &ts->cache : nullptr);
   errno = saved_errno;
 }
 
@@ -360,8 +455,12 @@ void* reallocate(void* p, size_t n, Caller caller) {
   // In place whenever it fits; a shrink below half the slot gives the tail's pages back.
   if (n >= min && n <= usable) {
     s->size.store(n, std::memory_order_relaxed);
-    if (n > old) update_peak(g_state.counters.live_bytes.fetch_add(n - old, std::memory_order_relaxed) + (n - old));
-    else g_state.counters.live_bytes.fetch_sub(old - n, std::memory_order_relaxed);
+    if (g_stepping && n != old) {
+      Guard guard;
+      publish(this_thread_state(), TrackEvent{now_ticks(), static_cast<int64_t>(n) - static_cast<int64_t>(old), 0,
+                                              s->log_index.load(std::memory_order_relaxed), this_thread_id(),
+                                              kEventResize, 0});
+    }
     uint32_t li = s->log_index.load(std::memory_order_relaxed);
     if (li != kNoLogIndex) g_state.log.at(li)->size = n > g_state.log.at(li)->size ? n : g_state.log.at(li)->size;
     if (n < usable / 2) {
@@ -405,17 +504,19 @@ void note_cuda_host_alloc(void* p, size_t size, Caller caller) {
   o.address = reinterpret_cast<uintptr_t>(p);
   o.size = size;
   o.birth_ns = now_ticks();
-  o.birth_seq = g_state.counters.tracked_allocations.fetch_add(1, std::memory_order_relaxed);
+  o.birth_seq = UINT64_MAX;
   o.death_seq = UINT64_MAX;
   o.site = capture_site(caller);
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(kPageSize);
   o.kind = SENTINEL_KIND_CUDA_HOST;
-  uint32_t li = g_state.log.append(o);
+  ThreadState* ts = this_thread_state();
+  uint32_t li = take_log_index(ts, o);
   g_state.counters.cuda_host_allocations.fetch_add(1, std::memory_order_relaxed);
   // Without a log entry the size is unknown at free time: such objects stay out of live_bytes.
-  if (li != kNoLogIndex && g_state.external.insert(o.address, li))
-    update_peak(g_state.counters.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
+  bool known = li != kNoLogIndex && g_state.external.insert(o.address, li);
+  if (g_stepping)
+    publish(ts, TrackEvent{o.birth_ns, known ? static_cast<int64_t>(size) : 0, o.site, li, o.thread, kEventAlloc, 0});
   errno = saved_errno;
 }
 
@@ -439,6 +540,12 @@ void after_fork_child() {
   t_tid = 0;
   papi::forget_after_fork();
   sig::reset_after_fork();
+  if (g_stepping) {
+    // The child is single-threaded: Sentinel's thread and every other thread's state stay behind.
+    g_drain_thread.forget();
+    g_state.sequencer.after_fork_child(t_state);
+    if (t_state) t_state->tid = this_thread_id();
+  }
   if (g_state.mode == Mode::profile) g_state.profiler.after_fork_child();
 }
 
@@ -461,40 +568,49 @@ void at_exit() {
   Guard guard;
   int saved_errno = errno;
   g_state.modules.refresh();
-  // Close the last step and any profiling window; do not wait long for a thread still allocating.
-  if (g_stepping && g_step_lock.try_lock_for(1000)) {
-    g_state.stepper.finish(g_state.counters.tracked_allocations.load(), now_ticks());
-    g_step_lock.unlock();
+  // Sequence what the rings still hold, close the last step and any profiling window; do not wait
+  // long for a thread still allocating.
+  if (g_stepping && g_state.sequencer.try_lock_for(1000)) {
+    g_drain_thread.stop();
+    g_state.sequencer.drain();
+    g_state.stepper.finish(g_state.sequencer.allocations(), now_ticks());
+    g_state.sequencer.unlock();
   }
   g_state.clock.finish();
   write_dump(g_state, pid);
   errno = saved_errno;
 }
 
+void before_thread_exit() {
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
+  if (static_cast<pid_t>(this_thread_id()) != getpid()) return;  // only the main thread's exit matters
+  Guard guard;
+  g_drain_thread.stop_and_join();
+}
+
 void mark_step() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
   Guard guard;
-  uint64_t seq = g_state.counters.tracked_allocations.load(std::memory_order_relaxed);
-  uint64_t now = now_ticks();
-  g_state.marks.add(seq, now);
   g_state.counters.steps_marked.fetch_add(1, std::memory_order_relaxed);
-  if (g_stepping) {
-    g_step_lock.lock();
-    g_state.stepper.on_mark(seq, now);
-    g_step_lock.unlock();
-  }
+  // In order with this thread's own allocations: the mark belongs before its next one.
+  if (g_stepping) publish(this_thread_state(), TrackEvent{now_ticks(), 0, 0, kNoLogIndex, this_thread_id(), kEventMark, 0});
 }
 
 int get_stats(sentinel_stats* out) {
   memset(out, 0, sizeof(*out));
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return -1;
-  const Counters& c = g_state.counters;
-  out->tracked_allocations = c.tracked_allocations.load();
-  out->tracked_frees = c.tracked_frees.load();
-  out->live_bytes = c.live_bytes.load();
-  out->peak_live_bytes = c.peak_live_bytes.load();
+  Guard guard;
+  Sequencer& q = g_state.sequencer;
+  q.lock();
+  q.drain();  // what the caller did so far is counted
+  const SequencerStats& st = q.stats();
+  out->tracked_allocations = st.allocations;
+  out->tracked_frees = st.frees;
+  out->live_bytes = st.live_bytes > 0 ? static_cast<uint64_t>(st.live_bytes) : 0;
+  out->peak_live_bytes = st.peak_live_bytes;
+  q.unlock();
   out->overhead_bytes = overhead_bytes(g_state);
-  out->steps_marked = c.steps_marked.load();
+  out->steps_marked = g_state.counters.steps_marked.load();
   return 0;
 }
 

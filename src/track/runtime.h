@@ -81,6 +81,10 @@ void after_fork_child();
 // Writes the dump (once). Safe to call from a destructor, _exit or a fatal path.
 void at_exit();
 
+// pthread_exit on the main thread: Sentinel's own thread ends first, so that the program's last thread
+// is the one that ends the process, as without the library.
+void before_thread_exit();
+
 void mark_step();
 int get_stats(sentinel_stats* out);
 const char* current_mode();

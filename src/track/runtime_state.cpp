@@ -1,7 +1,5 @@
 #include "runtime_state.h"
 
-#include <sched.h>
-
 #include "vm_region.h"
 
 namespace sentinel {
@@ -16,23 +14,9 @@ void MarkLog::add(uint64_t seq, uint64_t ns) {
   if (i < kCapacity) marks_[i] = Mark{seq, ns};
 }
 
-void StepLock::lock() {
-  for (int spin = 0; flag_.exchange(true, std::memory_order_acquire); ++spin) {
-    if (spin > 64) sched_yield();
-  }
-}
-
-bool StepLock::try_lock_for(int spins) {
-  for (int spin = 0; flag_.exchange(true, std::memory_order_acquire); ++spin) {
-    if (spin >= spins) return false;
-    sched_yield();
-  }
-  return true;
-}
-
 uint64_t overhead_bytes(const RuntimeState& s) {
   auto pages = [](uint64_t b) { return (b + kPageSize - 1) & ~(kPageSize - 1); };
-  return s.arena.metadata_bytes() + pages(s.log.touched_bytes()) + pages(s.marks.touched_bytes()) +
+  return s.arena.metadata_bytes() + pages(s.log.touched_bytes()) + pages(s.marks.touched_bytes()) + s.threads.touched_bytes() +
          pages(uint64_t{s.sites.count()} * sizeof(Site)) + sizeof(RuntimeState) + s.site_cache.bytes();
 }
 

@@ -10,6 +10,8 @@
 #include "profiler.h"
 #include "stepping.h"
 #include "registry.h"
+#include "sequencer.h"
+#include "thread_state.h"
 #include "site.h"
 #include "topology.h"
 
@@ -21,11 +23,9 @@ inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
   c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
+// Rare events only: the allocation clock, frees and live bytes are the sequencer's (sequencer.h), so
+// that the tracked path writes no counter shared by all threads.
 struct Counters {
-  std::atomic<uint64_t> tracked_allocations{0};  // also the allocation clock (birth_seq)
-  std::atomic<uint64_t> tracked_frees{0};
-  std::atomic<uint64_t> live_bytes{0};
-  std::atomic<uint64_t> peak_live_bytes{0};
   std::atomic<uint64_t> fallback_too_large{0};
   std::atomic<uint64_t> fallback_class_full{0};
   std::atomic<uint64_t> invalid_frees{0};
@@ -34,6 +34,7 @@ struct Counters {
   std::atomic<uint64_t> cuda_host_allocations{0};
   std::atomic<uint64_t> cuda_host_frees{0};
   std::atomic<uint64_t> steps_marked{0};
+  std::atomic<uint64_t> threads_without_state{0};  // events taken on the direct path
 };
 
 // Explicit step marks (sentinel_step()), append-only.
@@ -73,24 +74,13 @@ struct RuntimeState {
   ModuleTable modules;
   Profiler profiler;
   Stepper stepper;
+  ThreadStates threads;
+  Sequencer sequencer;
   Counters counters;
   int owner_pid = 0;
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};
-};
-
-// The step lock: serialises the step detector and profiling transitions. Never taken in a signal
-// handler; held around fork() (pthread_atfork) so that a child never inherits it locked.
-class StepLock {
- public:
-  void lock();
-  // Bounded: false when it could not be had in time (used at exit, where waiting forever is worse).
-  bool try_lock_for(int spins);
-  void unlock() { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> flag_{false};
 };
 
 // Memory Sentinel committed for its own bookkeeping (an upper bound: pages touched).

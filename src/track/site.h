@@ -78,7 +78,6 @@ class SiteCache {
   static constexpr uint32_t kScanWords = 16384;  // how far up the stack a chain is looked for (128 KiB)
   bool init();
   uint32_t site_for(uintptr_t ra, uintptr_t sp, const Unwinder& unwinder, SiteTable& sites);
-  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
   uint64_t unwinds() const { return unwinds_.load(std::memory_order_relaxed); }
   uint64_t unverifiable() const { return unverifiable_.load(std::memory_order_relaxed); }
   // Memory touched (an upper bound: entries are spread by hash, so each may sit on a page of its own).
@@ -96,7 +95,7 @@ class SiteCache {
     uintptr_t frames[SENTINEL_MAX_FRAMES];
   };
   Entry* entries_ = nullptr;
-  std::atomic<uint64_t> hits_{0}, unwinds_{0}, unverifiable_{0}, used_{0};
+  std::atomic<uint64_t> unwinds_{0}, unverifiable_{0}, used_{0};
 };
 
 // The top (highest address) of the calling thread's stack, or 0 when unknown or when sp is not on it.

@@ -1,0 +1,110 @@
+// The sequencer: turns the per-thread event rings (thread_state.h) into one stream in time-stamp order
+// and does, once per event, everything that needs a single order: the allocation clock (birth_seq,
+// death_seq), live and peak bytes, the step detector and the profiling window (Stepper), explicit
+// marks. It runs under its own lock, which the tracked path never takes in the steady state:
+//
+// - asynchronously on Sentinel's own thread (started at the first tracked allocation of the process
+//   that loaded the library; all signals blocked), which drains every ring a few thousand times a
+//   second and sleeps longer when there is nothing to do;
+// - synchronously on the allocating thread (sync()): before that thread's first Sentinel thread exists,
+//   in forked children (which have none), when a ring is full, and while the Stepper needs the clock
+//   exactly in time (around a profiling window: page protection must change at the interval start,
+//   not a millisecond later).
+//
+// Events of different threads whose time stamps are close may be sequenced in either order; the step
+// detector does not depend on the interleaving of threads (docs/step-detection.md).
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "registry.h"
+#include "thread_state.h"
+
+namespace sentinel {
+
+class Stepper;
+class MarkLog;
+class Arena;
+
+// seq -> object-log index, for every sequenced allocation that has a log entry (kNoLogIndex otherwise).
+class SeqMap {
+ public:
+  bool init(uint64_t capacity);
+  void set(uint64_t seq, uint32_t log_index) {
+    if (seq < capacity_) map_[seq] = log_index;
+  }
+  uint32_t at(uint64_t seq) const { return seq < capacity_ ? map_[seq] : kNoLogIndex; }
+  uint64_t capacity() const { return capacity_; }
+
+ private:
+  uint32_t* map_ = nullptr;
+  uint64_t capacity_ = 0;
+};
+
+struct SequencerStats {
+  uint64_t allocations = 0;  // sequenced: the allocation clock
+  uint64_t frees = 0;
+  int64_t live_bytes = 0;
+  uint64_t peak_live_bytes = 0;
+  uint64_t marks = 0;
+  uint64_t drains = 0;
+  uint64_t sync_drains = 0;   // drains run on an allocating thread
+  uint64_t full_rings = 0;    // times a thread found its ring full
+  uint64_t deferred_frees = 0;
+};
+
+class Sequencer {
+ public:
+  bool init(ObjectLog* log, MarkLog* marks, Stepper* stepper, ThreadStates* states, Arena* arena,
+            uint64_t log_capacity);
+
+  // The lock. Never taken in a signal handler; held across fork() (pthread_atfork).
+  void lock();
+  bool try_lock();
+  bool try_lock_for(int spins);
+  void unlock() { lock_.store(false, std::memory_order_release); }
+
+  // Lock held: sequences every published event of every ring; returns how many.
+  uint64_t drain();
+  // Lock held: one event of a thread without a ring (all taken, or the thread is exiting).
+  void process_direct(const TrackEvent& e);
+
+  // Whether allocating threads must drain before returning (no Sentinel thread, or the Stepper asks).
+  bool sync_required() const { return sync_.load(std::memory_order_relaxed); }
+  // Whether the sync is only for want of a Sentinel thread (so starting one helps).
+  bool thread_would_help() const { return !stepper_sync_.load(std::memory_order_relaxed); }
+  void set_async_available(bool available);  // the Sentinel thread runs (or is gone, in a child)
+  void count_full_ring() { ++stats_.full_rings; }
+  void count_sync_drain() { ++stats_.sync_drains; }
+
+  const SequencerStats& stats() const { return stats_; }
+  const SeqMap& seq_map() const { return seq_map_; }
+  uint64_t allocations() const { return stats_.allocations; }
+
+  // In a forked child (single-threaded): the other threads' caches go back to the arena, their
+  // states are retired, and the Sentinel thread is gone.
+  void after_fork_child(ThreadState* self);
+
+ private:
+  void process(const TrackEvent& e);
+  void retry_deferred();
+  void update_sync();
+
+  ObjectLog* log_ = nullptr;
+  MarkLog* marks_ = nullptr;
+  Stepper* stepper_ = nullptr;
+  ThreadStates* states_ = nullptr;
+  Arena* arena_ = nullptr;
+  SeqMap seq_map_;
+  std::atomic<bool> lock_{false};
+  std::atomic<bool> sync_{true};
+  std::atomic<bool> stepper_sync_{false};
+  bool async_available_ = false;
+  SequencerStats stats_;
+  // Frees sequenced before their allocation (its thread had not published it yet): retried.
+  static constexpr uint32_t kDeferred = 4096;
+  TrackEvent* deferred_ = nullptr;
+  uint32_t deferred_count_ = 0;
+};
+
+}  // namespace sentinel
