@@ -41,7 +41,9 @@ void print_help() {
          "existing LD_PRELOAD) and the SENTINEL_* variables set from the options. The profile\n"
          "dump is written when the command exits; read it with sentinel-view.\n"
          "\n"
-         "  --mode MODE          SENTINEL_MODE: off | track\n"
+         "  --mode MODE          SENTINEL_MODE: off | track | profile | run\n"
+         "  --policy POLICY      SENTINEL_POLICY: sentinel | first-touch | all-slow | all-fast | hot\n"
+         "  --fast-bytes B       SENTINEL_FAST_BYTES: fast-tier budget, bytes (4G) or a share (20%)\n"
          "  --min-bytes SIZE     SENTINEL_MIN_BYTES: smallest tracked object (e.g. 4096, 64K, 1M)\n"
          "  --dump PATH          SENTINEL_DUMP: dump path template (%p pid, %e executable, %% '%')\n"
          "  --log LEVEL          SENTINEL_LOG: error | warn | info | debug\n"
@@ -171,6 +173,8 @@ int main(int argc, char** argv) {
     }
     static const std::pair<const char*, const char*> kDirect[] = {
         {"--mode", "SENTINEL_MODE"},
+        {"--policy", "SENTINEL_POLICY"},
+        {"--fast-bytes", "SENTINEL_FAST_BYTES"},
         {"--min-bytes", "SENTINEL_MIN_BYTES"},
         {"--dump", "SENTINEL_DUMP"},
         {"--log", "SENTINEL_LOG"},

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <cstring>
+#include <initializer_list>
 
 namespace sentinel {
 
@@ -9,7 +10,8 @@ namespace {
 // Default for SENTINEL_MIN_BYTES: chosen from the allocation census in docs/min-bytes.md.
 const VarSpec kTable[] = {
     {"SENTINEL_MODE", VarType::mode, "track",
-     "off: plain pass-through; track: serve and record tensor-sized objects; profile: also profile accesses"},
+     "off: plain pass-through; track: serve and record tensor-sized objects; profile: also profile accesses; "
+     "run: profile, then place and migrate between the fast and the slow node"},
     {"SENTINEL_MIN_BYTES", VarType::size, "64K", "objects of at least this many bytes are tracked (e.g. 4096, 64K, 1M)",
      &Config::min_bytes, 1, uint64_t{1} << 40},
     {"SENTINEL_DUMP", VarType::path, "sentinel-%e.%p.prof",
@@ -35,6 +37,19 @@ const VarSpec kTable[] = {
      &Config::intervals, 1, 64},
     {"SENTINEL_PAPI", VarType::papi, "auto",
      "hardware counters while profiling: auto (presets where the CPU has them), off, software (perf software events)"},
+    {"SENTINEL_POLICY", VarType::policy, "sentinel",
+     "placement policy in run mode: sentinel, first-touch, all-slow, all-fast or hot"},
+    {"SENTINEL_FAST_BYTES", VarType::budget, "auto",
+     "fast-tier budget for tracked objects: bytes (4G, 512M), a share of the profiled peak (20%), or auto"},
+    {"SENTINEL_FAST_NODE", VarType::node, "auto", "the fast NUMA node: auto (the node of the CPUs we run on) or a number"},
+    {"SENTINEL_SLOW_NODE", VarType::node, "auto", "the slow NUMA node: auto (the nearest CPU-less node) or a number"},
+    {"SENTINEL_MIGRATE", VarType::move, "auto", "how pages move: auto (the faster, measured at start), move_pages or mbind"},
+    {"SENTINEL_CHECK_STEPS", VarType::count, "2",
+     "steps of the placement check (pages asked where they are at touch time); 0: no check", &Config::check_steps, 0, 64},
+    {"SENTINEL_CHECK_AFTER", VarType::count, "3", "steps run under a plan before the placement check", &Config::check_after,
+     1, 1000000},
+    {"SENTINEL_FAULT_INJECT", VarType::faults, "",
+     "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
     {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
     {"SENTINEL_VIEW", VarType::tool, "", "the test suite: path of the sentinel-view under test"},
     {"SENTINEL_RUN", VarType::tool, "", "the test suite: path of the sentinel-run under test"},
@@ -46,6 +61,16 @@ void copy_bounded(char* dst, size_t cap, const char* src) {
   if (n >= cap) n = cap - 1;
   memcpy(dst, src, n);
   dst[n] = '\0';
+}
+
+bool equals_ci(const char* a, const char* b);
+
+// Keyword values are lower case, exactly: SENTINEL_MODE=PROFILE is refused (with a hint), so that a
+// value is spelled one way everywhere it is written (scripts, dumps, docs).
+enum class Kw : uint8_t { no, yes, wrong_case };
+Kw keyword(const char* value, const char* word) {
+  if (strcmp(value, word) == 0) return Kw::yes;
+  return equals_ci(value, word) ? Kw::wrong_case : Kw::no;
 }
 
 bool equals_ci(const char* a, const char* b) {
@@ -70,69 +95,182 @@ bool parse_count(const char* text, uint64_t* out) {
   return true;
 }
 
+// Finds `value` among `words` (exactly); else writes why into reason: the expected words, or that
+// values are lower case when only the case differs.
+int pick(const char* value, std::initializer_list<const char*> words, const char* what, char* reason, size_t cap) {
+  int i = 0;
+  bool wrong_case = false;
+  for (const char* w : words) {
+    Kw k = keyword(value, w);
+    if (k == Kw::yes) return i;
+    wrong_case |= k == Kw::wrong_case;
+    ++i;
+  }
+  LineBuf b;
+  if (wrong_case) {
+    b.str("values are lower case (").str(what).str(")");
+  } else {
+    b.str("unknown ").str(what).str(" (expected ");
+    int k = 0, n = static_cast<int>(words.size());
+    for (const char* w : words) {
+      if (k) b.str(k == n - 1 ? " or " : ", ");
+      b.str(w);
+      ++k;
+    }
+    b.chr(')');
+  }
+  copy_bounded(reason, cap, b.c_str());
+  return -1;
+}
+
+bool fail(char* reason, size_t cap, const char* why) {
+  copy_bounded(reason, cap, why);
+  return false;
+}
+
+// "20%", "12.5%": a share of 100% in parts per million, > 0.
+bool parse_share(const char* text, uint32_t* ppm) {
+  uint64_t whole = 0, frac = 0, scale = 1;
+  const char* p = text;
+  bool digits = false;
+  for (; *p >= '0' && *p <= '9'; ++p, digits = true) {
+    whole = whole * 10 + static_cast<uint64_t>(*p - '0');
+    if (whole > 100) return false;
+  }
+  if (*p == '.') {
+    for (++p; *p >= '0' && *p <= '9' && scale < 10000; ++p, digits = true) {
+      frac = frac * 10 + static_cast<uint64_t>(*p - '0');
+      scale *= 10;
+    }
+  }
+  if (!digits || p[0] != '%' || p[1]) return false;
+  uint64_t v = whole * 10000 + frac * 10000 / scale;  // ppm
+  if (v == 0 || v > 1000000) return false;
+  *ppm = static_cast<uint32_t>(v);
+  return true;
+}
+
+// "move_fail:30,fast_full,move_delay_ms:5"
+bool parse_faults(const char* text, FaultInjection* f, char* reason, size_t cap) {
+  *f = FaultInjection{};
+  const char* p = text;
+  while (*p) {
+    const char* end = strchr(p, ',');
+    size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
+    char item[64];
+    if (len == 0 || len >= sizeof(item)) return fail(reason, cap, "expected move_fail:PERCENT, fast_full or move_delay_ms:N");
+    memcpy(item, p, len);
+    item[len] = '\0';
+    char* colon = strchr(item, ':');
+    uint64_t n = 0;
+    if (colon) {
+      *colon = '\0';
+      if (!parse_count(colon + 1, &n)) return fail(reason, cap, "a fault's value is not a number");
+    }
+    if (strcmp(item, "fast_full") == 0 && !colon) f->fast_full = true;
+    else if (strcmp(item, "move_fail") == 0 && colon && n <= 100) f->move_fail_percent = static_cast<uint32_t>(n);
+    else if (strcmp(item, "move_delay_ms") == 0 && colon && n <= 10000) f->move_delay_ms = static_cast<uint32_t>(n);
+    else return fail(reason, cap, "expected move_fail:PERCENT (0-100), fast_full or move_delay_ms:N (0-10000)");
+    p += len;
+    if (*p == ',') ++p;
+  }
+  return true;
+}
+
 // Applies one value; on failure writes the reason.
 bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
   const VarSpec& v = kTable[i];
   uint64_t n = 0;
+  int k = 0;
   switch (v.type) {
     case VarType::mode:
-      if (equals_ci(value, "off")) c->mode = Mode::off;
-      else if (equals_ci(value, "track")) c->mode = Mode::track;
-      else if (equals_ci(value, "profile")) c->mode = Mode::profile;
-      else return copy_bounded(reason, cap, "unknown mode (expected off, track or profile)"), false;
+      if ((k = pick(value, {"off", "track", "profile", "run"}, "mode", reason, cap)) < 0) return false;
+      c->mode = static_cast<Mode>(k);
       return true;
     case VarType::size:
     case VarType::count:
       if (v.type == VarType::size ? !parse_size(value, &n) : !parse_count(value, &n))
-        return copy_bounded(reason, cap, v.type == VarType::size ? "not a size (expected e.g. 65536, 64K, 1M)"
-                                                                  : "not a non-negative integer"),
-               false;
+        return fail(reason, cap, v.type == VarType::size ? "not a size (expected e.g. 65536, 64K, 1M)"
+                                                         : "not a non-negative integer");
       if (n < v.min || n > v.max) {
         LineBuf b;
         b.str("out of range (").u64(v.min).str(" to ").u64(v.max).chr(')');
-        return copy_bounded(reason, cap, b.c_str()), false;
+        return fail(reason, cap, b.c_str());
       }
-      if (v.power_of_two && (n & (n - 1))) return copy_bounded(reason, cap, "must be a power of two"), false;
+      if (v.power_of_two && (n & (n - 1))) return fail(reason, cap, "must be a power of two");
       c->*v.field = n;
       return true;
     case VarType::path:
-      if (strlen(value) >= sizeof(c->dump)) return copy_bounded(reason, cap, "path too long"), false;
-      copy_bounded(c->dump, sizeof(c->dump), equals_ci(value, "none") ? "" : value);
+      if (strlen(value) >= sizeof(c->dump)) return fail(reason, cap, "path too long");
+      copy_bounded(c->dump, sizeof(c->dump), strcmp(value, "none") == 0 ? "" : value);
       return true;
     case VarType::log_level:
-      if (equals_ci(value, "error")) c->log = LogLevel::error;
-      else if (equals_ci(value, "warn") || equals_ci(value, "warning")) c->log = LogLevel::warn;
-      else if (equals_ci(value, "info")) c->log = LogLevel::info;
-      else if (equals_ci(value, "debug")) c->log = LogLevel::debug;
-      else return copy_bounded(reason, cap, "unknown log level (expected error, warn, info or debug)"), false;
+      if ((k = pick(value, {"error", "warn", "warning", "info", "debug"}, "log level", reason, cap)) < 0) return false;
+      c->log = k == 0 ? LogLevel::error : k <= 2 ? LogLevel::warn : k == 3 ? LogLevel::info : LogLevel::debug;
       return true;
     case VarType::boolean:
-      if (equals_ci(value, "1") || equals_ci(value, "yes") || equals_ci(value, "true") || equals_ci(value, "on"))
-        c->dump_children = true;
-      else if (equals_ci(value, "0") || equals_ci(value, "no") || equals_ci(value, "false") || equals_ci(value, "off"))
-        c->dump_children = false;
-      else return copy_bounded(reason, cap, "not a boolean (expected 0 or 1)"), false;
+      if ((k = pick(value, {"1", "yes", "true", "on", "0", "no", "false", "off"}, "boolean", reason, cap)) < 0)
+        return false;
+      c->dump_children = k < 4;
       return true;
     case VarType::unwind:
-      if (equals_ci(value, "libunwind")) c->unwind = UnwindMethod::libunwind;
-      else if (equals_ci(value, "backtrace")) c->unwind = UnwindMethod::backtrace;
-      else if (equals_ci(value, "none")) c->unwind = UnwindMethod::none;
-      else return copy_bounded(reason, cap, "unknown method (expected libunwind, backtrace or none)"), false;
+      if ((k = pick(value, {"libunwind", "backtrace", "none"}, "method", reason, cap)) < 0) return false;
+      c->unwind = static_cast<UnwindMethod>(k);
       return true;
     case VarType::step:
-      if (equals_ci(value, "auto")) c->step_source = StepSource::automatic;
-      else if (equals_ci(value, "marks")) c->step_source = StepSource::marks;
+      if (strcmp(value, "auto") == 0) c->step_source = StepSource::automatic;
+      else if (strcmp(value, "marks") == 0) c->step_source = StepSource::marks;
       else if (parse_count(value, &n) && n >= 1 && n <= 65536) {  // StepDetector::kMaxPeriod
         c->step_source = StepSource::fixed;
         c->step_period = n;
-      } else return copy_bounded(reason, cap, "expected auto, marks or a period from 1 to 65536"), false;
+      } else if (equals_ci(value, "auto") || equals_ci(value, "marks")) {
+        return fail(reason, cap, "values are lower case (auto, marks or a period)");
+      } else {
+        return fail(reason, cap, "expected auto, marks or a period from 1 to 65536");
+      }
       return true;
     case VarType::papi:
-      if (equals_ci(value, "auto")) c->papi = PapiMode::automatic;
-      else if (equals_ci(value, "off")) c->papi = PapiMode::off;
-      else if (equals_ci(value, "software")) c->papi = PapiMode::software;
-      else return copy_bounded(reason, cap, "expected auto, off or software"), false;
+      if ((k = pick(value, {"auto", "off", "software"}, "counter source", reason, cap)) < 0) return false;
+      c->papi = k == 0 ? PapiMode::automatic : k == 1 ? PapiMode::off : PapiMode::software;
       return true;
+    case VarType::policy:
+      // The order of enum sentinel_policy.
+      if ((k = pick(value, {"sentinel", "first-touch", "all-slow", "all-fast", "hot"}, "policy", reason, cap)) < 0)
+        return false;
+      c->policy = static_cast<uint32_t>(k);
+      return true;
+    case VarType::budget:
+      c->fast_auto = false;
+      c->fast_bytes = 0;
+      c->fast_share_ppm = 0;
+      if (strcmp(value, "auto") == 0) {
+        c->fast_auto = true;
+        return true;
+      }
+      if (strchr(value, '%')) {
+        if (!parse_share(value, &c->fast_share_ppm))
+          return fail(reason, cap, "not a share (expected more than 0% and at most 100%, e.g. 20% or 12.5%)");
+        return true;
+      }
+      if (!parse_size(value, &c->fast_bytes) || c->fast_bytes == 0)
+        return fail(reason, cap, "expected auto, a size (4G, 512M) or a share of the peak (20%)");
+      return true;
+    case VarType::node: {
+      int32_t* out = strcmp(v.name, "SENTINEL_FAST_NODE") == 0 ? &c->fast_node : &c->slow_node;
+      if (strcmp(value, "auto") == 0) {
+        *out = -1;
+        return true;
+      }
+      if (!parse_count(value, &n) || n > 1023) return fail(reason, cap, "expected auto or a NUMA node number (0-1023)");
+      *out = static_cast<int32_t>(n);
+      return true;
+    }
+    case VarType::move:
+      if ((k = pick(value, {"auto", "move_pages", "mbind"}, "method", reason, cap)) < 0) return false;
+      c->move_method = static_cast<MoveMethod>(k);
+      return true;
+    case VarType::faults:
+      return parse_faults(value, &c->faults, reason, cap);
     case VarType::tool:
       return true;
   }
@@ -207,7 +345,19 @@ bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* u
   return true;
 }
 
-const char* mode_name(Mode m) { return m == Mode::off ? "off" : m == Mode::track ? "track" : "profile"; }
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::off: return "off";
+    case Mode::track: return "track";
+    case Mode::profile: return "profile";
+    case Mode::run: return "run";
+  }
+  return "off";
+}
+
+const char* move_method_name(MoveMethod m) {
+  return m == MoveMethod::move_pages ? "move_pages" : m == MoveMethod::mbind ? "mbind" : "auto";
+}
 
 const char* log_level_name(LogLevel l) {
   switch (l) {
@@ -239,6 +389,32 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
     case VarType::unwind:
       b.str(c.unwind == UnwindMethod::libunwind ? "libunwind" : c.unwind == UnwindMethod::backtrace ? "backtrace" : "none");
       break;
+    case VarType::policy: {
+      static const char* const kPolicies[] = {"sentinel", "first-touch", "all-slow", "all-fast", "hot"};
+      b.str(c.policy < 5 ? kPolicies[c.policy] : "sentinel");
+      break;
+    }
+    case VarType::budget:
+      if (c.fast_auto) b.str("auto");
+      else if (c.fast_share_ppm) b.u64(c.fast_share_ppm / 10000).chr('.').u64(c.fast_share_ppm / 1000 % 10).chr('%');
+      else b.u64(c.fast_bytes);
+      break;
+    case VarType::node: {
+      int32_t node = strcmp(kTable[i].name, "SENTINEL_FAST_NODE") == 0 ? c.fast_node : c.slow_node;
+      if (node < 0) b.str("auto");
+      else b.u64(static_cast<uint64_t>(node));
+      break;
+    }
+    case VarType::move: b.str(move_method_name(c.move_method)); break;
+    case VarType::faults: {
+      const FaultInjection& f = c.faults;
+      bool first = true;
+      auto sep = [&] { if (!first) b.chr(','); first = false; };
+      if (f.move_fail_percent) sep(), b.str("move_fail:").u64(f.move_fail_percent);
+      if (f.fast_full) sep(), b.str("fast_full");
+      if (f.move_delay_ms) sep(), b.str("move_delay_ms:").u64(f.move_delay_ms);
+      break;
+    }
     case VarType::tool: break;
   }
   size_t n = b.size() < cap - 1 ? b.size() : cap - 1;

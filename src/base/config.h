@@ -9,10 +9,20 @@
 
 namespace sentinel {
 
-enum class Mode : uint8_t { off, track, profile };
+// run: profile, then place and migrate (the default); profile and track do less, off nothing.
+enum class Mode : uint8_t { off, track, profile, run };
 enum class StepSource : uint8_t { automatic, marks, fixed };
 enum class PapiMode : uint8_t { automatic, off, software };
 enum class UnwindMethod : uint8_t { libunwind, backtrace, none };
+enum class MoveMethod : uint8_t { automatic, move_pages, mbind };
+
+// SENTINEL_FAULT_INJECT (tests only): failures the tier code must survive and count.
+struct FaultInjection {
+  uint32_t move_fail_percent = 0;  // share of move calls that fail as if the kernel refused (EBUSY)
+  bool fast_full = false;          // the fast node behaves as full: placement and move-ins get ENOMEM
+  uint32_t move_delay_ms = 0;      // pause inside each migration batch (widens races with frees/fork)
+  bool any() const { return move_fail_percent || fast_full || move_delay_ms; }
+};
 
 struct Config {
   Mode mode = Mode::track;
@@ -29,9 +39,22 @@ struct Config {
   uint64_t step_period = 0;  // StepSource::fixed
   uint64_t intervals = 0;
   PapiMode papi = PapiMode::automatic;
+  // Tiering
+  uint32_t policy = 0;           // enum sentinel_policy
+  uint64_t fast_bytes = 0;       // SENTINEL_FAST_BYTES as bytes (0 with a share, or auto)
+  uint32_t fast_share_ppm = 0;   // SENTINEL_FAST_BYTES as a share of the profiled peak
+  bool fast_auto = true;         // SENTINEL_FAST_BYTES=auto: the fast node's free memory at start
+  int32_t fast_node = -1;        // -1: chosen from the topology
+  int32_t slow_node = -1;
+  MoveMethod move_method = MoveMethod::automatic;
+  uint64_t check_steps = 0;      // steps of the placement check (0: none)
+  uint64_t check_after = 0;      // planned steps before the check
+  FaultInjection faults;
 };
 
-enum class VarType : uint8_t { mode, size, count, path, log_level, boolean, unwind, step, papi, tool };
+enum class VarType : uint8_t {
+  mode, size, count, path, log_level, boolean, unwind, step, papi, tool, policy, budget, node, move, faults
+};
 
 struct VarSpec {
   const char* name;
@@ -69,6 +92,7 @@ bool parse_size(const char* text, uint64_t* out);
 size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap);
 
 const char* mode_name(Mode m);
+const char* move_method_name(MoveMethod m);
 const char* log_level_name(LogLevel l);
 
 // Expands %p (pid), %e (executable basename) and %% in a dump path template. Returns false when the

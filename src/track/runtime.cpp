@@ -198,11 +198,17 @@ void read_exe_name(char* out, size_t cap) {
   out[len] = '\0';
 }
 
-// The dump's directory must be writable now, not only at exit when nobody is listening.
-bool dump_directory_usable(const char* tmpl) {
+// The dump's directory must be writable now, and its file must not exist yet (dumps are never
+// overwritten): said at start, not at exit when the run's dump would be lost.
+bool dump_path_usable(const char* tmpl, const char** why) {
+  *why = nullptr;
   if (!*tmpl) return true;
   char path[1024];
   if (!expand_dump_path(tmpl, getpid(), g_state.exe_name, path, sizeof(path))) return false;
+  if (access(path, F_OK) == 0) {
+    *why = "the file already exists (a dump is never overwritten)";
+    return false;
+  }
   char* slash = strrchr(path, '/');
   if (!slash) return access(".", W_OK | X_OK) == 0;
   if (slash == path) return access("/", W_OK | X_OK) == 0;
@@ -236,10 +242,13 @@ void setup(const char* const* envp, bool for_tests) {
   if (cfg.mode == Mode::off) return;
 
   read_exe_name(g_state.exe_name, sizeof(g_state.exe_name));
-  if (!dump_directory_usable(cfg.dump)) {
+  const char* why = nullptr;
+  if (!dump_path_usable(cfg.dump, &why)) {
     LineBuf b;
-    b.str("SENTINEL_DUMP=").str(cfg.dump).str(": directory is not writable (");
-    b.str(strerror(errno)).str("); running in pass-through");
+    b.str("SENTINEL_DUMP=").str(cfg.dump).str(": ");
+    if (why) b.str(why);
+    else b.str("directory is not writable (").str(strerror(errno)).chr(')');
+    b.str("; running in pass-through");
     log_line(LogLevel::error, b);
     g_state.mode = Mode::off;
     return;

@@ -83,6 +83,22 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
       {"SENTINEL_PROFILE_GRANULARITY=4M", "SENTINEL_PROFILE_GRANULARITY", "4M"},
       {"SENTINEL_INTERVALS=65", "SENTINEL_INTERVALS", "65"},
       {"SENTINEL_PAPI=maybe", "SENTINEL_PAPI", "maybe"},
+      {"SENTINEL_MODE=PROFILE", "SENTINEL_MODE", "PROFILE"},
+      {"SENTINEL_LOG=Debug", "SENTINEL_LOG", "Debug"},
+      {"SENTINEL_POLICY=lru", "SENTINEL_POLICY", "lru"},
+      {"SENTINEL_POLICY=Sentinel", "SENTINEL_POLICY", "Sentinel"},
+      {"SENTINEL_FAST_BYTES=0", "SENTINEL_FAST_BYTES", "0"},
+      {"SENTINEL_FAST_BYTES=0%", "SENTINEL_FAST_BYTES", "0%"},
+      {"SENTINEL_FAST_BYTES=120%", "SENTINEL_FAST_BYTES", "120%"},
+      {"SENTINEL_FAST_BYTES=20 %", "SENTINEL_FAST_BYTES", "20 %"},
+      {"SENTINEL_FAST_BYTES=lots", "SENTINEL_FAST_BYTES", "lots"},
+      {"SENTINEL_FAST_NODE=-1", "SENTINEL_FAST_NODE", "-1"},
+      {"SENTINEL_SLOW_NODE=one", "SENTINEL_SLOW_NODE", "one"},
+      {"SENTINEL_MIGRATE=copy", "SENTINEL_MIGRATE", "copy"},
+      {"SENTINEL_CHECK_STEPS=65", "SENTINEL_CHECK_STEPS", "65"},
+      {"SENTINEL_FAULT_INJECT=move_fail", "SENTINEL_FAULT_INJECT", "move_fail"},
+      {"SENTINEL_FAULT_INJECT=move_fail:101", "SENTINEL_FAULT_INJECT", "move_fail:101"},
+      {"SENTINEL_FAULT_INJECT=explode", "SENTINEL_FAULT_INJECT", "explode"},
   };
   for (const Case& k : cases) {
     Config c;
@@ -92,6 +108,61 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
     CHECK(std::string(e.name) == k.name);
     CHECK(std::string(e.value) == k.value);
     CHECK(std::strlen(e.reason) > 0);
+  }
+}
+
+TEST_CASE("keyword values are lower case; a wrong case gets a hint", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE_FALSE(parse({"SENTINEL_MODE=PROFILE"}, &c, &e));
+  CHECK(std::string(e.reason).find("lower case") != std::string::npos);
+  REQUIRE_FALSE(parse({"SENTINEL_MODE=bogus"}, &c, &e));
+  CHECK(std::string(e.reason) == "unknown mode (expected off, track, profile or run)");
+}
+
+TEST_CASE("tiering variables", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({"PATH=/bin"}, &c, &e));
+  CHECK(c.policy == 0);
+  CHECK(c.fast_auto);
+  CHECK(c.fast_node == -1);
+  CHECK(c.slow_node == -1);
+  CHECK(c.move_method == MoveMethod::automatic);
+  CHECK(c.check_steps == 2);
+  CHECK(c.check_after == 3);
+  CHECK_FALSE(c.faults.any());
+  REQUIRE(parse({"SENTINEL_MODE=run", "SENTINEL_POLICY=first-touch", "SENTINEL_FAST_BYTES=20%", "SENTINEL_FAST_NODE=0",
+                 "SENTINEL_SLOW_NODE=3", "SENTINEL_MIGRATE=mbind",
+                 "SENTINEL_FAULT_INJECT=move_fail:30,fast_full,move_delay_ms:5"},
+                &c, &e));
+  CHECK(c.mode == Mode::run);
+  CHECK(c.policy == 1);
+  CHECK_FALSE(c.fast_auto);
+  CHECK(c.fast_share_ppm == 200000);
+  CHECK(c.fast_bytes == 0);
+  CHECK(c.fast_node == 0);
+  CHECK(c.slow_node == 3);
+  CHECK(c.move_method == MoveMethod::mbind);
+  CHECK(c.faults.move_fail_percent == 30);
+  CHECK(c.faults.fast_full);
+  CHECK(c.faults.move_delay_ms == 5);
+  REQUIRE(parse({"SENTINEL_FAST_BYTES=12.5%"}, &c, &e));
+  CHECK(c.fast_share_ppm == 125000);
+  REQUIRE(parse({"SENTINEL_FAST_BYTES=512M"}, &c, &e));
+  CHECK(c.fast_bytes == (uint64_t{512} << 20));
+  CHECK(c.fast_share_ppm == 0);
+  // The effective values round-trip through the dump's CONFIG strings.
+  size_t n = 0;
+  const VarSpec* t = config_table(&n);
+  REQUIRE(parse({"SENTINEL_FAST_BYTES=12.5%", "SENTINEL_FAULT_INJECT=fast_full,move_fail:7"}, &c, &e));
+  for (size_t i = 0; i < n; ++i) {
+    char buf[256];
+    format_config_entry(c, i, buf, sizeof(buf));
+    std::string kv(buf);
+    if (std::string(t[i].name) == "SENTINEL_FAST_BYTES") CHECK(kv == "SENTINEL_FAST_BYTES=12.5%");
+    if (std::string(t[i].name) == "SENTINEL_FAULT_INJECT") CHECK(kv == "SENTINEL_FAULT_INJECT=move_fail:7,fast_full");
+    if (std::string(t[i].name) == "SENTINEL_FAST_NODE") CHECK(kv == "SENTINEL_FAST_NODE=auto");
   }
 }
 

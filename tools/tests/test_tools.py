@@ -252,6 +252,9 @@ def test_run(a, tmp):
     r = run([runner, "--lib", dummy, "--mode", "off", "--mode", "track", "sh", "-c",
              'printf %s "$SENTINEL_MODE"'], env=env)
     check(r.stdout == "track", "the last of a repeated option wins")
+    r = run([runner, "--lib", dummy, "--mode=run", "--policy", "first-touch", "--fast-bytes", "20%", "sh", "-c",
+             'printf %s "$SENTINEL_MODE|$SENTINEL_POLICY|$SENTINEL_FAST_BYTES"'], env=env)
+    check(r.stdout == "run|first-touch|20%", f"--policy and --fast-bytes passed ({r.stdout!r})")
 
     # Exit statuses.
     r = run([runner, "--lib", dummy, "sh", "-c", "exit 7"], env=env)
