@@ -210,8 +210,10 @@ SENTINEL_EXPORT int cudaHostAlloc(void** p, size_t size, unsigned flags) {
     report_missing_cudart("cudaHostAlloc");
     return kCudaErrorInitialization;
   }
+  rt::PinnedPlacement placement;
+  rt::prepare_pinned(size, SENTINEL_CALLER(), &placement);
   int rc = f(p, size, flags);
-  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size, SENTINEL_CALLER());
+  rt::note_cuda_host_alloc(rc == 0 && p ? *p : nullptr, size, SENTINEL_CALLER(), &placement);
   return rc;
 }
 
@@ -221,8 +223,10 @@ SENTINEL_EXPORT int cudaMallocHost(void** p, size_t size) {
     report_missing_cudart("cudaMallocHost");
     return kCudaErrorInitialization;
   }
+  rt::PinnedPlacement placement;
+  rt::prepare_pinned(size, SENTINEL_CALLER(), &placement);
   int rc = f(p, size);
-  if (rc == 0 && p) rt::note_cuda_host_alloc(*p, size, SENTINEL_CALLER());
+  rt::note_cuda_host_alloc(rc == 0 && p ? *p : nullptr, size, SENTINEL_CALLER(), &placement);
   return rc;
 }
 

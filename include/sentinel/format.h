@@ -97,12 +97,13 @@ struct sentinel_object {
 #define SENTINEL_STEP_NEW_PHASE 0x2u /* first step of a new pattern (lock or re-lock) */
 #define SENTINEL_STEP_INFERRED 0x4u  /* before lock-on, inferred backwards from the period */
 #define SENTINEL_STEP_PROFILED 0x8u  /* this step was profiled */
+#define SENTINEL_STEP_CHECKED 0x10u  /* 1.2: this step was in a placement check */
 
 struct sentinel_step_entry {
   uint64_t start_seq;    /* tracked allocations before the step's first one */
   uint64_t start_ns;     /* CLOCK_MONOTONIC of its first allocation (0: unknown) */
   uint32_t allocations;  /* tracked allocations in the step */
-  uint32_t phase;        /* pattern number, 0-based */
+  uint32_t phase;        /* pattern number: 1-based in 1.2 (the detector's phase id), 0-based in 1.1 */
   uint32_t flags;        /* SENTINEL_STEP_* */
   uint32_t reserved;
 }; /* 32 bytes */

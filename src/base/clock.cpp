@@ -48,6 +48,13 @@ uint64_t TickClock::to_ns(uint64_t ticks) const {
 }  // namespace sentinel
 
 namespace sentinel {
+uint64_t TickClock::ticks_to_duration_ns_now(uint64_t ticks) const {
+  if (!detail::g_use_tsc) return ticks;
+  uint64_t t = now_ticks(), ns = monotonic_ns();
+  if (t <= t0_ || ns <= ns0_) return 0;
+  return static_cast<uint64_t>(static_cast<__int128>(ticks) * (ns - ns0_) / (t - t0_));
+}
+
 uint64_t TickClock::ticks_to_duration_ns(uint64_t ticks) const {
   if (!detail::g_use_tsc) return ticks;
   if (t1_ <= t0_ || ns1_ <= ns0_) return 0;

@@ -48,8 +48,10 @@ class TickClock {
   // Records the end pair; call before converting.
   void finish();
   uint64_t to_ns(uint64_t ticks) const;
-  // A duration in ticks as nanoseconds.
+  // A duration in ticks as nanoseconds (after finish()).
   uint64_t ticks_to_duration_ns(uint64_t ticks) const;
+  // The same while the process runs, from the start pair and one taken now.
+  uint64_t ticks_to_duration_ns_now(uint64_t ticks) const;
   bool uses_tsc() const { return detail::g_use_tsc; }
 
  private:

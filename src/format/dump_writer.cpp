@@ -257,60 +257,164 @@ void write_steps(RecordWriter& w, const RuntimeState& s) {
   const StepLog& steps = s.stepper.steps();
   if (!steps.size()) return;
   static_assert(sizeof(sentinel_step_entry) == 32);
-  write_entries(w, SENTINEL_REC_STEPS, &steps.at(0), steps.size(),
-                [&](sentinel_step_entry& e) { e.start_ns = e.start_ns ? s.clock.to_ns(e.start_ns) : 0; });
+  write_entries(w, SENTINEL_REC_STEPS, &steps.at(0), steps.size(), [&](sentinel_step_entry& e) {
+    e.start_ns = e.start_ns ? s.clock.to_ns(e.start_ns) : 0;
+    e.flags &= ~StepLog::kClosed;
+  });
 }
 
-void write_profile(RecordWriter& w, const RuntimeState& s) {
-  const Stepper& st = s.stepper;
-  if (!st.profiled()) return;
-  static_assert(sizeof(sentinel_identity) == 64 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 40);
+// Index into STEPS of the first profiled step of a phase (what PROFILE's first_profiled_step names).
+uint64_t first_profiled_step(const StepLog& steps, uint16_t phase) {
+  for (uint64_t i = 0; i < steps.size(); ++i)
+    if (steps.at(i).phase == phase && (steps.at(i).flags & SENTINEL_STEP_PROFILED)) return i;
+  return 0;
+}
+
+void write_intervals(RecordWriter& w, const PhaseRecord& p) {
   w.begin(SENTINEL_REC_INTERVALS);
-  w.u32(st.phase());
-  w.u32(st.period());
-  w.u32(st.intervals());
-  for (uint32_t k = 0; k < st.intervals(); ++k) {
-    w.u32(k ? st.interval_ends()[k - 1] : 0);
-    w.u32(st.interval_ends()[k]);
+  w.u32(p.id);
+  w.u32(p.period);
+  w.u32(p.intervals);
+  for (uint32_t k = 0; k < p.intervals; ++k) {
+    w.u32(k ? p.interval_ends[k - 1] : 0);
+    w.u32(p.interval_ends[k]);
   }
   w.end();
+}
 
+void write_phase_profile(RecordWriter& w, const RuntimeState& s, const PhaseRecord& p) {
+  const Stepper& st = s.stepper;
+  static_assert(sizeof(sentinel_identity) == 64 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 40);
   w.begin(SENTINEL_REC_PROFILE);
   w.u32(s.profiler.granularity());
-  w.u32(st.profiled_steps());
-  w.u32(st.phase());
+  w.u32(p.profiled_steps);
+  w.u32(p.id);
   w.u32(st.counter_count());
-  w.u64(st.first_profiled_step());
-  w.u64(s.profiler.faults());
-  w.u64(s.clock.ticks_to_duration_ns(s.profiler.fault_ns()));
-  w.u64(s.profiler.syscall_unprotects());
+  w.u64(first_profiled_step(st.steps(), p.id));
+  w.u64(p.faults);
+  w.u64(s.clock.ticks_to_duration_ns(p.fault_ticks));
+  w.u64(p.syscall_unprotects);
   for (uint32_t k = 0; k < st.counter_count(); ++k) w.str(st.counter_name(k));
   w.end();
 
-  const Classification& c = st.classification();
+  const Classification& c = p.classification;
   auto same = [](auto&) {};
   write_entries(w, SENTINEL_REC_IDENTITIES, c.identities, c.identity_count, same);
   write_entries(w, SENTINEL_REC_TOUCHES, c.touches, c.touch_count, same);
   write_entries(w, SENTINEL_REC_GROUPS, c.groups, c.group_count, same);
 
   uint32_t n = st.counter_count();
-  uint64_t total = uint64_t{st.profiled_steps()} * st.intervals();
+  uint64_t total = uint64_t{p.profiled_steps} * p.intervals;
   for (uint64_t i = 0; i < total || i == 0;) {
-    w.begin(SENTINEL_REC_COUNTERS);
+    w.begin(SENTINEL_REC_PHASE_COUNTERS);
+    w.u32(p.id);
+    size_t count_at = w.length();
     w.u32(0);
     w.u32(n);
     uint32_t count = 0;
     for (; i < total && w.room() >= 16 + 8 * n; ++i, ++count) {
-      uint32_t step = static_cast<uint32_t>(i / st.intervals()), interval = static_cast<uint32_t>(i % st.intervals());
-      const IntervalSample& smp = st.sample(step, interval);
+      uint32_t step = static_cast<uint32_t>(i / p.intervals), interval = static_cast<uint32_t>(i % p.intervals);
+      const IntervalSample& smp = p.samples[step * kMaxIntervals + interval];
       w.u32(step);
       w.u32(interval);
       w.u64(s.clock.ticks_to_duration_ns(smp.ticks));
       for (uint32_t k = 0; k < n; ++k) w.u64(smp.counters[k]);
     }
-    w.patch_u32(0, count);
+    w.patch_u32(count_at, count);
     w.end();
     if (total == 0) break;
+  }
+}
+
+void write_detection(RecordWriter& w, const RuntimeState& s) {
+  const StepDetector& d = s.stepper.detector();
+  sentinel_detection rows[Stepper::kMaxPhases + 1];
+  uint32_t n = 0;
+  auto add = [&](uint16_t phase) {
+    PhaseStats ps{};
+    if (!d.phase_stats(phase, &ps)) return;
+    sentinel_detection& r = rows[n++];
+    r = sentinel_detection{phase, ps.flags, ps.period, ps.distinct_tokens, ps.steps, ps.noise, ps.missing,
+                           ps.locks, ps.unlocks, ps.retracted};
+  };
+  add(0);
+  for (uint32_t i = 0; i < s.stepper.phase_count(); ++i)
+    if (!s.stepper.phase(i).voided) add(s.stepper.phase(i).id);
+  write_entries(w, SENTINEL_REC_DETECTION, rows, n, [](auto&) {});
+}
+
+void write_phases(RecordWriter& w, const RuntimeState& s) {
+  const Stepper& st = s.stepper;
+  for (uint32_t i = 0; i < st.phase_count(); ++i) {
+    const PhaseRecord& p = st.phase(i);
+    if (p.voided || !p.period) continue;
+    write_intervals(w, p);
+    if (p.profile == PhaseRecord::kDone && p.classification.identities) write_phase_profile(w, s, p);
+  }
+  write_detection(w, s);
+}
+
+void write_tiering(RecordWriter& w, const RuntimeState& s) {
+  const Tiering& t = s.tiering;
+  if (!t.enabled()) return;
+  static_assert(sizeof(sentinel_tiering) == 128 && sizeof(sentinel_plan_header) == 72);
+  sentinel_tiering rec = t.record();
+  if (s.topology.numa_balancing > 0) rec.flags |= SENTINEL_TIER_BALANCING_ON;
+  w.begin(SENTINEL_REC_TIERING);
+  w.u32(sizeof(rec));
+  w.put(&rec, sizeof(rec));
+  w.end();
+  for (uint32_t slot = 0; slot < t.plan_count(); ++slot) {
+    const Plan& plan = t.plan(slot);
+    w.begin(SENTINEL_REC_PLAN);
+    w.u32(sizeof(plan.header));
+    w.put(&plan.header, sizeof(plan.header));
+    size_t count_at = w.length();
+    w.u32(0);
+    w.u32(sizeof(sentinel_plan_entry));
+    uint32_t count = 0;
+    for (; count < plan.entry_count && w.room() >= sizeof(sentinel_plan_entry); ++count)
+      w.put(&plan.entries[count], sizeof(sentinel_plan_entry));
+    if (count < plan.entry_count) log_line(LogLevel::warn, "a plan has more entries than one dump record holds; it is cut");
+    w.patch_u32(count_at, count);
+    w.end();
+  }
+  // What the migrator did, per (phase, interval) with steps under a plan.
+  const Migrator& m = t.migrator();
+  sentinel_migration_entry rows[64];
+  for (uint32_t slot = 0; slot < t.plan_count(); ++slot) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t.plan(slot).header.intervals && i < 64; ++i) {
+      const MigrationStats& ms = m.stats(slot, i);
+      if (!ms.steps) continue;
+      rows[n++] = sentinel_migration_entry{t.plan_phase(slot), i, ms.bytes_to_fast, ms.bytes_to_slow, ms.ns, ms.moves,
+                                           ms.late, ms.failed_pages, ms.steps, ms.fast_bytes_max, ms.fast_bytes_sum};
+    }
+    if (n) write_entries(w, SENTINEL_REC_MIGRATIONS, rows, n, [](auto&) {});
+  }
+  uint64_t batches = m.batches();
+  uint64_t first = batches > Migrator::kBatchLog ? batches - Migrator::kBatchLog : 0;
+  for (uint64_t i = first; i < batches;) {
+    w.begin(SENTINEL_REC_MIGRATION_LOG);
+    w.u32(0);
+    w.u32(sizeof(sentinel_migration_batch));
+    uint32_t count = 0;
+    for (; i < batches && w.room() >= sizeof(sentinel_migration_batch); ++i, ++count) {
+      sentinel_migration_batch b = m.batch(i);  // monotonic already
+      w.put(&b, sizeof(b));
+    }
+    w.patch_u32(0, count);
+    w.end();
+  }
+  // The placement check.
+  sentinel_placement_entry prow[64];
+  for (uint32_t i = 0; i < s.stepper.phase_count(); ++i) {
+    const PhaseRecord& p = s.stepper.phase(i);
+    if (p.check != PhaseRecord::kDone) continue;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p.intervals; ++k)
+      prow[n++] = sentinel_placement_entry{p.id, k, p.check_touched[k], p.check_fast[k], p.checked_steps, 0};
+    write_entries(w, SENTINEL_REC_PLACEMENT, prow, n, [](auto&) {});
   }
 }
 
@@ -357,6 +461,11 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"sequencer_deferred_frees", q.deferred_frees},
       {"threads_without_state", c.threads_without_state.load()},
       {"threads_seen", s.threads.high_water()},
+      {"pinned_misplaced", c.pinned_misplaced.load()},
+      {"arena_binding_failures", s.arena.binding_failures()},
+      {"profile_windows_voided", s.stepper.voided_windows()},
+      {"migrator_probe_move_pages_ns", s.tiering.migrator().probe_ns(0)},
+      {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
@@ -389,7 +498,8 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_objects(w, s);
     write_marks(w, s.marks, s.clock);
     write_steps(w, s);
-    write_profile(w, s);
+    write_phases(w, s);
+    write_tiering(w, s);
     write_stats(w, s);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);

@@ -67,47 +67,65 @@ bool classify(const ClassifyInput& in, Classification* out) {
   auto* identity_of_log = map_array<uint32_t>(objects, &out->bytes);  // log index -> identity + 1
   if (!out->identities || !identity_of_log) return false;
 
+  out->identity_objects = map_array<uint32_t>(candidates, &out->bytes);
+  if (!out->identity_objects) return false;
   for (uint64_t i = 0; i < objects; ++i) {
     const sentinel_object* o = in.log->at(static_cast<uint32_t>(i));
     if (!(o->birth_seq < window_end && (o->death_seq == UINT64_MAX || o->death_seq > window_start))) continue;
     int64_t k = step_of(in, o->birth_seq);
-    uint32_t ordinal = SENTINEL_NO_ORDINAL, birth_iv = SENTINEL_NO_ORDINAL, death_iv = SENTINEL_NO_ORDINAL;
+    uint32_t ordinal = SENTINEL_NO_ORDINAL, occurrence = SENTINEL_NO_ORDINAL;
+    uint32_t birth_iv = SENTINEL_NO_ORDINAL, death_iv = SENTINEL_NO_ORDINAL, flags = 0;
     uint8_t life = SENTINEL_LIFE_PERSISTENT;
     uint64_t key;
-    if (k >= 0) {
-      ordinal = static_cast<uint32_t>(o->birth_seq - in.step_starts[k]);
+    const Assignment* a = in.assignments && i < in.assignment_capacity ? &in.assignments[i] : nullptr;
+    bool assigned = a && a->ordinal_plus_one && a->occurrence_plus_one;
+    if (k >= 0 && (assigned || !in.assignments)) {
+      // Position in the step: what the interval of its death is measured on.
+      uint32_t position = static_cast<uint32_t>(o->birth_seq - in.step_starts[k]);
+      ordinal = assigned ? a->ordinal_plus_one - 1 : position;
+      occurrence = assigned ? a->occurrence_plus_one - 1 : position;
       birth_iv = interval_of(in.interval_ends, in.intervals, ordinal);
-      key = combine_key(combine_key(o->site, o->size), ordinal);
+      // An identity is its (site, size, k): the same tensor in every step, whatever the interleaving.
+      key = combine_key(combine_key(o->site, o->size), occurrence);
       if (o->death_seq != UINT64_MAX && o->death_seq <= in.step_starts[k + 1]) {
         uint64_t d = o->death_seq - in.step_starts[k];
         death_iv = interval_of(in.interval_ends, in.intervals, static_cast<uint32_t>(d ? d - 1 : 0));
+        if (death_iv < birth_iv) death_iv = birth_iv;  // a reordered stream: never dies before its birth
         life = death_iv == birth_iv ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP;
       }
     } else {
+      // Born before the window (weights, optimizer state, data) or in a step but outside its pattern:
+      // an identity of its own.
       key = combine_key(combine_key(o->site, o->size), o->birth_seq | (uint64_t{1} << 63));
+      flags |= SENTINEL_IDENTITY_OUTSIDE;
     }
+    if (o->kind == SENTINEL_KIND_CUDA_HOST) flags |= SENTINEL_IDENTITY_PINNED;
     bool added;
     IdentitySlot* slot = ids.find_or_add(key, &added);
     if (!slot) return false;
     if (added) {
       sentinel_identity& id = out->identities[out->identity_count];
       id = sentinel_identity{};
-      id.id = out->identity_count;
+      id.id = in.id_base + out->identity_count;
       id.site = o->site;
       id.size = o->size;
       id.ordinal = ordinal;
+      id.occurrence = occurrence;
+      id.flags = flags;
       id.phase = in.phase;
       id.birth_interval = birth_iv;
       id.death_interval = death_iv;
       id.lifetime = life;
       slot->index_plus_one = ++out->identity_count;
     }
-    sentinel_identity& id = out->identities[slot->index_plus_one - 1];
+    uint32_t index = slot->index_plus_one - 1;
+    sentinel_identity& id = out->identities[index];
     ++id.instances;
     if (life > id.lifetime) {  // instances disagree: keep the longest-lived class
       id.lifetime = life;
       id.death_interval = death_iv;
     }
+    out->identity_objects[index] = static_cast<uint32_t>(i);
     identity_of_log[i] = slot->index_plus_one;
   }
 
@@ -132,7 +150,7 @@ bool classify(const ClassifyInput& in, Classification* out) {
     if (!ts) return false;
     if (added) {
       sentinel_touch& nt = out->touches[out->touch_count];
-      nt = sentinel_touch{identity, r.interval, 0, 0, r.step};
+      nt = sentinel_touch{in.id_base + identity, r.interval, 0, 0, r.step};
       ts->index_plus_one = static_cast<uint32_t>(++out->touch_count);
     }
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];
@@ -148,7 +166,7 @@ bool classify(const ClassifyInput& in, Classification* out) {
   if (!masks) return false;
   for (uint64_t t = 0; t < out->touch_count; ++t) {
     const sentinel_touch& st = out->touches[t];
-    masks[st.identity] |= uint64_t{1} << (st.interval < 63 ? st.interval : 63);
+    masks[st.identity - in.id_base] |= uint64_t{1} << (st.interval < 63 ? st.interval : 63);
   }
   ScratchTable<GroupSlot> groups;
   if (!groups.init(out->identity_count)) return false;
@@ -162,9 +180,10 @@ bool classify(const ClassifyInput& in, Classification* out) {
     if (added) {
       sentinel_group& g = out->groups[out->group_count];
       g = sentinel_group{};
-      g.id = out->group_count;
+      g.id = in.group_base + out->group_count;
       g.lifetime = id.lifetime;
       g.interval_mask = masks[i];
+      g.phase = in.phase;
       gs->index_plus_one = ++out->group_count;
     }
     sentinel_group& g = out->groups[gs->index_plus_one - 1];

@@ -1,6 +1,8 @@
-// Classification after profiling (DESIGN §2.5): object identities (site, size, in-step ordinal), their
-// lifetime class, the bytes they touched per interval, and co-allocation groups (like lifetime and like
-// access pattern). Runs once, in the process, with mmap'd scratch memory only.
+// Classification after profiling a phase (DESIGN §2.5): object identities (site, size, k — the k-th
+// occurrence of (site, size) in the step, as the step detector assigned it, whatever the interleaving
+// of threads), their lifetime class, the bytes they touched per interval, and co-allocation groups
+// (like lifetime and like access pattern). Runs once per profiled phase, in the process, with mmap'd
+// scratch memory only.
 #pragma once
 #include <cstdint>
 
@@ -10,8 +12,19 @@
 
 namespace sentinel {
 
+// What the step detector said of an allocation of a profiled step, per object-log index: its
+// template ordinal and occurrence k, each plus one (0: none recorded).
+struct Assignment {
+  uint32_t ordinal_plus_one;
+  uint32_t occurrence_plus_one;
+};
+
 struct ClassifyInput {
   const ObjectLog* log = nullptr;
+  const Assignment* assignments = nullptr;  // indexed by log index (null: identities by in-step position)
+  uint64_t assignment_capacity = 0;
+  uint32_t id_base = 0;                     // identity ids start here (unique across phases)
+  uint32_t group_base = 0;                  // and group ids
   // Start seqs of consecutive steps of one phase; step k covers [starts[k], starts[k+1]). The last
   // entry is the end of the last step (count = steps + 1).
   const uint64_t* step_starts = nullptr;
@@ -30,6 +43,7 @@ struct ClassifyInput {
 struct Classification {
   sentinel_identity* identities = nullptr;
   uint32_t identity_count = 0;
+  uint32_t* identity_objects = nullptr;  // per identity: log index of its latest instance
   sentinel_touch* touches = nullptr;
   uint64_t touch_count = 0;
   sentinel_group* groups = nullptr;

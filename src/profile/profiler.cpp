@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "numa_ops.h"
 #include "vm_region.h"
 
 namespace sentinel {
@@ -117,14 +118,23 @@ void Profiler::finish() {
   errno = saved;
 }
 
-void Profiler::record(uint32_t log_index, uint32_t granule) {
+// Async-signal-safe: one move_pages query of the faulting page.
+uint8_t Profiler::node_flags(const Slot* s, uintptr_t page) const {
+  int fast = check_fast_node_.load(std::memory_order_acquire);
+  if (fast < 0) return 0;
+  int node = numa::node_of_page(page);
+  bool on_fast = node >= 0 ? node == fast : s->tier.load(std::memory_order_relaxed) == kTierFast;
+  return static_cast<uint8_t>(kTouchChecked | (on_fast ? kTouchOnFast : 0));
+}
+
+void Profiler::record(uint32_t log_index, uint32_t granule, uint8_t flags) {
   uint64_t i = next_.fetch_add(1, std::memory_order_relaxed);
   if (i >= capacity_) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   touches_[i] = TouchRecord{log_index, static_cast<uint16_t>(interval_.load(std::memory_order_relaxed)),
-                            static_cast<uint16_t>(step_.load(std::memory_order_relaxed)), granule};
+                            static_cast<uint8_t>(step_.load(std::memory_order_relaxed)), flags, granule};
 }
 
 // Splitting a mapping once more would exceed vm.max_map_count (the kernel answers ENOMEM): give the
@@ -170,7 +180,8 @@ bool Profiler::handle_fault(void* addr) {
   faults_.fetch_add(1, std::memory_order_relaxed);
   uintptr_t user = s->user.load(std::memory_order_acquire);
   if (recording() && user) {
-    record(s->log_index.load(std::memory_order_relaxed), static_cast<uint32_t>(a > user ? (a - user) / g : 0));
+    record(s->log_index.load(std::memory_order_relaxed), static_cast<uint32_t>(a > user ? (a - user) / g : 0),
+           node_flags(s, page_down(a)));
   }
   errno = saved;
   fault_ns_.fetch_add(now_ticks() - t0, std::memory_order_relaxed);  // ticks; converted when written
@@ -207,8 +218,9 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
       if (recording() && user) {
         uint32_t li = s->log_index.load(std::memory_order_relaxed);
         uintptr_t from = lo > user ? lo : user;
+        uint8_t flags = node_flags(s, page_down(from));
         for (uintptr_t g = (from - user) / granularity_; user + g * granularity_ < hi; ++g)
-          record(li, static_cast<uint32_t>(g));
+          record(li, static_cast<uint32_t>(g), flags);
       }
     }
     a = slot + class_size(cls);

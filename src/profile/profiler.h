@@ -18,8 +18,13 @@ namespace sentinel {
 struct TouchRecord {
   uint32_t log_index;
   uint16_t interval;
-  uint16_t step;     // profiled step index
+  uint8_t step;      // profiled (or checked) step index
+  uint8_t flags;     // kTouch*: the placement check's answer
   uint32_t granule;  // granule index from the start of the object
+};
+enum : uint8_t {
+  kTouchChecked = 1u << 0,  // the placement check asked where the page was
+  kTouchOnFast = 1u << 1,   // ...and it was on the fast node
 };
 
 class Profiler {
@@ -30,6 +35,9 @@ class Profiler {
 
   // Step lock held. Protects every live object (and, until finish(), every object born from now on).
   void begin_interval(uint32_t step, uint32_t interval);
+  // The placement check: while set (fast_node >= 0), each recorded touch also says whether its page was
+  // on the fast node at touch time (a page not yet present counts where its slot's tier puts it).
+  void set_node_check(int fast_node) { check_fast_node_.store(fast_node, std::memory_order_release); }
   // Step lock held. Gives all access back and stops recording.
   void finish();
   bool recording() const { return recording_.load(std::memory_order_acquire); }
@@ -73,7 +81,8 @@ class Profiler {
 
  private:
   void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
-  void record(uint32_t log_index, uint32_t granule);
+  void record(uint32_t log_index, uint32_t granule, uint8_t flags);
+  uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
 
   Arena* arena_ = nullptr;
@@ -86,6 +95,7 @@ class Profiler {
   std::atomic<bool> armed_ever_{false};
   std::atomic<uint32_t> step_{0};
   std::atomic<uint32_t> interval_{0};
+  std::atomic<int> check_fast_node_{-1};
   std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
   std::atomic<uint64_t> mprotect_failures_{0};
   std::atomic<bool> warned_{false};

@@ -2,40 +2,63 @@
 
 #include "log.h"
 #include "papi_counters.h"
+#include "placement_check.h"
+#include "tiering.h"
 #include "vm_region.h"
 
 namespace sentinel {
+
+// ---- StepLog
 
 bool StepLog::init() {
   entries_ = static_cast<sentinel_step_entry*>(vm_map_lazy(kCapacity * sizeof(sentinel_step_entry)));
   return entries_ != nullptr;
 }
 
+void StepLog::set_length(uint64_t i) {
+  if (i + 1 >= size() || (entries_[i].flags & kClosed)) return;
+  entries_[i].allocations = static_cast<uint32_t>(entries_[i + 1].start_seq - entries_[i].start_seq);
+}
+
 void StepLog::add(const sentinel_step_entry& e) {
   if (next_ >= kCapacity) return;
-  // Inferred steps arrive late (when the period becomes known): keep the log sorted by start.
   uint64_t i = next_++;
   while (i > 0 && entries_[i - 1].start_seq > e.start_seq) {
     entries_[i] = entries_[i - 1];
     --i;
   }
   entries_[i] = e;
+  if (i > 0) set_length(i - 1);
+  set_length(i);
 }
 
-void StepLog::drop_from(uint64_t first_seq, uint64_t last_seq) {
+void StepLog::close_last(uint64_t end_seq) {
+  if (!next_) return;
+  sentinel_step_entry& e = entries_[size() - 1];
+  if (e.flags & kClosed) return;
+  e.allocations = end_seq > e.start_seq ? static_cast<uint32_t>(end_seq - e.start_seq) : 0;
+  e.flags |= kClosed;
+}
+
+void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
   uint64_t w = 0;
   for (uint64_t r = 0; r < size(); ++r) {
     const sentinel_step_entry& e = entries_[r];
-    if (e.start_seq >= first_seq && e.start_seq <= last_seq) continue;
+    if (e.phase == phase && e.start_seq >= first_seq && e.start_seq <= last_seq) continue;
     entries_[w++] = e;
   }
   next_ = w;
+  for (uint64_t i = 0; i < next_; ++i) set_length(i);
 }
 
-bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log) {
+// ---- Stepper
+
+bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock) {
   cfg_ = cfg;
+  clock_ = clock;
   profiler_ = profiler;
   log_ = log;
+  tiering_ = tiering;
   StepConfig sc;
   sc.mode = cfg.step_source == StepSource::marks   ? StepMode::kMarks
             : cfg.step_source == StepSource::fixed ? StepMode::kFixed
@@ -43,61 +66,100 @@ bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log) 
   sc.fixed_period = static_cast<uint32_t>(cfg.step_period);
   sc.intervals = static_cast<uint32_t>(cfg.intervals ? cfg.intervals : 16);
   if (!detector_.init(sc) || !steps_.init()) return false;
-  if (cfg.mode == Mode::profile) {
-    samples_ = static_cast<IntervalSample*>(
-        vm_map_lazy(sizeof(IntervalSample) * kMaxIntervals * kMaxProfiledSteps));
-    if (!samples_) return false;
+  if (cfg.mode == Mode::profile || cfg.mode == Mode::run) {
+    assignment_capacity_ = cfg.max_objects;
+    assignments_ = static_cast<Assignment*>(vm_map_lazy((assignment_capacity_ ? assignment_capacity_ : 1) * sizeof(Assignment)));
+    if (!assignments_) return false;
   }
   return true;
 }
 
 const char* Stepper::counter_name(uint32_t i) const { return i < counter_count_ ? papi::event_name(i) : ""; }
 
-void Stepper::set_period(uint32_t period) {
-  period_ = period;
-  intervals_ = StepDetector::intervals_for(period, static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16));
-  for (uint32_t k = 0; k < intervals_; ++k)
-    interval_ends_[k] = StepDetector::interval_begin(k + 1, period, static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16));
+PhaseRecord* Stepper::record(uint16_t id) {
+  if (!id) return nullptr;
+  for (uint32_t i = 0; i < phase_count_; ++i)
+    if (phases_[i].id == id && !phases_[i].voided) return &phases_[i];
+  if (phase_count_ >= kMaxPhases) return nullptr;
+  PhaseRecord& p = phases_[phase_count_++];
+  p.id = id;
+  return &p;
 }
 
-void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
-  bool previous_regular = false;  // the step that just ended had the expected length
-  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq) {
-    last->allocations = static_cast<uint32_t>(seq - last->start_seq);
-    previous_regular = last->allocations == period_;
+const PhaseRecord* Stepper::find_phase(uint16_t id) const {
+  for (uint32_t i = 0; i < phase_count_; ++i)
+    if (phases_[i].id == id && !phases_[i].voided) return &phases_[i];
+  return nullptr;
+}
+
+void Stepper::set_period(PhaseRecord& p, uint32_t period) {
+  uint32_t configured = static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16);
+  p.period = period;
+  p.intervals = StepDetector::intervals_for(period, configured);
+  for (uint32_t k = 0; k < p.intervals; ++k) p.interval_ends[k] = StepDetector::interval_begin(k + 1, period, configured);
+}
+
+void Stepper::update_sync() {
+  bool profiling_mode = cfg_.mode == Mode::profile || cfg_.mode == Mode::run;
+  bool want = window_ != Window::none;
+  if (!want && profiling_mode && locked_phase_) {
+    const PhaseRecord* p = find_phase(locked_phase_);
+    // From the lock to the profile; and the step before a placement check.
+    want = p && (p->profile == PhaseRecord::kNotYet ||
+                 (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
+                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run()));
+  }
+  sync_wanted_ = want;
+}
+
+void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase) {
+  PhaseRecord* p = record(phase);
+  // The step that just ended was regular (about the phase's period): bags of a thread pool may carry
+  // a racing allocation or two across a boundary, so "regular" allows a little noise.
+  bool previous_regular = false;
+  if (steps_.size()) {
+    const sentinel_step_entry& last = steps_.at(steps_.size() - 1);
+    if (last.start_seq < seq && p && p->period) {
+      uint64_t n = seq - last.start_seq, P = p->period, slack = P / 8 > 2 ? P / 8 : 2;
+      previous_regular = n + slack >= P && n <= P + slack;
+    }
+  }
+  if (window_ != Window::none) {
+    // A step of the window ended: the next one is in it too, or the window closes.
+    window_starts_[window_steps_ + 1] = seq;
+    ++window_steps_;
+    if (window_steps_ >= window_target_) close_window(now, Outcome::complete);
+    else current_interval_ = -1;
   }
   sentinel_step_entry e{};
   e.start_seq = seq;
   e.start_ns = now;  // ticks; converted when written
-  e.phase = phase_;
+  e.phase = phase;
   e.flags = flags;
-  if (profiling_) {
-    // A step of the window ended: the next one is profiled too, or the window closes.
-    window_starts_[profiled_count_ + 1] = seq;
-    ++profiled_count_;
-    if (profiled_count_ >= cfg_.profile_steps || profiled_count_ >= kMaxProfiledSteps) {
-      stop_profiling(seq, now, Outcome::complete);
-    } else {
-      current_interval_ = -1;
+  tier_interval_ = -1;
+  if (p) {
+    ++p->steps;
+    ++p->steps_in_lock;
+    if (p->planned) ++p->planned_steps;
+    bool profiling_mode = cfg_.mode == Mode::profile || cfg_.mode == Mode::run;
+    // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
+    // before the window, not in the first profiled one.
+    if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
+    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
+    if (window_ == Window::none && profiling_mode && lock_ok && p->period) {
+      if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
+        open_window(Window::profile, *p, seq, now);
+      } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
+                 !tiering_->dry_run() && p->planned_steps > cfg_.check_after) {
+        open_window(Window::check, *p, seq, now);
+      }
     }
+    if (window_ == Window::profile && window_phase_ == phase) e.flags |= SENTINEL_STEP_PROFILED;
+    if (window_ == Window::check && window_phase_ == phase) e.flags |= SENTINEL_STEP_CHECKED;
+    if (tiering_) tiering_->on_step_start(phase);
   }
-  ++steps_in_phase_;
-  // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
-  // before the window, not in the first profiled one.
-  if (cfg_.mode == Mode::profile && !classified_ && steps_in_phase_ == 1) prepare_counters();
-  // The first step after lock-on runs plain; the next step once the lock is confirmed (not a tentative
-  // lock on an inner loop) opens the profiling window.
-  if (cfg_.mode == Mode::profile && !classified_ && !profiling_ && steps_in_phase_ >= 2 && period_ &&
-      previous_regular &&
-      (detector_.confirmed() || detector_.mode() != StepMode::kAuto)) {
-    first_profiled_index_ = steps_.size();
-    window_starts_[0] = seq;
-    start_profiling(now);
-  }
-  if (profiling_) e.flags |= SENTINEL_STEP_PROFILED;
-  step_start_ = seq;
-  in_step_ = true;
   steps_.add(e);
+  update_sync();
 }
 
 void Stepper::prepare_counters() {
@@ -118,24 +180,38 @@ void Stepper::attach_counters_here() {
   if (papi::status() == papi::Status::ready && !papi::attached_this_thread()) papi::attach_this_thread();
 }
 
-void Stepper::start_profiling(uint64_t now) {
-  profiling_ = true;
-  profiled_count_ = 0;
+void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t now) {
+  window_ = kind;
+  window_phase_ = p.id;
+  window_steps_ = 0;
+  window_target_ = static_cast<uint32_t>(kind == Window::profile ? cfg_.profile_steps : cfg_.check_steps);
+  if (window_target_ > kMaxWindowSteps) window_target_ = kMaxWindowSteps;
+  window_starts_[0] = seq;
   current_interval_ = -1;
   interval_start_ticks_ = now;
-  prepare_counters();
-  if (papi::status() == papi::Status::ready && papi::attached_this_thread()) {
-    counter_count_ = static_cast<uint32_t>(papi::num_events());
-    papi::read_this_thread(last_counters_);
+  faults_at_open_ = profiler_->faults();
+  fault_ticks_at_open_ = profiler_->fault_ns();
+  unprotects_at_open_ = profiler_->syscall_unprotects();
+  profiler_->discard_touches();
+  profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
+  if (kind == Window::profile) {
+    if (!p.samples)
+      p.samples = static_cast<IntervalSample*>(vm_map_lazy(sizeof(IntervalSample) * kMaxIntervals * kMaxWindowSteps));
+    if (papi::status() == papi::Status::ready && papi::attached_this_thread()) {
+      counter_count_ = static_cast<uint32_t>(papi::num_events());
+      papi::read_this_thread(last_counters_);
+    }
   }
 }
 
 void Stepper::sample_counters(uint64_t now) {
-  if (current_interval_ < 0 || profiled_count_ >= kMaxProfiledSteps) return;
-  IntervalSample& s = samples_[profiled_count_ * kMaxIntervals + static_cast<uint32_t>(current_interval_)];
+  if (window_ != Window::profile || current_interval_ < 0 || window_steps_ >= kMaxWindowSteps) return;
+  PhaseRecord* p = record(window_phase_);
+  if (!p || !p->samples) return;
+  IntervalSample& s = p->samples[window_steps_ * kMaxIntervals + static_cast<uint32_t>(current_interval_)];
   s.ticks += now - interval_start_ticks_;
   interval_start_ticks_ = now;
-  if (counter_count_) {
+  if (counter_count_ && papi::attached_this_thread()) {
     uint64_t cur[8] = {}, d[8] = {};
     if (papi::read_this_thread(cur)) {
       papi::delta(last_counters_, cur, counter_count_, d);
@@ -151,79 +227,152 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   sample_counters(now);
   if (current_interval_ < 0) interval_start_ticks_ = now;
   current_interval_ = static_cast<int32_t>(interval);
-  profiler_->begin_interval(profiled_count_, interval);
+  profiler_->begin_interval(window_steps_, interval);
 }
 
-void Stepper::stop_profiling(uint64_t seq, uint64_t now, Outcome outcome) {
-  (void)seq;
+void Stepper::close_window(uint64_t now, Outcome outcome) {
+  if (window_ == Window::none) return;
   sample_counters(now);
-  profiling_ = false;
+  Window kind = window_;
+  window_ = Window::none;
   profiler_->finish();
+  profiler_->set_node_check(-1);
   if (papi::attached_this_thread()) papi::detach_this_thread();
-  if (outcome == Outcome::voided) {
-    log_line(LogLevel::debug, "the profiled steps belonged to a lock found spurious; profiling again later");
-    profiler_->discard_touches();
-    return;
+  PhaseRecord* p = record(window_phase_);
+  if (p) {
+    p->faults += profiler_->faults() - faults_at_open_;
+    p->fault_ticks += profiler_->fault_ns() - fault_ticks_at_open_;
+    p->syscall_unprotects += profiler_->syscall_unprotects() - unprotects_at_open_;
   }
-  if (outcome == Outcome::partial && profiled_count_ == 0) {
-    log_line(LogLevel::info, "profiling stopped before a profiled step completed (the pattern changed)");
-    classified_ = true;
+  if (!p || outcome == Outcome::voided) {
+    log_line(LogLevel::debug, "a window belonged to a lock found spurious; the phase is profiled again later");
+    ++voided_windows_;
+  } else if (kind == Window::profile) {
+    finish_profile(*p, outcome);
+  } else {
+    finish_check(*p);
+  }
+  profiler_->discard_touches();
+  update_sync();
+}
+
+void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
+  if (outcome == Outcome::partial && window_steps_ == 0) {
+    LineBuf b;
+    b.str("phase ").u64(p.id).str(": profiling stopped before a profiled step completed (the pattern changed)");
+    log_line(LogLevel::info, b);
+    p.profile = PhaseRecord::kFailed;
     return;
   }
   ClassifyInput in;
   in.log = log_;
+  in.assignments = assignments_;
+  in.assignment_capacity = assignment_capacity_;
+  in.id_base = id_base_;
+  in.group_base = group_base_;
   in.step_starts = window_starts_;
-  in.step_bounds = profiled_count_ + 1;
+  in.step_bounds = window_steps_ + 1;
   in.first_profiled = 0;
-  in.profiled = profiled_count_;
-  in.phase = phase_;
-  in.period = period_;
-  in.interval_ends = interval_ends_;
-  in.intervals = intervals_;
+  in.profiled = window_steps_;
+  in.phase = p.id;
+  in.period = p.period;
+  in.interval_ends = p.interval_ends;
+  in.intervals = p.intervals;
   in.touches = &profiler_->touch(0);
   in.touch_count = profiler_->touch_count();
   in.granularity = profiler_->granularity();
-  classified_ = classify(in, &classification_);
-  LineBuf b;
-  if (classified_) {
-    b.str("profiled ").u64(profiled_count_).str(" step(s) of ").u64(period_).str(" allocations: ");
-    b.u64(classification_.identity_count).str(" identities, ").u64(classification_.group_count).str(" groups, ");
-    b.u64(profiler_->faults()).str(" faults");
-    log_line(LogLevel::info, b);
-  } else {
+  bool ok = classify(in, &p.classification);
+  p.profiled_steps = window_steps_;
+  p.profile = ok ? PhaseRecord::kDone : PhaseRecord::kFailed;
+  if (!ok) {
     log_line(LogLevel::warn, "profiling done but classification could not map its scratch memory");
+    return;
   }
-  classified_ = true;  // never profile again, even when classification failed
-  have_classification_ = classification_.identities != nullptr;
+  id_base_ += p.classification.identity_count;
+  group_base_ += p.classification.group_count;
+  // Mean duration of each interval over the profiled steps: the planner's clock.
+  for (uint32_t i = 0; i < p.intervals && p.samples; ++i) {
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < window_steps_; ++k) sum += p.samples[k * kMaxIntervals + i].ticks;
+    p.interval_ns[i] = window_steps_ && clock_ ? clock_->ticks_to_duration_ns_now(sum / window_steps_) : 0;
+  }
+  LineBuf b;
+  b.str("phase ").u64(p.id).str(": profiled ").u64(window_steps_).str(" step(s) of ").u64(p.period);
+  b.str(" allocations: ").u64(p.classification.identity_count).str(" identities, ");
+  b.u64(p.classification.group_count).str(" groups, ").u64(p.faults).str(" faults");
+  log_line(LogLevel::info, b);
+  if (tiering_ && tiering_->enabled()) {
+    PhaseProfileView v;
+    v.phase = p.id;
+    v.intervals = p.intervals;
+    v.profiled_steps = p.profiled_steps;
+    v.identities = p.classification.identities;
+    v.identity_count = p.classification.identity_count;
+    v.touches = p.classification.touches;
+    v.touch_count = p.classification.touch_count;
+    v.interval_ns = p.interval_ns;
+    v.identity_objects = p.classification.identity_objects;
+    p.planned = tiering_->on_profiled(v);
+  }
+}
+
+void Stepper::finish_check(PhaseRecord& p) {
+  PlacementTotals t;
+  if (!summarize_placement(&profiler_->touch(0), profiler_->touch_count(), *log_, profiler_->granularity(),
+                           p.intervals, &t)) {
+    log_line(LogLevel::warn, "the placement check could not map its scratch memory");
+    p.check = PhaseRecord::kFailed;
+    return;
+  }
+  uint64_t touched = 0, fast = 0;
+  for (uint32_t i = 0; i < p.intervals; ++i) {
+    p.check_touched[i] = t.touched[i];
+    p.check_fast[i] = t.fast[i];
+    touched += t.touched[i];
+    fast += t.fast[i];
+  }
+  p.check = PhaseRecord::kDone;
+  p.checked_steps = window_steps_;
+  LineBuf b;
+  b.str("phase ").u64(p.id).str(": placement check over ").u64(window_steps_).str(" step(s): fast-hit share ");
+  uint64_t ppm = touched ? fast * 1000000 / touched : 0;
+  b.u64(ppm / 10000).chr('.').u64(ppm / 1000 % 10).u64(ppm / 100 % 10).str("% of ").bytes(touched).str(" touched");
+  log_line(LogLevel::info, b);
 }
 
 void Stepper::drain_events(uint64_t now) {
   StepEvent ev;
   while (detector_.next_event(&ev)) {
-    if (ev.flags & (kStepRetract | kStepUnlock)) {
-      if (ev.flags & kStepRetract) {
-        steps_.drop_from(ev.seq, ev.end_seq);
-        // A lock found spurious (an inner loop) took the profiling window with it: profile again later.
-        bool window_voided = (profiling_ || have_classification_) && window_starts_[0] >= ev.seq &&
-                             window_starts_[0] <= ev.end_seq;
-        if (window_voided) {
-          if (profiling_) stop_profiling(ev.seq, now, Outcome::voided);
-          classified_ = false;
-          have_classification_ = false;
-        }
-      }
-      if ((ev.flags & kStepUnlock) && profiling_) stop_profiling(ev.seq, now, Outcome::partial);
-      if (ev.flags & kStepUnlock) in_step_ = false;
+    if (ev.flags & kStepRetract) {
+      steps_.drop(ev.phase, ev.seq, ev.end_seq);
+      // A lock found spurious (an inner loop) took its window with it: profile again later.
+      if (window_ != Window::none && window_phase_ == ev.phase && window_starts_[0] >= ev.seq &&
+          window_starts_[0] <= ev.end_seq)
+        close_window(now, Outcome::voided);
       continue;
     }
+    if (ev.flags & kStepUnlock) {
+      // The last step ends where the pattern ended, not where the next lock begins.
+      steps_.close_last(ev.seq);
+      if (window_ != Window::none && window_phase_ == ev.phase) close_window(now, Outcome::partial);
+      if (tiering_) tiering_->on_phase_left();
+      locked_phase_ = 0;
+      tier_interval_ = -1;
+      update_sync();
+      continue;
+    }
+    PhaseRecord* p = record(ev.phase);
     if (ev.flags & kStepLock) {
-      phase_ = ev.phase ? ev.phase - 1u : 0u;
-      steps_in_phase_ = 0;
-      set_period(ev.period);
-    } else if (ev.period && ev.period != period_ && !profiling_) {
+      if (p) {
+        p->steps_in_lock = 0;
+        if (window_ == Window::none || window_phase_ != p->id) set_period(*p, ev.period);
+      }
+      locked_phase_ = ev.phase;
+      if (tiering_) tiering_->on_locked();
+    } else if (p && ev.period && ev.period != p->period && !(window_ != Window::none && window_phase_ == p->id)) {
       // Marks: the period is what the last step measured. The interval geometry stays frozen during a
-      // profiling window, so that every touch of the window falls in the table that is written.
-      set_period(ev.period);
+      // window, so that every touch of the window falls in the table that is written.
+      set_period(*p, ev.period);
     }
     uint32_t flags = 0;
     if (ev.flags & kStepMark) flags |= SENTINEL_STEP_EXPLICIT;
@@ -231,34 +380,76 @@ void Stepper::drain_events(uint64_t now) {
     if (ev.flags & kStepInferred) {
       sentinel_step_entry e{};
       e.start_seq = ev.seq;
-      e.phase = phase_;
+      e.phase = ev.phase;
       e.flags = flags | SENTINEL_STEP_INFERRED;
       steps_.add(e);
       continue;
     }
-    begin_step(ev.seq, now, flags);
+    begin_step(ev.seq, now, flags, ev.phase);
   }
 }
 
-void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now) {
+void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
+                            uintptr_t address, uint8_t tier, bool pinned) {
+  if (finished_) return;
   FeedResult r = detector_.feed(seq, site, size);
   drain_events(now);
-  if (profiling_ && (r.flags & kFedLocked) && r.ordinal != kNoOrdinal && intervals_) {
-    uint32_t interval = StepDetector::interval_of(r.ordinal, period_, static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16));
-    if (static_cast<int32_t>(interval) != current_interval_) enter_interval(interval, now);
+  bool placed = (r.flags & kFedLocked) && r.clock != kNoOrdinal && !(r.flags & kFedNoise);
+  if (placed) {
+    unlocked_allocations_ = 0;
+    const PhaseRecord* p = find_phase(r.phase);
+    uint32_t configured = static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16);
+    if (p && p->period) {
+      uint32_t interval = StepDetector::interval_of(r.clock, p->period, configured);
+      if (window_ != Window::none && window_phase_ == r.phase && static_cast<int32_t>(interval) != current_interval_)
+        enter_interval(interval, now);
+      if (window_ == Window::profile && window_phase_ == r.phase && log_index < assignment_capacity_ &&
+          r.occurrence != kNoOrdinal)
+        assignments_[log_index] = Assignment{r.ordinal + 1, r.occurrence + 1};
+      if (tiering_ && static_cast<int32_t>(interval) != tier_interval_) {
+        tier_interval_ = static_cast<int32_t>(interval);
+        tiering_->on_interval(r.phase, p->steps, interval);
+      }
+    }
+  } else if (!detector_.locked()) {
+    ++unlocked_allocations_;
+    maybe_diagnose(false);
   }
+  if (tiering_)
+    tiering_->on_allocation(placed ? r.phase : 0, site, size, placed ? r.occurrence : kNoOrdinal, log_index, address,
+                            tier, pinned);
+}
+
+void Stepper::on_free(uint32_t log_index) {
+  if (tiering_ && !finished_) tiering_->on_free(log_index);
 }
 
 void Stepper::on_mark(uint64_t seq, uint64_t now) {
+  if (finished_) return;
   detector_.mark(seq);
   drain_events(now);
 }
 
+// One line when the detector cannot find (or keep) a step: what it saw.
+void Stepper::maybe_diagnose(bool at_exit) {
+  constexpr uint64_t kQuietAllocations = 20000;
+  if (diagnosed_ || detector_.mode() != StepMode::kAuto) return;
+  if (!at_exit && unlocked_allocations_ < kQuietAllocations) return;
+  if (at_exit && (unlocked_allocations_ < 256 || detector_.locked())) return;
+  diagnosed_ = true;
+  char buf[320];
+  detector_.describe(buf, sizeof(buf));
+  log_line(LogLevel::warn, buf);
+}
+
 void Stepper::finish(uint64_t seq, uint64_t now) {
+  if (finished_) return;
   drain_events(now);
-  if (profiling_) stop_profiling(seq, now, Outcome::partial);
-  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq)
-    last->allocations = static_cast<uint32_t>(seq - last->start_seq);
+  if (window_ != Window::none) close_window(now, Outcome::partial);
+  steps_.close_last(seq);
+  maybe_diagnose(true);
+  finished_ = true;
+  update_sync();
 }
 
 }  // namespace sentinel

@@ -1,12 +1,20 @@
 // The runtime's view of training steps: where each step begins (from the automatic detector, explicit
-// marks or a fixed period), the in-step allocation clock and its intervals, and the profiling window
-// (SENTINEL_PROFILE_STEPS steps, starting with the second step after lock-on). Called under the runtime's
-// step lock, once per tracked allocation in allocation order, and at each sentinel_step().
+// marks or a fixed period), the phases the detector locked on (each with its own interval cut, steps,
+// profile, plan and placement check), and the windows in which page protection is armed:
+//
+// - a profiling window of SENTINEL_PROFILE_STEPS steps per phase (profile and run mode), opened at the
+//   second regular step of a confirmed lock; its touches are classified into the phase's identities,
+//   and in run mode the phase is planned (Tiering);
+// - a placement check of SENTINEL_CHECK_STEPS steps per planned phase (run mode), after
+//   SENTINEL_CHECK_AFTER steps under the plan: each touched page is asked where it is.
+//
+// One window at a time. Called by the sequencer, under its lock, once per sequenced event.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
 #include "classify.h"
+#include "clock.h"
 #include "config.h"
 #include "profiler.h"
 #include "registry.h"
@@ -15,105 +23,149 @@
 
 namespace sentinel {
 
+class Tiering;
+
+// A step seen by the runtime: its STEPS entry.
 class StepLog {
  public:
   static constexpr uint64_t kCapacity = 1u << 20;
   bool init();
+  // Keeps the log sorted by start (inferred steps arrive late) and gives the step before the new one
+  // its length, unless a lost lock already ended it.
   void add(const sentinel_step_entry& e);
   uint64_t size() const { return next_ < kCapacity ? next_ : kCapacity; }
-  sentinel_step_entry& at(uint64_t i) { return entries_[i]; }
   const sentinel_step_entry& at(uint64_t i) const { return entries_[i]; }
-  sentinel_step_entry* last() { return next_ && next_ <= kCapacity ? &entries_[next_ - 1] : nullptr; }
-  // Removes the steps starting in [first_seq, last_seq] (the detector voided them).
-  void drop_from(uint64_t first_seq, uint64_t last_seq);
+  // The latest step ends at `end_seq` (its lock was lost there, or the process ends).
+  void close_last(uint64_t end_seq);
+  // Removes the steps of `phase` starting in [first_seq, last_seq] (the detector voided them).
+  void drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq);
+  // Internal flag, never written to the dump: the step's length is final.
+  static constexpr uint32_t kClosed = 1u << 31;
 
  private:
+  void set_length(uint64_t i);
   sentinel_step_entry* entries_ = nullptr;
   uint64_t next_ = 0;
 };
 
-// Per-interval time and counters of the profiled steps.
+// Per-interval time and counters of a profiled step.
 struct IntervalSample {
   uint64_t ticks = 0;  // duration
   uint64_t counters[8] = {};
 };
 
+inline constexpr uint32_t kMaxIntervals = 64;
+inline constexpr uint32_t kMaxWindowSteps = 64;
+
+// Everything the runtime knows of one phase (a step pattern the detector locked on).
+struct PhaseRecord {
+  enum : uint8_t { kNotYet = 0, kDone = 1, kFailed = 2 };
+  uint16_t id = 0;  // the detector's phase id (1-based); the dump's phase number
+  uint32_t period = 0;
+  uint32_t intervals = 0;
+  uint32_t interval_ends[kMaxIntervals] = {};  // interval i covers in-step positions [end(i-1), end(i))
+  uint64_t steps = 0;          // steps begun while locked on it
+  uint64_t steps_in_lock = 0;  // ... since its latest lock
+  bool voided = false;         // its steps were all retracted (an inner loop): not written
+  // The profile
+  uint8_t profile = kNotYet;
+  uint32_t profiled_steps = 0;
+  uint64_t faults = 0, fault_ticks = 0, syscall_unprotects = 0;  // during its window
+  Classification classification{};
+  IntervalSample* samples = nullptr;  // [kMaxWindowSteps][kMaxIntervals]
+  uint64_t interval_ns[kMaxIntervals] = {};  // mean duration per interval over the profiled steps (ns)
+  // Tiering
+  bool planned = false;
+  uint64_t planned_steps = 0;
+  uint8_t check = kNotYet;
+  uint32_t checked_steps = 0;
+  uint64_t check_touched[kMaxIntervals] = {}, check_fast[kMaxIntervals] = {};
+};
+
 class Stepper {
  public:
-  static constexpr uint32_t kMaxIntervals = 64;
-  static constexpr uint32_t kMaxProfiledSteps = 64;
+  static constexpr uint32_t kMaxPhases = 64;
 
-  bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log);
-  // One tracked allocation (seq consecutive, in order). now: ticks.
-  void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now);
+  bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
+  // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
+  void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
+                     uintptr_t address = 0, uint8_t tier = 0, bool pinned = false);
+  void on_free(uint32_t log_index);
   // sentinel_step(): the next allocation starts a step.
   void on_mark(uint64_t seq, uint64_t now);
-  // End of the process: closes the last step and any profiling in progress.
+  // End of the process: closes the last step and any window in progress; says once when no step was
+  // ever found.
   void finish(uint64_t seq, uint64_t now);
 
-  // The clock must be exact in time (allocating threads sequence their own events): from the lock
-  // until the profile is taken, so that page protection changes at the interval start itself.
-  bool wants_sync() const { return cfg_.mode == Mode::profile && !classified_ && (profiling_ || detector_.locked()); }
-
+  // The clock must be exact in time (allocating threads sequence their own events): while a window is
+  // open, and from a lock until its phase's profile is taken, so that protection changes at the
+  // interval start itself.
+  bool wants_sync() const { return sync_wanted_; }
   // Counters were asked for (the step before a profiling window): the runtime calls
   // attach_counters_here() on the allocating thread, outside the sequencer's lock.
   bool counters_requested() const { return counters_requested_.load(std::memory_order_acquire); }
   void attach_counters_here();
 
   const StepLog& steps() const { return steps_; }
-  bool profiled() const { return have_classification_; }
-  const Classification& classification() const { return classification_; }
-  uint32_t intervals() const { return intervals_; }
-  const uint32_t* interval_ends() const { return interval_ends_; }
-  uint32_t period() const { return period_; }
-  uint32_t phase() const { return phase_; }
-  uint32_t profiled_steps() const { return profiled_count_; }
-  uint64_t first_profiled_step() const { return first_profiled_index_; }
-  const IntervalSample& sample(uint32_t step, uint32_t interval) const { return samples_[step * kMaxIntervals + interval]; }
-  // Counter names for the samples (empty when none are read).
+  const StepDetector& detector() const { return detector_; }
+  uint32_t phase_count() const { return phase_count_; }
+  const PhaseRecord& phase(uint32_t i) const { return phases_[i]; }  // in order of first lock
+  const PhaseRecord* find_phase(uint16_t id) const;
   uint32_t counter_count() const { return counter_count_; }
   const char* counter_name(uint32_t i) const;
-  bool counters_enabled() const { return counter_count_ != 0; }
+  uint64_t voided_windows() const { return voided_windows_; }
 
  private:
-  void begin_step(uint64_t seq, uint64_t now, uint32_t flags);
-  void set_period(uint32_t period);
+  enum class Window : uint8_t { none, profile, check };
+  PhaseRecord* record(uint16_t id);
+  void set_period(PhaseRecord& p, uint32_t period);
+  void begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase);
   void enter_interval(uint32_t interval, uint64_t now);
-  void start_profiling(uint64_t now);
+  void open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t now);
   enum class Outcome { complete, partial, voided };
-  void stop_profiling(uint64_t seq, uint64_t now, Outcome outcome);
+  void close_window(uint64_t now, Outcome outcome);
+  void finish_profile(PhaseRecord& p, Outcome outcome);
+  void finish_check(PhaseRecord& p);
   void sample_counters(uint64_t now);
   void prepare_counters();
   void drain_events(uint64_t now);
+  void update_sync();
+  void maybe_diagnose(bool at_exit);
 
   Config cfg_{};
   Profiler* profiler_ = nullptr;
   const ObjectLog* log_ = nullptr;
+  Tiering* tiering_ = nullptr;
+  const TickClock* clock_ = nullptr;
   StepDetector detector_;
   StepLog steps_;
+  PhaseRecord phases_[kMaxPhases];
+  uint32_t phase_count_ = 0;
+  uint16_t locked_phase_ = 0;   // the phase locked now (0: none)
+  int32_t tier_interval_ = -1;  // the interval last announced to tiering in this step
+  uint32_t id_base_ = 0, group_base_ = 0;
+  Assignment* assignments_ = nullptr;  // per log index, written during profiling windows
+  uint64_t assignment_capacity_ = 0;
+  bool sync_wanted_ = false;
+  bool finished_ = false;
 
-  bool in_step_ = false;
-  uint64_t step_start_ = 0;
-  uint64_t steps_in_phase_ = 0;
-  uint32_t period_ = 0;
-  uint32_t phase_ = 0;
-  uint32_t intervals_ = 0;
-  uint32_t interval_ends_[kMaxIntervals] = {};
+  // The window.
+  Window window_ = Window::none;
+  uint16_t window_phase_ = 0;
+  uint32_t window_steps_ = 0;  // completed steps in the window
+  uint32_t window_target_ = 0;
+  uint64_t window_starts_[kMaxWindowSteps + 2] = {};
   int32_t current_interval_ = -1;
-
-  // Profiling window.
-  bool profiling_ = false;
-  bool classified_ = false;  // the window is over (once per process)
-  bool have_classification_ = false;
-  uint32_t profiled_count_ = 0;
-  uint64_t first_profiled_index_ = 0;
-  uint64_t window_starts_[kMaxProfiledSteps + 2] = {};
-  IntervalSample* samples_ = nullptr;
   uint64_t interval_start_ticks_ = 0;
+  uint64_t faults_at_open_ = 0, fault_ticks_at_open_ = 0, unprotects_at_open_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};
-  Classification classification_{};
+  uint64_t voided_windows_ = 0;
+
+  // Saying once that no step is known.
+  uint64_t unlocked_allocations_ = 0;
+  bool diagnosed_ = false;
 };
 
 }  // namespace sentinel

@@ -85,18 +85,67 @@ void detect_topology(Topology* t) {
   }
   if (cpus) numa_free_cpumask(cpus);
   if (any_cpuless && memkind_dax_kmem_available() == 0) {
+    t->memkind_dax_kmem = true;
     LineBuf b;
     log_line(LogLevel::debug, b.str("memkind reports DAX KMEM memory"));
   }
-  // Fast: the node of the CPU we start on, else the first node with CPUs. Slow: a CPU-less node,
-  // DAX KMEM first.
+  for (uint32_t i = 0; i < t->node_count && i < Topology::kMaxDistanceNodes; ++i)
+    for (uint32_t j = 0; j < t->node_count && j < Topology::kMaxDistanceNodes; ++j) {
+      int d = numa_distance(t->nodes[i].id, t->nodes[j].id);
+      t->distance[i][j] = static_cast<uint8_t>(d > 0 && d < 256 ? d : 0);
+    }
   int cpu = sched_getcpu();
   int home = cpu >= 0 ? numa_node_of_cpu(cpu) : -1;
   for (uint32_t i = 0; i < t->node_count; ++i) {
     const NodeInfo& n = t->nodes[i];
     if (n.cpu_count && (t->fast_node < 0 || n.id == home)) t->fast_node = n.id;
-    if ((n.flags & kNodeCpuLess) && (t->slow_node < 0 || (n.flags & kNodeDaxKmem))) t->slow_node = n.id;
   }
+  TierNodes tn = choose_tier_nodes(*t, -1, -1);
+  t->slow_node = tn.slow;
+}
+
+TierNodes choose_tier_nodes(const Topology& t, int32_t fast_override, int32_t slow_override) {
+  TierNodes r;
+  auto index_of = [&](int32_t id) -> int {
+    for (uint32_t i = 0; i < t.node_count; ++i)
+      if (t.nodes[i].id == id) return static_cast<int>(i);
+    return -1;
+  };
+  if (fast_override >= 0) {
+    if (index_of(fast_override) < 0) r.problem = "SENTINEL_FAST_NODE names a node that does not exist";
+    else r.fast = fast_override;
+  }
+  if (r.fast < 0 && !r.problem) r.fast = t.fast_node;
+  if (r.fast < 0 && !r.problem) {
+    for (uint32_t i = 0; i < t.node_count && r.fast < 0; ++i)
+      if (t.nodes[i].cpu_count) r.fast = t.nodes[i].id;
+  }
+  if (slow_override >= 0) {
+    if (index_of(slow_override) < 0) r.problem = "SENTINEL_SLOW_NODE names a node that does not exist";
+    else if (slow_override == r.fast) r.problem = "SENTINEL_SLOW_NODE is the fast node";
+    else r.slow = slow_override;
+    return r;
+  }
+  int fi = index_of(r.fast);
+  int best = -1;
+  for (uint32_t i = 0; i < t.node_count; ++i) {
+    const NodeInfo& n = t.nodes[i];
+    if (!(n.flags & kNodeCpuLess) || n.id == r.fast) continue;
+    if (best < 0) {
+      best = static_cast<int>(i);
+      continue;
+    }
+    const NodeInfo& b = t.nodes[best];
+    bool dax = n.flags & kNodeDaxKmem, bdax = b.flags & kNodeDaxKmem;
+    auto dist = [&](int j) {
+      return fi >= 0 && fi < static_cast<int>(Topology::kMaxDistanceNodes) && j < static_cast<int>(Topology::kMaxDistanceNodes)
+                 ? t.distance[fi][j]
+                 : 0;
+    };
+    if (dax != bdax ? dax : dist(static_cast<int>(i)) < dist(best)) best = static_cast<int>(i);
+  }
+  if (best >= 0) r.slow = t.nodes[best].id;
+  return r;
 }
 
 }  // namespace sentinel

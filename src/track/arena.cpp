@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <sys/mman.h>
 
+#include "numa_ops.h"
 #include "thread_state.h"
 #include "vm_region.h"
 
@@ -40,13 +41,14 @@ bool Arena::init(uint64_t retain_bytes) {
   return true;
 }
 
-bool Arena::pop(Class& c, uint32_t* index) {
-  uint64_t head = c.free_head.load(std::memory_order_acquire);
+bool Arena::pop(Class& c, uint8_t tier, uint32_t* index) {
+  std::atomic<uint64_t>& free_head = c.free_head[tier];
+  uint64_t head = free_head.load(std::memory_order_acquire);
   while (head & 0xFFFFFFFFu) {
     uint32_t idx = static_cast<uint32_t>(head & 0xFFFFFFFFu) - 1;
     uint32_t next = c.records[idx].next_free.load(std::memory_order_relaxed);
     uint64_t desired = ((head >> 32) + 1) << 32 | next;
-    if (c.free_head.compare_exchange_weak(head, desired, std::memory_order_acq_rel, std::memory_order_acquire)) {
+    if (free_head.compare_exchange_weak(head, desired, std::memory_order_acq_rel, std::memory_order_acquire)) {
       *index = idx;
       return true;
     }
@@ -54,29 +56,45 @@ bool Arena::pop(Class& c, uint32_t* index) {
   return false;
 }
 
-void Arena::push(Class& c, uint32_t index) {
-  uint64_t head = c.free_head.load(std::memory_order_relaxed);
+void Arena::push(Class& c, uint8_t tier, uint32_t index) {
+  std::atomic<uint64_t>& free_head = c.free_head[tier];
+  uint64_t head = free_head.load(std::memory_order_relaxed);
   for (;;) {
     c.records[index].next_free.store(static_cast<uint32_t>(head & 0xFFFFFFFFu), std::memory_order_relaxed);
     uint64_t desired = ((head >> 32) + 1) << 32 | (uint64_t{index} + 1);
-    if (c.free_head.compare_exchange_weak(head, desired, std::memory_order_release, std::memory_order_relaxed))
+    if (free_head.compare_exchange_weak(head, desired, std::memory_order_release, std::memory_order_relaxed))
       return;
   }
 }
 
-void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty, SlotCache* cache) {
+// A fresh slot's pages are bound to its tier's node before anything touches them, so placing an
+// object costs no migration. When the node refuses (ENOMEM: full), the other tier takes it.
+uint8_t Arena::bind_fresh(uintptr_t addr, size_t len, uint8_t tier) {
+  if (!tiered()) return kTierFast;
+  int node = tier_node_[tier];
+  if (node < 0 || numa::prefer_node(reinterpret_cast<void*>(addr), len, node) == 0) return tier;
+  bind_failures_.fetch_add(1, std::memory_order_relaxed);
+  uint8_t other = tier == kTierFast ? kTierSlow : kTierFast;
+  if (tier_node_[other] >= 0) numa::prefer_node(reinterpret_cast<void*>(addr), len, tier_node_[other]);
+  return other;
+}
+
+void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty, SlotCache* cache,
+                     uint8_t tier, uint8_t* got_tier) {
   int ci = class_of(need);
   if (ci < 0 || !base_) return nullptr;
   auto cls = static_cast<unsigned>(ci);
   Class& c = classes_[cls];
   const size_t csize = class_size(cls);
   uint32_t index;
-  if (cache && cache->count[cls]) {
+  uint8_t placed = tier;
+  if (cache && cache->count[cls] &&
+      c.records[cache->index[cls][cache->count[cls] - 1]].tier.load(std::memory_order_relaxed) == tier) {
     // The thread's own slot: its pages were kept, nothing shared is touched.
     index = cache->index[cls][--cache->count[cls]];
     cache->bytes -= csize;
     *was_dirty = true;
-  } else if (pop(c, &index)) {
+  } else if (pop(c, tier, &index)) {
     Slot& s = c.records[index];
     *was_dirty = s.dirty.load(std::memory_order_relaxed) != 0;
     if (*was_dirty) {
@@ -94,7 +112,10 @@ void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* 
       return nullptr;  // the index stays unused: it has no accessible pages
     }
     *was_dirty = false;
+    placed = bind_fresh(c.base + uintptr_t{index} * csize, csize, tier);
+    c.records[index].tier.store(placed, std::memory_order_relaxed);
   }
+  if (got_tier) *got_tier = placed;
   *cls_out = cls;
   *index_out = index;
   return reinterpret_cast<void*>(c.base + uintptr_t{index} * csize);
@@ -120,7 +141,7 @@ void Arena::release(unsigned cls, uint32_t index, SlotCache* cache) {
     madvised_.fetch_add(1, std::memory_order_relaxed);
     s.dirty.store(0, std::memory_order_relaxed);
   }
-  push(c, index);
+  push(c, s.tier.load(std::memory_order_relaxed), index);
 }
 
 void Arena::flush(SlotCache* cache) {

@@ -16,6 +16,12 @@ namespace sentinel {
 
 struct SlotCache;
 
+// Memory tiers of the arena's slots. Until tiering binds them (run mode with two nodes), every slot is
+// kTierFast: its pages come from the kernel's default, local, node.
+inline constexpr uint8_t kTierFast = 0;
+inline constexpr uint8_t kTierSlow = 1;
+inline constexpr uint8_t kTiers = 2;
+
 // Per-slot record. `user` is the pointer handed to the program (0: slot free).
 struct Slot {
   std::atomic<uintptr_t> user{0};
@@ -24,7 +30,8 @@ struct Slot {
   std::atomic<uint32_t> next_free{0};
   std::atomic<uint8_t> dirty{0};       // pages may hold old data
   std::atomic<uint8_t> no_protect{0};  // the profiler must leave it alone (allocated by libc itself)
-  std::atomic<uint16_t> protect{0};    // the profiler has taken access away from some of its pages
+  std::atomic<uint8_t> protect{0};     // the profiler has taken access away from some of its pages
+  std::atomic<uint8_t> tier{0};        // kTierFast or kTierSlow: where its pages are (as far as Sentinel moved them)
   std::atomic<uint16_t> pins{0};       // system calls in flight on this object: do not protect it
   std::atomic<uint16_t> busy{0};       // a protection change is in progress (the profiler's slot lock)
 };
@@ -44,14 +51,28 @@ class Arena {
   // A slot able to hold `need` bytes. Returns nullptr when the size is beyond the largest class or
   // the class is full (the caller then falls back to libc). *was_dirty tells whether the slot may
   // hold old data.
-  // With a thread's slot cache, a slot of that thread's own is reused first.
-  void* acquire(size_t need, unsigned* cls, uint32_t* index, bool* was_dirty, SlotCache* cache = nullptr);
+  // With a thread's slot cache, a slot of that thread's own is reused first. `tier` is where the pages
+  // should be: a free slot of that tier, else a fresh slot bound to its node before first touch;
+  // *got_tier says where it is (the other tier when the wanted node refused the binding).
+  void* acquire(size_t need, unsigned* cls, uint32_t* index, bool* was_dirty, SlotCache* cache = nullptr,
+                uint8_t tier = kTierFast, uint8_t* got_tier = nullptr);
   // Returns a slot. Its record must already be cleared. With a cache, the slot stays with the thread
   // (its pages kept) while the cache has room.
   void release(unsigned cls, uint32_t index, SlotCache* cache = nullptr);
   // Gives every slot of a thread's cache back to the arena (the thread ends, or a fork child forgets
   // the parent's other threads).
   void flush(SlotCache* cache);
+
+  // Tiering: the nodes fresh slots of each tier are bound to (-1: leave them to the kernel). Set once,
+  // when the first plan is installed with a slow node.
+  void set_tier_nodes(int fast_node, int slow_node) {
+    tier_node_[kTierFast] = fast_node;
+    tier_node_[kTierSlow] = slow_node;
+    tiered_.store(true, std::memory_order_release);
+  }
+  bool tiered() const { return tiered_.load(std::memory_order_acquire); }
+  int tier_node(uint8_t tier) const { return tier_node_[tier]; }
+  uint64_t binding_failures() const { return bind_failures_.load(std::memory_order_relaxed); }
 
   // Slot containing address p (p must satisfy owns()). Async-signal-safe. Null when p lies beyond
   // the slots ever handed out.
@@ -78,10 +99,11 @@ class Arena {
     Slot* records = nullptr;
     uint32_t capacity = 0;
     std::atomic<uint32_t> high_water{0};
-    std::atomic<uint64_t> free_head{0};  // (tag << 32) | (index + 1); 0: empty
+    std::atomic<uint64_t> free_head[kTiers] = {};  // per tier: (tag << 32) | (index + 1); 0: empty
   };
-  bool pop(Class& c, uint32_t* index);
-  void push(Class& c, uint32_t index);
+  bool pop(Class& c, uint8_t tier, uint32_t* index);
+  void push(Class& c, uint8_t tier, uint32_t index);
+  uint8_t bind_fresh(uintptr_t addr, size_t len, uint8_t tier);
 
   uintptr_t base_ = 0;
   uintptr_t span_ = 0;
@@ -89,6 +111,9 @@ class Arena {
   std::atomic<uint64_t> retained_{0};
   std::atomic<uint64_t> madvised_{0};
   std::atomic<uint64_t> reused_{0};
+  std::atomic<uint64_t> bind_failures_{0};
+  std::atomic<bool> tiered_{false};
+  int tier_node_[kTiers] = {-1, -1};
   Class classes_[kNumClasses];
 };
 

@@ -16,6 +16,7 @@
 #include "drain_thread.h"
 #include "dump_writer.h"
 #include "log.h"
+#include "numa_ops.h"
 #include "modules.h"
 #include "registry.h"
 #include "runtime_state.h"
@@ -256,7 +257,7 @@ void setup(const char* const* envp, bool for_tests) {
   if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), uint64_t{1} << 22) ||
-      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log) || !g_state.threads.init() ||
+      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock) || !g_state.threads.init() ||
       !g_state.sequencer.init(&g_state.log, &g_state.marks, &g_state.stepper, &g_state.threads, &g_state.arena,
                               cfg.max_objects)) {
     LineBuf b;
@@ -279,13 +280,14 @@ void setup(const char* const* envp, bool for_tests) {
     log_line(LogLevel::warn,
              "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
   }
+  g_state.tiering.init(cfg, g_state.topology, &g_state.arena, &g_state.log);
   g_stepping = true;
   g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
-  if (cfg.mode == Mode::profile && !sig::install(on_fault)) {
+  if ((cfg.mode == Mode::profile || cfg.mode == Mode::run) && !sig::install(on_fault)) {
     log_line(LogLevel::error, "cannot install the SIGSEGV handler; profiling is off, tracking goes on");
     g_state.mode = Mode::track;
     g_state.config.mode = Mode::track;
-    g_state.stepper.init(g_state.config, &g_state.profiler, &g_state.log);
+    g_state.stepper.init(g_state.config, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock);
   }
   g_arena_base = g_state.arena.base();
   g_arena_span = g_state.arena.span();
@@ -330,10 +332,12 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   size_t need = size + (align > kPageSize ? align - kPageSize : 0);
   if (need < size) return nullptr;
   ThreadState* ts = this_thread_state();
+  uint32_t site = capture_site(caller);
+  uint8_t tier = g_state.tiering.enabled() ? g_state.tiering.birth_tier(site, size) : kTierFast;
   unsigned cls;
   uint32_t index;
   bool dirty;
-  void* slot = g_state.arena.acquire(need, &cls, &index, &dirty, ts ? &ts->cache : nullptr);
+  void* slot = g_state.arena.acquire(need, &cls, &index, &dirty, ts ? &ts->cache : nullptr, tier, &tier);
   if (!slot) {
     (class_of(need) < 0 ? g_state.counters.fallback_too_large : g_state.counters.fallback_class_full)
         .fetch_add(1, std::memory_order_relaxed);
@@ -349,15 +353,14 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   o.birth_ns = event_ticks();  // converted to nanoseconds when the dump is written
   o.birth_seq = UINT64_MAX;  // the sequencer gives it its place in the allocation clock
   o.death_seq = UINT64_MAX;
-  o.site = capture_site(caller);
+  o.site = site;
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(align);
   o.kind = SENTINEL_KIND_HEAP;
   uint32_t li = take_log_index(ts, o);
 
   if (g_stepping) {
-    publish(ts, TrackEvent{o.birth_ns, static_cast<int64_t>(size), o.site, li, o.thread, kEventAlloc,
-                           static_cast<uint16_t>(cls)});
+    publish(ts, TrackEvent{o.birth_ns, static_cast<int64_t>(size), o.site, li, o.thread, kEventAlloc, tier});
   }
 
   Slot* s = g_state.arena.slot(cls, index);
@@ -505,7 +508,22 @@ void* reallocate(void* p, size_t n, Caller caller) {
   return q;
 }
 
-void note_cuda_host_alloc(void* p, size_t size, Caller caller) {
+static_assert(sizeof(PinnedPlacement::saved) >= sizeof(numa::SavedPolicy));
+
+void prepare_pinned(size_t size, Caller caller, PinnedPlacement* out) {
+  *out = PinnedPlacement{};
+  if (g_state.mode == Mode::off || g_init_state.load() != 2 || t_guard) return;
+  Guard guard;
+  int saved_errno = errno;
+  out->site = capture_site(caller);
+  out->node = g_state.tiering.pinned_node(out->site, size);
+  if (out->node >= 0 && !numa::push_preference(out->node, reinterpret_cast<numa::SavedPolicy*>(out->saved)))
+    out->node = -1;
+  errno = saved_errno;
+}
+
+void note_cuda_host_alloc(void* p, size_t size, Caller caller, PinnedPlacement* placement) {
+  if (placement && placement->node >= 0) numa::pop_preference(*reinterpret_cast<numa::SavedPolicy*>(placement->saved));
   if (g_state.mode == Mode::off || !p || g_init_state.load() != 2) return;
   Guard guard;
   int saved_errno = errno;
@@ -515,17 +533,24 @@ void note_cuda_host_alloc(void* p, size_t size, Caller caller) {
   o.birth_ns = now_ticks();
   o.birth_seq = UINT64_MAX;
   o.death_seq = UINT64_MAX;
-  o.site = capture_site(caller);
+  o.site = placement && placement->site != UINT32_MAX ? placement->site : capture_site(caller);
   o.thread = this_thread_id();
   o.alignment = static_cast<uint32_t>(kPageSize);
   o.kind = SENTINEL_KIND_CUDA_HOST;
+  // Where its first page landed (the driver may have ignored the preference): the tier it counts in.
+  uint8_t tier = kTierFast;
+  if (placement && placement->node >= 0) {
+    int node = numa::node_of_page(o.address & ~(uintptr_t{kPageSize} - 1));
+    tier = node == g_state.tiering.slow_node() ? kTierSlow : kTierFast;
+    if (node >= 0 && node != placement->node) bump(g_state.counters.pinned_misplaced);
+  }
   ThreadState* ts = this_thread_state();
   uint32_t li = take_log_index(ts, o);
   g_state.counters.cuda_host_allocations.fetch_add(1, std::memory_order_relaxed);
   // Without a log entry the size is unknown at free time: such objects stay out of live_bytes.
   bool known = li != kNoLogIndex && g_state.external.insert(o.address, li);
   if (g_stepping)
-    publish(ts, TrackEvent{o.birth_ns, known ? static_cast<int64_t>(size) : 0, o.site, li, o.thread, kEventAlloc, 0});
+    publish(ts, TrackEvent{o.birth_ns, known ? static_cast<int64_t>(size) : 0, o.site, li, o.thread, kEventAlloc, tier});
   errno = saved_errno;
 }
 

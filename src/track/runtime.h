@@ -63,8 +63,16 @@ size_t usable_size(const void* p);
 // failure, leaving p untouched.
 void* reallocate(void* p, size_t n, Caller caller);
 
-// CUDA pinned host memory seen by the hooks.
-void note_cuda_host_alloc(void* p, size_t size, Caller caller);
+// CUDA pinned host memory seen by the hooks. Pinned pages cannot move: before the real allocation,
+// prepare_pinned() makes this thread prefer the node the plan (or the fallback) picks, and the hook
+// passes what it returned to note_cuda_host_alloc(), which restores the thread's policy.
+struct PinnedPlacement {
+  uint32_t site = UINT32_MAX;
+  int node = -1;
+  unsigned long saved[18] = {};  // numa::SavedPolicy, kept opaque here
+};
+void prepare_pinned(size_t size, Caller caller, PinnedPlacement* out);
+void note_cuda_host_alloc(void* p, size_t size, Caller caller, PinnedPlacement* placement);
 void note_cuda_host_free(void* p);
 
 // I/O hooks: pin the tracked objects a system call will touch (see profiler.h).

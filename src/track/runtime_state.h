@@ -13,6 +13,7 @@
 #include "sequencer.h"
 #include "thread_state.h"
 #include "site.h"
+#include "tiering.h"
 #include "topology.h"
 
 namespace sentinel {
@@ -35,6 +36,7 @@ struct Counters {
   std::atomic<uint64_t> cuda_host_frees{0};
   std::atomic<uint64_t> steps_marked{0};
   std::atomic<uint64_t> threads_without_state{0};  // events taken on the direct path
+  std::atomic<uint64_t> pinned_misplaced{0};       // pinned memory that did not land on the node asked for
 };
 
 // Explicit step marks (sentinel_step()), append-only.
@@ -74,6 +76,7 @@ struct RuntimeState {
   ModuleTable modules;
   Profiler profiler;
   Stepper stepper;
+  Tiering tiering;
   ThreadStates threads;
   Sequencer sequencer;
   Counters counters;

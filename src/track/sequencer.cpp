@@ -69,7 +69,9 @@ void Sequencer::process(const TrackEvent& e) {
       stats_.live_bytes += e.bytes;
       if (stats_.live_bytes > 0 && static_cast<uint64_t>(stats_.live_bytes) > stats_.peak_live_bytes)
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
-      stepper_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks);
+      const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
+      stepper_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
+                              static_cast<uint8_t>(e.tier), o && o->kind == SENTINEL_KIND_CUDA_HOST);
       break;
     }
     case kEventFree:
@@ -82,6 +84,7 @@ void Sequencer::process(const TrackEvent& e) {
           return;
         }
         o->death_seq = stats_.allocations;
+        stepper_->on_free(e.log_index);
       }
       ++stats_.frees;
       stats_.live_bytes += e.bytes;

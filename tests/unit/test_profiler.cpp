@@ -163,7 +163,7 @@ TEST_CASE("classification: identities, lifetimes, touches and groups", "[classif
   }
   uint32_t ends[] = {2, 4};  // intervals: ordinals [0,2) and [2,4)
   // Profiled steps: 1 and 2. Touches: weight in both intervals, the step-scoped object in interval 1.
-  TouchRecord touches[] = {{0, 0, 0, 0}, {0, 1, 0, 0}, {0, 1, 0, 1}, {0, 1, 0, 1}, {6, 1, 0, 0}, {0, 0, 1, 0}};
+  TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 1, 0, 0, 0}, {0, 1, 0, 0, 1}, {0, 1, 0, 0, 1}, {6, 1, 0, 0, 0}, {0, 0, 1, 0, 0}};
   ClassifyInput in;
   in.log = &log;
   in.step_starts = starts;

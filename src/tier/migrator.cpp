@@ -1,0 +1,284 @@
+#include "migrator.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "arena.h"
+#include "clock.h"
+#include "log.h"
+#include "numa_ops.h"
+#include "runtime.h"
+#include "vm_region.h"
+
+namespace sentinel {
+
+namespace {
+
+constexpr uint64_t kIdleBoundary = ~uint64_t{0};
+constexpr size_t kPage = 4096;
+constexpr size_t kProbeBytes = size_t{4} << 20;
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, long timeout_ms) {
+  timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+bool Migrator::start(Arena* arena, int fast_node, int slow_node, MoveMethod method) {
+  arena_ = arena;
+  node_[kTierFast] = fast_node;
+  node_[kTierSlow] = slow_node;
+  method_ = method == MoveMethod::mbind ? MoveMethod::mbind : MoveMethod::move_pages;
+  pages_ = static_cast<uintptr_t*>(vm_map_lazy(kBatchPages * sizeof(uintptr_t)));
+  status_ = static_cast<int*>(vm_map_lazy(kBatchPages * sizeof(int)));
+  nodes_ = static_cast<int*>(vm_map_lazy(kBatchPages * sizeof(int)));
+  log_ = static_cast<sentinel_migration_batch*>(vm_map_lazy(kBatchLog * sizeof(sentinel_migration_batch)));
+  if (!pages_ || !status_ || !nodes_ || !log_) return false;
+  probe_method_ = method;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  running_.store(true, std::memory_order_release);
+  int rc = pthread_create(&thread_, &attr, &Migrator::main, this);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    running_.store(false, std::memory_order_release);
+    errno = rc;
+    return false;
+  }
+  joinable_ = true;
+  pthread_setname_np(thread_, "sentinel-mig");
+  return true;
+}
+
+void* Migrator::main(void* self) {
+  rt::t_guard = 1;  // nothing this thread allocates is tracked
+  auto* m = static_cast<Migrator*>(self);
+  m->probe(m->probe_method_);
+  m->loop();
+  return nullptr;
+}
+
+// Times both ways of moving on a probe buffer, slow and back, and keeps the faster (unless the
+// configuration names one). The bandwidth is what the planner's cost model is fed.
+void Migrator::probe(MoveMethod wanted) {
+  void* buf = mmap(nullptr, kProbeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED) {
+    probed_.store(true, std::memory_order_release);
+    return;
+  }
+  memset(buf, 1, kProbeBytes);
+  auto a = reinterpret_cast<uintptr_t>(buf);
+  auto timed = [&](MoveMethod m, int node) -> uint64_t {
+    uint64_t t0 = monotonic_ns();
+    numa::MoveResult r = m == MoveMethod::mbind
+                             ? numa::mbind_move_range(a, kProbeBytes, node)
+                             : numa::move_range(a, kProbeBytes, node, pages_, status_, nodes_, kBatchPages);
+    uint64_t t = monotonic_ns() - t0;
+    return r.error || r.pages_failed ? 0 : (t ? t : 1);
+  };
+  // Fault injection must not decide the method: the probe measures the kernel.
+  FaultInjection saved = numa::fault_injection();
+  numa::set_fault_injection(FaultInjection{}, node_[kTierFast]);
+  uint64_t mp = timed(MoveMethod::move_pages, node_[kTierSlow]);
+  if (mp) mp += timed(MoveMethod::move_pages, node_[kTierFast]);
+  uint64_t mb = timed(MoveMethod::mbind, node_[kTierSlow]);
+  if (mb) mb += timed(MoveMethod::mbind, node_[kTierFast]);
+  numa::set_fault_injection(saved, node_[kTierFast]);
+  munmap(buf, kProbeBytes);
+  if (wanted == MoveMethod::automatic) method_ = (mb && (!mp || mb < mp)) ? MoveMethod::mbind : MoveMethod::move_pages;
+  uint64_t t = method_ == MoveMethod::mbind ? mb : mp;
+  if (t) bandwidth_.store(2 * kProbeBytes * 1000000000ull / t, std::memory_order_release);
+  probe_ns_[0] = mp;
+  probe_ns_[1] = mb;
+  LineBuf b;
+  b.str("migrator: 4 MiB round trip ").u64(mp / 1000).str(" us with move_pages, ").u64(mb / 1000);
+  b.str(" us with mbind; using ").str(move_method_name(method_));
+  log_line(LogLevel::info, b);
+  probed_.store(true, std::memory_order_release);
+}
+
+void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
+  if (slot < kMaxPlans) plans_[slot] = plan;
+}
+
+void Migrator::post_boundary(uint32_t slot, uint64_t step, uint32_t interval) {
+  if (!running_.load(std::memory_order_acquire)) return;
+  position_.store((step << 8) | interval, std::memory_order_release);
+  boundary_.store((uint64_t{slot} << 56) | (uint64_t{interval} << 48) | (step & ((uint64_t{1} << 48) - 1)),
+                  std::memory_order_release);
+  wake_.fetch_add(1, std::memory_order_acq_rel);
+  futex_wake(&wake_);
+}
+
+void Migrator::post_idle() {
+  if (!running_.load(std::memory_order_acquire)) return;
+  boundary_.store(kIdleBoundary, std::memory_order_release);
+  wake_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Migrator::forget() {
+  running_.store(false, std::memory_order_release);
+  joinable_ = false;
+}
+
+void Migrator::stop_and_join() {
+  stop_.store(true, std::memory_order_release);
+  if (!joinable_) return;
+  wake_.fetch_add(1, std::memory_order_acq_rel);
+  futex_wake(&wake_);
+  pthread_join(thread_, nullptr);
+  joinable_ = false;
+}
+
+void Migrator::add_fast_bytes(int64_t delta) {
+  int64_t now = fast_bytes_.fetch_add(delta, std::memory_order_relaxed) + delta;
+  uint64_t peak = fast_peak_.load(std::memory_order_relaxed);
+  while (now > 0 && static_cast<uint64_t>(now) > peak &&
+         !fast_peak_.compare_exchange_weak(peak, static_cast<uint64_t>(now), std::memory_order_relaxed)) {
+  }
+}
+
+uint64_t Migrator::fast_bytes() const {
+  int64_t v = fast_bytes_.load(std::memory_order_relaxed);
+  return v > 0 ? static_cast<uint64_t>(v) : 0;
+}
+
+uint64_t Migrator::batches() const { return log_count_.load(std::memory_order_acquire); }
+
+void Migrator::log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
+                         uint32_t objects, uint32_t flags, uint32_t failed) {
+  uint64_t i = log_count_.load(std::memory_order_relaxed);
+  sentinel_migration_batch& b = log_[i % kBatchLog];
+  b = sentinel_migration_batch{start_ns, end_ns, bytes, phase, interval, objects, flags, failed, 0};
+  log_count_.store(i + 1, std::memory_order_release);
+}
+
+bool Migrator::move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed) {
+  int node = node_[to_tier];
+  numa::MoveResult r = method_ == MoveMethod::mbind
+                           ? numa::mbind_move_range(addr, bytes, node)
+                           : numa::move_range(addr, bytes, node, pages_, status_, nodes_, kBatchPages);
+  // Pages not yet touched, and the slot's pages after a free, follow the range's policy from now on.
+  if (method_ == MoveMethod::move_pages) numa::prefer_node(reinterpret_cast<void*>(addr & ~(kPage - 1)),
+                                                            ((addr + bytes + kPage - 1) & ~(kPage - 1)) - (addr & ~(kPage - 1)), node);
+  *failed = r.pages_failed;
+  return r.error == 0 && r.pages_moved + r.pages_absent > r.pages_failed;
+}
+
+void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation) {
+  const ExecPlan* plan = slot < kMaxPlans ? plans_[slot] : nullptr;
+  if (!plan || interval >= plan->intervals || interval >= 64) return;
+  MigrationStats& st = stats_[slot][interval];
+  ++st.steps;
+  uint64_t occupancy = fast_bytes();
+  st.fast_bytes_sum += occupancy;
+  if (occupancy > st.fast_bytes_max) st.fast_bytes_max = occupancy;
+  const uint32_t n = plan->intervals;
+  auto superseded = [&] { return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire); };
+
+  // Demotions first: they make the room the promotions need.
+  for (int pass = 0; pass < 2; ++pass) {
+    const uint8_t to = pass == 0 ? kTierSlow : kTierFast;
+    uint64_t t0 = monotonic_ns(), bytes = 0, failed_total = 0;
+    uint32_t objects = 0, late = 0;
+    // Promotions nearest use first: distance d from this interval to the next touched one.
+    for (uint32_t d = 0; d < (pass == 0 ? 1u : n); ++d) {
+      for (uint32_t e = 0; e < plan->count; ++e) {
+        const sentinel_plan_entry& pe = plan->entries[e];
+        EntryState& es = plan->states[e];
+        bool want_fast = (pe.fast_mask >> interval) & 1;
+        if (want_fast != (to == kTierFast)) continue;
+        if (pass == 1) {  // the next touched interval, cyclically
+          uint32_t u = interval;
+          uint32_t k = 0;
+          for (; k < n; ++k, u = (u + 1) % n)
+            if ((pe.touch_mask >> u) & 1) break;
+          if ((k < n ? k : 0) != d) continue;
+        }
+        uint64_t word = es.state.load(std::memory_order_acquire);
+        uintptr_t addr = es.address.load(std::memory_order_acquire);
+        uint64_t size = es.size.load(std::memory_order_relaxed);
+        uint8_t have = EntryState::tier_of(word);
+        if (!addr || !size || have == EntryState::kNone || have == to) continue;
+        if (superseded()) return;
+        uint64_t failed = 0;
+        bool ok = move(addr, size, to, &failed);
+        failed_total += failed;
+        if (!ok) continue;
+        // The object may have died (and its slot been reused) while its pages moved: then its tier is
+        // its successor's business.
+        uint64_t moved = (word & ~uint64_t{0xFF}) | to;
+        if (!es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
+          raced_.fetch_add(1, std::memory_order_relaxed);
+          continue;
+        }
+        add_fast_bytes(to == kTierFast ? static_cast<int64_t>(size) : -static_cast<int64_t>(size));
+        if (Slot* s = locate_slot(addr)) s->tier.store(to, std::memory_order_relaxed);
+        bytes += size;
+        ++objects;
+        if (pass == 1) {
+          uint64_t use_interval = (interval + d) % n;
+          uint64_t use_pos = ((step + (interval + d >= n ? 1 : 0)) << 8) | use_interval;
+          if (d == 0 || position() >= use_pos) ++late;
+        }
+      }
+    }
+    uint64_t t1 = monotonic_ns();
+    if (objects || failed_total) {
+      if (to == kTierFast) st.bytes_to_fast += bytes;
+      else st.bytes_to_slow += bytes;
+      st.ns += t1 - t0;
+      st.moves += objects;
+      st.late += late;
+      st.failed_pages += static_cast<uint32_t>(failed_total);
+      migrated_.fetch_add(bytes, std::memory_order_relaxed);
+      late_total_.fetch_add(late, std::memory_order_relaxed);
+      failed_total_.fetch_add(failed_total, std::memory_order_relaxed);
+      log_batch(t0, t1, bytes, plan->phase, interval, objects,
+                (to == kTierFast ? SENTINEL_MIGRATE_TO_FAST : 0) | (late ? SENTINEL_MIGRATE_LATE : 0),
+                static_cast<uint32_t>(failed_total));
+    }
+  }
+}
+
+Slot* Migrator::locate_slot(uintptr_t addr) const {
+  unsigned cls;
+  uint32_t index;
+  return arena_ && arena_->owns(reinterpret_cast<void*>(addr)) ? arena_->locate(reinterpret_cast<void*>(addr), &cls, &index)
+                                                                : nullptr;
+}
+
+void Migrator::loop() {
+  uint32_t served = wake_.load(std::memory_order_acquire);
+  while (!stop_.load(std::memory_order_acquire)) {
+    uint32_t w = wake_.load(std::memory_order_acquire);
+    if (w == served) {
+      futex_wait(&wake_, w, 200);
+      continue;
+    }
+    served = w;
+    uint64_t b = boundary_.load(std::memory_order_acquire);
+    if (b == kIdleBoundary) continue;
+    run_boundary(static_cast<uint32_t>(b >> 56), b & ((uint64_t{1} << 48) - 1), static_cast<uint32_t>((b >> 48) & 0xFF), w);
+  }
+  running_.store(false, std::memory_order_release);
+}
+
+}  // namespace sentinel

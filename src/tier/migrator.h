@@ -1,0 +1,153 @@
+// The migrator (DESIGN §2.6): a thread of Sentinel's own that executes a phase's plan as the in-step
+// clock crosses interval boundaries. At the start of interval i of a planned step, every identity of
+// the plan whose live object is not where the plan wants it during interval i is moved: demotions
+// first (they make room), then promotions, nearest use first. Moves are batched move_pages calls (or
+// mbind(MPOL_MF_MOVE), whichever measured faster at start); the training thread never waits for them.
+//
+// What can go wrong is counted, never fatal: pages the kernel will not move (EBUSY, EFAULT, ENOMEM),
+// an object freed while its pages move (its generation changed), a fast node that is full, and
+// promotions that finish after the interval that uses the object began (late). A newer boundary
+// abandons what is left of the older one: the next pass recomputes what interval i+1 needs.
+//
+// All signals are blocked on the thread; it never exists in forked children.
+#pragma once
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "config.h"
+#include "sentinel/format.h"
+
+namespace sentinel {
+
+class Arena;
+struct Slot;
+
+// One identity's live object, shared by the sequencer (births and deaths) and the migrator (moves).
+// `state` packs a generation (bumped at each birth and death) with the tier the pages are on, so that
+// a move can only land on the instance it started with: the migrator compare-exchanges the word it
+// read before moving.
+struct EntryState {
+  static constexpr uint8_t kNone = 0xFF;  // tier of an identity with no live object
+  std::atomic<uintptr_t> address{0};
+  std::atomic<uint64_t> size{0};
+  std::atomic<uint64_t> state{kNone};  // (generation << 8) | tier
+
+  static uint8_t tier_of(uint64_t w) { return static_cast<uint8_t>(w & 0xFF); }
+  // Sequencer: a new instance on `tier`.
+  void born(uintptr_t a, uint64_t n, uint8_t tier) {
+    address.store(a, std::memory_order_relaxed);
+    size.store(n, std::memory_order_relaxed);
+    uint64_t w = state.load(std::memory_order_relaxed);
+    state.store((((w >> 8) + 1) << 8) | tier, std::memory_order_release);
+  }
+  // Sequencer: the instance died; returns the tier it was on (kNone if none was live).
+  uint8_t died() {
+    uint64_t w = state.load(std::memory_order_relaxed);
+    while (!state.compare_exchange_weak(w, (((w >> 8) + 1) << 8) | kNone, std::memory_order_acq_rel)) {
+    }
+    address.store(0, std::memory_order_relaxed);
+    return tier_of(w);
+  }
+};
+
+// A plan as the migrator executes it (owned by Tiering; never freed while the process runs).
+struct ExecPlan {
+  uint32_t phase = 0;
+  uint32_t intervals = 0;
+  const sentinel_plan_entry* entries = nullptr;
+  EntryState* states = nullptr;
+  uint32_t count = 0;
+  bool pinned_only = false;
+};
+
+struct MigrationStats {  // per (phase slot, interval); summed over steps
+  uint64_t bytes_to_fast = 0, bytes_to_slow = 0, ns = 0;
+  uint32_t moves = 0, late = 0, failed_pages = 0, steps = 0;
+  uint64_t fast_bytes_max = 0, fast_bytes_sum = 0;
+};
+
+class Migrator {
+ public:
+  static constexpr uint32_t kMaxPlans = 16;
+  static constexpr uint32_t kBatchLog = 16384;  // migration batches kept for the trace
+
+  // Measures both move methods on a probe buffer (when `method` is automatic) and starts the thread.
+  // False when the thread cannot be created (tiering then runs as a dry run).
+  bool start(Arena* arena, int fast_node, int slow_node, MoveMethod method);
+  bool running() const { return running_.load(std::memory_order_acquire); }
+  // The method in use and the bandwidth the probe measured (bytes/s; 0 until measured).
+  MoveMethod method() const { return method_; }
+  uint64_t bandwidth() const { return bandwidth_.load(std::memory_order_acquire); }
+  bool probe_done() const { return probed_.load(std::memory_order_acquire); }
+
+  // A plan the migrator may execute; its slot (0..kMaxPlans-1) is the caller's.
+  void set_plan(uint32_t slot, const ExecPlan* plan);
+  // The sequencer crossed into `interval` of step `step` of the plan in `slot`. Never blocks: the
+  // newest boundary wins; the thread is woken with a futex.
+  void post_boundary(uint32_t slot, uint64_t step, uint32_t interval);
+  // The step left the planned phase (unlock, phase change): nothing more to do for it.
+  void post_idle();
+
+  // In a forked child: the thread is not there.
+  void forget();
+  // At exit: stop moving (the dump is being written).
+  void stop() { stop_.store(true, std::memory_order_release); }
+  // The main thread is about to pthread_exit: end the thread and wait for it (see DrainThread).
+  void stop_and_join();
+  // The probe's round-trip times (ns; 0: failed or not run): [0] move_pages, [1] mbind.
+  uint64_t probe_ns(int i) const { return probe_ns_[i]; }
+
+  // Statistics, read at dump time.
+  const MigrationStats& stats(uint32_t slot, uint32_t interval) const { return stats_[slot][interval]; }
+  uint64_t batches() const;  // batches logged (<= kBatchLog kept)
+  const sentinel_migration_batch& batch(uint64_t i) const { return log_[i % kBatchLog]; }
+  uint64_t migrated_bytes() const { return migrated_.load(std::memory_order_relaxed); }
+  uint64_t late() const { return late_total_.load(std::memory_order_relaxed); }
+  uint64_t failed_pages() const { return failed_total_.load(std::memory_order_relaxed); }
+  uint64_t raced_frees() const { return raced_.load(std::memory_order_relaxed); }
+  uint64_t fast_peak_bytes() const { return fast_peak_.load(std::memory_order_relaxed); }
+  // Fast-tier occupancy of planned objects, kept by both sides (births on the fast tier, moves, deaths).
+  void add_fast_bytes(int64_t delta);
+  uint64_t fast_bytes() const;
+
+ private:
+  static void* main(void* self);
+  void loop();
+  void probe(MoveMethod method);
+  void run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation);
+  bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
+  Slot* locate_slot(uintptr_t addr) const;
+  void log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
+                 uint32_t objects, uint32_t flags, uint32_t failed);
+  // Where the sequencer is now, as (step << 8 | interval) of the slot's plan (for lateness).
+  uint64_t position() const { return position_.load(std::memory_order_acquire); }
+
+  Arena* arena_ = nullptr;
+  int node_[2] = {-1, -1};  // by tier
+  MoveMethod method_ = MoveMethod::move_pages;
+  MoveMethod probe_method_ = MoveMethod::automatic;
+  uint64_t probe_ns_[2] = {};
+  pthread_t thread_{};
+  bool joinable_ = false;
+  std::atomic<bool> running_{false}, stop_{false}, probed_{false};
+  std::atomic<uint64_t> bandwidth_{0};
+  const ExecPlan* plans_[kMaxPlans] = {};
+  // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
+  std::atomic<uint32_t> wake_{0};
+  std::atomic<uint64_t> boundary_{0};  // (slot << 56) | (interval << 48) | step (48 bits)
+  std::atomic<uint64_t> position_{0};
+  MigrationStats stats_[kMaxPlans][64] = {};
+  sentinel_migration_batch* log_ = nullptr;
+  std::atomic<uint64_t> log_count_{0};
+  std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0};
+  std::atomic<int64_t> fast_bytes_{0};
+  // Scratch for move_pages: page, status and node arrays.
+  static constexpr size_t kBatchPages = 1024;
+  uintptr_t* pages_ = nullptr;
+  int* status_ = nullptr;
+  int* nodes_ = nullptr;
+};
+
+}  // namespace sentinel

@@ -1,0 +1,177 @@
+#include "numa_ops.h"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+namespace sentinel::numa {
+
+namespace {
+
+constexpr size_t kPage = 4096;
+// <numaif.h>'s values, spelled here so that nothing of libnuma is needed on these paths.
+constexpr int kMpolPreferred = 1;
+constexpr unsigned kMpolMfStrict = 1u << 0;
+constexpr unsigned kMpolMfMove = 1u << 1;
+constexpr int kMpolMfMoveAll = 1 << 1;  // move_pages flag MPOL_MF_MOVE: only pages of this process
+
+FaultInjection g_faults;
+int g_fast_node = -1;
+std::atomic<uint64_t> g_move_calls{0};
+
+// 1 + kMaxNode bits, as mbind wants them.
+struct NodeMask {
+  unsigned long bits[(kMaxNode + 1) / (8 * sizeof(unsigned long))] = {};
+  explicit NodeMask(int node) { bits[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long))); }
+  static constexpr unsigned long max_node() { return kMaxNode + 1; }
+};
+
+long sys_mbind(void* addr, size_t len, int mode, const unsigned long* mask, unsigned long maxnode, unsigned flags) {
+  return syscall(SYS_mbind, addr, len, mode, mask, maxnode, flags);
+}
+
+long sys_move_pages(unsigned long count, void** pages, const int* nodes, int* status, int flags) {
+  return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+
+// Decides, per move call, whether the injection refuses it.
+bool injected_failure(int node) {
+  if (g_faults.fast_full && node == g_fast_node) return true;
+  if (!g_faults.move_fail_percent) return false;
+  uint64_t n = g_move_calls.fetch_add(1, std::memory_order_relaxed);
+  uint64_t x = (n + 1) * 0x9E3779B97F4A7C15ULL;
+  x ^= x >> 31;
+  return x % 100 < g_faults.move_fail_percent;
+}
+
+void injected_delay() {
+  if (!g_faults.move_delay_ms) return;
+  timespec ts{static_cast<time_t>(g_faults.move_delay_ms / 1000), static_cast<long>(g_faults.move_delay_ms % 1000) * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+}  // namespace
+
+void set_fault_injection(const FaultInjection& f, int fast_node) {
+  g_faults = f;
+  g_fast_node = fast_node;
+}
+
+const FaultInjection& fault_injection() { return g_faults; }
+
+int prefer_node(void* addr, size_t len, int node) {
+  if (node < 0 || node > kMaxNode) return -EINVAL;
+  if (g_faults.fast_full && node == g_fast_node) return -ENOMEM;
+  NodeMask m(node);
+  int saved = errno;
+  long rc = sys_mbind(addr, len, kMpolPreferred, m.bits, NodeMask::max_node(), 0);
+  int err = rc == 0 ? 0 : -errno;
+  errno = saved;
+  return err;
+}
+
+bool push_preference(int node, SavedPolicy* saved) {
+  *saved = SavedPolicy{};
+  if (node < 0 || node > kMaxNode) return false;
+  if (g_faults.fast_full && node == g_fast_node) return false;
+  int err = errno;
+  if (syscall(SYS_get_mempolicy, &saved->mode, saved->mask, sizeof(saved->mask) * 8, nullptr, 0) != 0) {
+    errno = err;
+    return false;
+  }
+  NodeMask m(node);
+  bool ok = syscall(SYS_set_mempolicy, kMpolPreferred, m.bits, NodeMask::max_node()) == 0;
+  saved->saved = ok;
+  errno = err;
+  return ok;
+}
+
+void pop_preference(const SavedPolicy& saved) {
+  if (!saved.saved) return;
+  int err = errno;
+  // MPOL_DEFAULT (0) takes no mask.
+  syscall(SYS_set_mempolicy, saved.mode, saved.mode ? saved.mask : nullptr, saved.mode ? sizeof(saved.mask) * 8 : 0);
+  errno = err;
+}
+
+int query_nodes(uintptr_t* pages, size_t count, int* nodes) {
+  int saved = errno;
+  long rc = sys_move_pages(count, reinterpret_cast<void**>(pages), nullptr, nodes, 0);
+  int err = rc < 0 ? -errno : 0;
+  errno = saved;
+  return err;
+}
+
+int node_of_page(uintptr_t page) {
+  int node = -1;
+  int err = query_nodes(&page, 1, &node);
+  return err ? err : node;
+}
+
+MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, int* status, int* nodes,
+                      size_t cap) {
+  MoveResult r;
+  uintptr_t start = addr & ~(kPage - 1);
+  uintptr_t end = (addr + len + kPage - 1) & ~(kPage - 1);
+  injected_delay();
+  int saved = errno;
+  for (uintptr_t p = start; p < end;) {
+    size_t n = 0;
+    for (; p < end && n < cap; p += kPage, ++n) {
+      pages[n] = p;
+      nodes[n] = node;
+      status[n] = 0;
+    }
+    if (injected_failure(node)) {
+      r.pages_failed += n;
+      continue;
+    }
+    long rc = sys_move_pages(n, reinterpret_cast<void**>(pages), nodes, status, kMpolMfMoveAll);
+    if (rc < 0) {
+      r.error = -errno;
+      r.pages_failed += n;
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (status[i] == node) ++r.pages_moved;
+      else if (status[i] == -ENOENT) ++r.pages_absent;
+      else ++r.pages_failed;
+    }
+  }
+  errno = saved;
+  return r;
+}
+
+MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
+  MoveResult r;
+  uintptr_t start = addr & ~(kPage - 1);
+  uintptr_t end = (addr + len + kPage - 1) & ~(kPage - 1);
+  uint64_t pages = (end - start) / kPage;
+  injected_delay();
+  if (injected_failure(node)) {
+    r.pages_failed = pages;
+    return r;
+  }
+  NodeMask m(node);
+  int saved = errno;
+  // STRICT: the call says (EIO) when some page would not move; the range keeps the policy either way,
+  // so pages touched later land on `node`.
+  long rc = sys_mbind(reinterpret_cast<void*>(start), end - start, kMpolPreferred, m.bits, NodeMask::max_node(),
+                      kMpolMfMove | kMpolMfStrict);
+  if (rc == 0) {
+    r.pages_moved = pages;
+  } else if (errno == EIO) {
+    r.pages_failed = 1;  // some pages stayed; the call does not say how many
+    r.pages_moved = pages - 1;
+  } else {
+    r.error = -errno;
+    r.pages_failed = pages;
+  }
+  errno = saved;
+  return r;
+}
+
+}  // namespace sentinel::numa

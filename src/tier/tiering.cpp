@@ -1,0 +1,336 @@
+#include "tiering.h"
+
+#include "arena.h"
+#include "log.h"
+#include "vm_region.h"
+
+namespace sentinel {
+
+namespace {
+
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+inline uint64_t token_hash(uint32_t site, uint64_t size) { return mix(size * 0x9E3779B97F4A7C15ULL ^ site); }
+inline uint64_t identity_hash(uint32_t site, uint64_t size, uint32_t k) { return mix(token_hash(site, size) ^ (uint64_t{k} << 40)); }
+
+uint32_t table_capacity(uint32_t n) {
+  uint32_t c = 16;
+  while (c < 2 * n) c <<= 1;
+  return c;
+}
+
+constexpr uint32_t kSlotShift = 28;
+constexpr uint32_t kEntryMask = (1u << kSlotShift) - 1;
+
+}  // namespace
+
+void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log) {
+  cfg_ = cfg;
+  arena_ = arena;
+  log_ = log;
+  enabled_ = cfg.mode == Mode::run;
+  if (!enabled_) return;
+  TierNodes tn = choose_tier_nodes(topo, cfg.fast_node, cfg.slow_node);
+  fast_node_ = tn.fast;
+  slow_node_ = tn.slow;
+  if (tn.problem) {
+    LineBuf b;
+    b.str(tn.problem).str("; plans are made as a dry run, nothing is moved");
+    log_line(LogLevel::error, b);
+    slow_node_ = -1;
+  }
+  dry_run_ = fast_node_ < 0 || slow_node_ < 0;
+  if (const NodeInfo* f = topo.node(fast_node_)) fast_free_at_start_ = f->free_bytes;
+  log_capacity_ = cfg.max_objects;
+  log_entry_ = static_cast<uint32_t*>(vm_map_lazy((log_capacity_ ? log_capacity_ : 1) * sizeof(uint32_t)));
+  if (!log_entry_) {
+    log_line(LogLevel::error, "cannot map the tiering tables; run mode tracks and profiles only");
+    enabled_ = false;
+    return;
+  }
+  numa::set_fault_injection(cfg.faults, fast_node_);
+}
+
+uint64_t Tiering::resolve_auto_budget() const { return fast_free_at_start_ / 10 * 9; }
+
+void Tiering::on_locked() {
+  if (!enabled_ || dry_run_ || migrator_started_ || in_child_) return;
+  migrator_started_ = true;
+  if (!migrator_.start(arena_, fast_node_, slow_node_, cfg_.move_method)) {
+    LineBuf b;
+    b.str("cannot start the migrator thread (").str(strerror(errno)).str("); plans are made as a dry run");
+    log_line(LogLevel::error, b);
+    dry_run_ = true;
+  }
+}
+
+int32_t Tiering::slot_of_phase(uint16_t phase) const {
+  if (!phase) return -1;
+  uint32_t n = plan_count();
+  for (uint32_t i = 0; i < n; ++i)
+    if (slots_[i].phase == phase) return static_cast<int32_t>(i);
+  return -1;
+}
+
+uint32_t Tiering::find_entry(const PlanSlot& s, uint32_t site, uint64_t size, uint32_t k) const {
+  if (!s.keys) return UINT32_MAX;
+  for (uint32_t i = static_cast<uint32_t>(identity_hash(site, size, k)) & s.key_mask;; i = (i + 1) & s.key_mask) {
+    const IdentityKey& key = s.keys[i];
+    if (!key.entry_plus_one) return UINT32_MAX;
+    if (key.site == site && key.size == size && key.k == k) return key.entry_plus_one - 1;
+  }
+}
+
+Tiering::TokenEntry* Tiering::find_token(const PlanSlot& s, uint32_t site, uint64_t size) const {
+  if (!s.tokens) return nullptr;
+  for (uint32_t i = static_cast<uint32_t>(token_hash(site, size)) & s.token_mask;; i = (i + 1) & s.token_mask) {
+    TokenEntry& t = s.tokens[i];
+    if (!t.m) return nullptr;
+    if (t.site == site && t.size == size) return &t;
+  }
+}
+
+bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
+  uint32_t n = p.identity_count;
+  uint32_t cap = table_capacity(n);
+  s.keys = static_cast<IdentityKey*>(vm_map_lazy(cap * sizeof(IdentityKey)));
+  s.tokens = static_cast<TokenEntry*>(vm_map_lazy(cap * sizeof(TokenEntry)));
+  s.states = static_cast<EntryState*>(vm_map_lazy((n ? n : 1) * sizeof(EntryState)));
+  if (!s.keys || !s.tokens || !s.states) return false;
+  s.key_mask = cap - 1;
+  s.token_mask = cap - 1;
+  for (uint32_t e = 0; e < n; ++e) s.states[e].state.store(EntryState::kNone, std::memory_order_relaxed);
+  for (uint32_t e = 0; e < n; ++e) {
+    const sentinel_identity& id = p.identities[e];
+    if ((id.flags & SENTINEL_IDENTITY_OUTSIDE) || id.occurrence == SENTINEL_NO_ORDINAL) continue;
+    for (uint32_t i = static_cast<uint32_t>(identity_hash(id.site, id.size, id.occurrence)) & s.key_mask;;
+         i = (i + 1) & s.key_mask) {
+      IdentityKey& key = s.keys[i];
+      if (key.entry_plus_one) {
+        if (key.site == id.site && key.size == id.size && key.k == id.occurrence) break;  // duplicate: first wins
+        continue;
+      }
+      key = IdentityKey{id.site, id.occurrence, id.size, e + 1, 0};
+      break;
+    }
+    bool fast = s.plan.entries[e].flags & SENTINEL_PLAN_BIRTH_FAST;
+    for (uint32_t i = static_cast<uint32_t>(token_hash(id.site, id.size)) & s.token_mask;; i = (i + 1) & s.token_mask) {
+      TokenEntry& t = s.tokens[i];
+      if (t.m && !(t.site == id.site && t.size == id.size)) continue;
+      if (!t.m) {
+        t.site = id.site;
+        t.size = id.size;
+      }
+      ++t.m;
+      if (fast) t.fast_mask |= uint64_t{1} << (id.occurrence < 63 ? id.occurrence : 63);
+      break;
+    }
+  }
+  for (uint32_t i = 0; i <= s.token_mask; ++i) {
+    TokenEntry& t = s.tokens[i];
+    if (!t.m) continue;
+    uint64_t all = t.m >= 64 ? ~uint64_t{0} : (uint64_t{1} << t.m) - 1;
+    t.mixed = (t.fast_mask & all) != 0 && (t.fast_mask & all) != all;
+  }
+  return true;
+}
+
+// Objects alive now that the plan names (weights, optimizer state, data born outside steps; the
+// current step's instances) become the plan's: the migrator moves them at the next boundary.
+void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
+  PlanSlot& s = slots_[slot];
+  if (!p.identity_objects) return;
+  for (uint32_t e = 0; e < p.identity_count; ++e) {
+    uint32_t li = p.identity_objects[e];
+    if (li == kNoLogIndex || li >= log_capacity_) continue;
+    const sentinel_object* o = log_->at(li);
+    if (o->death_seq != UINT64_MAX || o->kind != SENTINEL_KIND_HEAP || log_entry_[li]) continue;
+    unsigned cls;
+    uint32_t index;
+    Slot* sl = arena_->owns(reinterpret_cast<void*>(o->address))
+                   ? arena_->locate(reinterpret_cast<void*>(o->address), &cls, &index)
+                   : nullptr;
+    if (!sl || sl->user.load(std::memory_order_acquire) != o->address) continue;
+    uint8_t tier = sl->tier.load(std::memory_order_relaxed);
+    log_entry_[li] = (slot << kSlotShift) | (e + 1);
+    s.states[e].born(o->address, o->size, tier);
+    if (tier == kTierFast) migrator_.add_fast_bytes(static_cast<int64_t>(o->size));
+  }
+}
+
+bool Tiering::on_profiled(const PhaseProfileView& p) {
+  if (!enabled_) return false;
+  uint32_t slot = plan_count();
+  if (slot >= kMaxPlans || slot_of_phase(static_cast<uint16_t>(p.phase)) >= 0) {
+    if (!reported_failure_) log_line(LogLevel::warn, "more phases than plans can be kept (16); later phases follow the fallback");
+    reported_failure_ = true;
+    return false;
+  }
+  PlanSlot& s = slots_[slot];
+  PlanInput in;
+  in.phase = p.phase;
+  in.intervals = p.intervals;
+  in.identities = p.identities;
+  in.identity_count = p.identity_count;
+  in.touches = p.touches;
+  in.touch_count = p.touch_count;
+  in.profiled_steps = p.profiled_steps ? p.profiled_steps : 1;
+  in.interval_ns = p.interval_ns;
+  in.migrate_bytes_per_s = migrator_.bandwidth();
+  in.policy = static_cast<sentinel_policy>(cfg_.policy);
+  if (cfg_.fast_auto) in.budget.bytes = resolve_auto_budget();
+  else if (cfg_.fast_share_ppm) in.budget.share_ppm = cfg_.fast_share_ppm;
+  else in.budget.bytes = cfg_.fast_bytes;
+  in.flags = (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (cfg_.fast_share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0) |
+             (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
+  const char* error = nullptr;
+  if (!s.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.scratch, &s.plan, &error) || !build_tables(s, p)) {
+    LineBuf b;
+    b.str("phase ").u64(p.phase).str(" could not be planned (").str(error ? error : "out of memory");
+    b.str("); its objects follow the fallback");
+    log_line(LogLevel::warn, b);
+    return false;
+  }
+  s.phase = p.phase;
+  s.exec = ExecPlan{p.phase, p.intervals, s.plan.entries, s.states, s.plan.entry_count, false};
+  adopt_live_objects(slot, p);
+  if (!first_budget_) first_budget_ = s.plan.header.fast_budget_bytes;
+  migrator_.set_plan(slot, &s.exec);
+  if (!dry_run_ && !placing_.load(std::memory_order_relaxed)) {
+    arena_->set_tier_nodes(fast_node_, slow_node_);
+    placing_.store(true, std::memory_order_release);
+  }
+  plan_count_.store(slot + 1, std::memory_order_release);
+  const sentinel_plan_header& h = s.plan.header;
+  LineBuf b;
+  if (dry_run_) b.str("dry run (no slow node): ");
+  b.str("phase ").u64(p.phase).str(" planned: ").str(policy_name(h.policy)).str(", budget ").bytes(h.fast_budget_bytes);
+  b.str(" of a ").bytes(h.footprint_peak_bytes).str(" peak, ").u64(p.identity_count).str(" identities, predicted fast-hit share ");
+  b.u64(h.predicted_hit_ppm / 10000).chr('.').u64(h.predicted_hit_ppm / 100 % 100 / 10).u64(h.predicted_hit_ppm / 100 % 10).chr('%');
+  if (dry_run_) b.str("; nothing is moved");
+  // A dry run is said on stderr at the default level (the user asked for placement and gets none).
+  log_line(dry_run_ && slot == 0 ? LogLevel::warn : LogLevel::info, b);
+  return true;
+}
+
+void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index,
+                            uintptr_t address, uint8_t tier, bool pinned) {
+  if (!enabled_ || !plan_count()) return;
+  if (pinned) {
+    ++pinned_objects_;
+    pinned_bytes_ += size;
+  }
+  int32_t slot = slot_of_phase(phase);
+  uint32_t e = slot >= 0 && k != SENTINEL_NO_ORDINAL ? find_entry(slots_[slot], site, size, k) : UINT32_MAX;
+  if (e == UINT32_MAX) {
+    ++fallback_objects_;
+    fallback_bytes_ += size;
+    return;
+  }
+  if (tier == kTierFast) ++born_fast_;
+  else ++born_slow_;
+  if (pinned || log_index == kNoLogIndex || log_index >= log_capacity_) return;  // never moved
+  PlanSlot& s = slots_[slot];
+  EntryState& st = s.states[e];
+  if (EntryState::tier_of(st.state.load(std::memory_order_acquire)) != EntryState::kNone) {
+    // An older instance still lives (a reordered free): it leaves the plan, this one takes its place.
+    uint8_t old = st.died();
+    if (old == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(st.size.load(std::memory_order_relaxed)));
+  }
+  log_entry_[log_index] = (static_cast<uint32_t>(slot) << kSlotShift) | (e + 1);
+  st.born(address, size, tier);
+  if (tier == kTierFast) migrator_.add_fast_bytes(static_cast<int64_t>(size));
+}
+
+void Tiering::on_free(uint32_t log_index) {
+  if (!enabled_ || log_index == kNoLogIndex || log_index >= log_capacity_) return;
+  uint32_t v = log_entry_[log_index];
+  if (!v) return;
+  log_entry_[log_index] = 0;
+  PlanSlot& s = slots_[v >> kSlotShift];
+  EntryState& st = s.states[(v & kEntryMask) - 1];
+  if (st.address.load(std::memory_order_relaxed) != log_->at(log_index)->address) return;
+  uint64_t size = st.size.load(std::memory_order_relaxed);
+  if (st.died() == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(size));
+}
+
+void Tiering::on_step_start(uint16_t phase) {
+  if (!enabled_) return;
+  int32_t slot = slot_of_phase(phase);
+  active_slot_.store(slot, std::memory_order_release);
+  if (slot < 0) return;
+  PlanSlot& s = slots_[slot];
+  for (uint32_t i = 0; i <= s.token_mask; ++i)
+    if (s.tokens[i].mixed) s.tokens[i].next_k.store(0, std::memory_order_relaxed);
+}
+
+void Tiering::on_interval(uint16_t phase, uint64_t step, uint32_t interval) {
+  if (!enabled_ || dry_run_) return;
+  int32_t slot = slot_of_phase(phase);
+  if (slot >= 0) migrator_.post_boundary(static_cast<uint32_t>(slot), step, interval);
+}
+
+void Tiering::on_phase_left() {
+  if (!enabled_) return;
+  active_slot_.store(-1, std::memory_order_release);
+  if (!dry_run_) migrator_.post_idle();
+}
+
+uint8_t Tiering::birth_tier(uint32_t site, uint64_t size) {
+  if (!placing_.load(std::memory_order_acquire)) return kTierFast;
+  int32_t slot = active_slot_.load(std::memory_order_acquire);
+  if (slot < 0) return kTierSlow;  // the fallback
+  TokenEntry* t = find_token(slots_[slot], site, size);
+  if (!t) return kTierSlow;
+  uint32_t k = t->mixed ? t->next_k.fetch_add(1, std::memory_order_relaxed) : 0;
+  return (t->fast_mask >> (k < 63 ? k : 63)) & 1 ? kTierFast : kTierSlow;
+}
+
+int Tiering::pinned_node(uint32_t site, uint64_t size) {
+  if (!enabled_ || dry_run_ || !placing_.load(std::memory_order_acquire)) return -1;
+  return birth_tier(site, size) == kTierFast ? fast_node_ : slow_node_;
+}
+
+void Tiering::after_fork_child() {
+  in_child_ = true;
+  migrator_.forget();
+  // A child's allocations are not the parent's step: nothing is placed or moved there.
+  placing_.store(false, std::memory_order_release);
+  active_slot_.store(-1, std::memory_order_release);
+  dry_run_ = true;
+}
+
+void Tiering::stop() { migrator_.stop(); }
+
+sentinel_tiering Tiering::record() const {
+  sentinel_tiering t{};
+  t.policy = cfg_.policy;
+  t.fast_node = fast_node_;
+  t.slow_node = slow_node_;
+  t.flags = (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (cfg_.fast_share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0) |
+            (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
+  t.fast_budget_bytes = first_budget_;
+  t.budget_share_ppm = cfg_.fast_share_ppm;
+  t.move_method = migrator_.method() == MoveMethod::mbind ? 1 : 0;
+  t.migrate_bytes_per_s = migrator_.bandwidth();
+  t.fallback_objects = fallback_objects_;
+  t.fallback_bytes = fallback_bytes_;
+  t.pinned_objects = pinned_objects_;
+  t.pinned_bytes = pinned_bytes_;
+  t.fast_peak_bytes = migrator_.fast_peak_bytes();
+  t.migrated_bytes = migrator_.migrated_bytes();
+  t.late_migrations = migrator_.late();
+  t.failed_pages = migrator_.failed_pages();
+  t.raced_frees = migrator_.raced_frees();
+  t.placed_at_birth_fast = born_fast_;
+  t.placed_at_birth_slow = born_slow_;
+  return t;
+}
+
+}  // namespace sentinel

@@ -1,0 +1,143 @@
+// Tiering in run mode: turns each profiled phase into a plan (the planner, planner.h) and carries it
+// out — at allocation (the tier an object is born on), in the sequencer (which instance is which
+// identity, where the step is) and on the migrator's thread (moves at interval boundaries).
+//
+// Who calls what:
+// - the tracked path: birth_tier() (lock-free table lookups; no plan: the kernel's default node);
+// - the sequencer, under its lock: on_profiled(), on_allocation(), on_free(), on_interval(),
+//   on_step_start(), on_phase_left();
+// - the runtime: init() at start, after_fork_child(), stop() at exit.
+//
+// Objects the plan does not know — a new identity, an allocation outside a step, a phase without a
+// plan yet — follow the fallback: the slow node (they can never push the fast tier past its budget),
+// and are counted. Before the first plan nothing is placed (the kernel's first touch, the fast node).
+// With one NUMA node, or no slow node, every phase is still planned and the plan is written to the
+// dump and announced on stderr as a dry run; nothing is placed or moved.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "config.h"
+#include "migrator.h"
+#include "planner.h"
+#include "registry.h"
+#include "sentinel/format.h"
+#include "topology.h"
+
+namespace sentinel {
+
+class Arena;
+
+// What the profiler hands over for one phase (arrays stay valid for the life of the process).
+struct PhaseProfileView {
+  uint32_t phase = 0;
+  uint32_t intervals = 0;
+  uint32_t profiled_steps = 0;
+  const sentinel_identity* identities = nullptr;
+  uint32_t identity_count = 0;
+  const sentinel_touch* touches = nullptr;
+  uint64_t touch_count = 0;
+  const uint64_t* interval_ns = nullptr;    // mean duration per interval
+  const uint32_t* identity_objects = nullptr;  // per identity: the log index of its latest instance
+};
+
+class Tiering {
+ public:
+  static constexpr uint32_t kMaxPlans = Migrator::kMaxPlans;
+
+  // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
+  // or a missing slow node in one line. `log` gives objects' addresses.
+  void init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log);
+  bool enabled() const { return enabled_; }
+  bool dry_run() const { return dry_run_; }
+  int fast_node() const { return fast_node_; }
+  int slow_node() const { return slow_node_; }
+
+  // A phase was locked on: start the migrator now, so its bandwidth probe is done when the plan is made.
+  void on_locked();
+  // A phase's profile is ready: plan it, install the plan. False when planning failed (said once).
+  bool on_profiled(const PhaseProfileView& p);
+
+  // Sequencer side. `tier` is where the slot's pages are.
+  void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
+                     uint8_t tier, bool pinned);
+  void on_free(uint32_t log_index);
+  void on_step_start(uint16_t phase);
+  void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
+  void on_phase_left();
+
+  // The tracked path: the tier a new object of (site, size) is born on.
+  uint8_t birth_tier(uint32_t site, uint64_t size);
+  // A node to place pinned memory on before it is allocated (-1: leave it to the kernel).
+  int pinned_node(uint32_t site, uint64_t size);
+
+  void after_fork_child();
+  void stop();
+  void before_main_exit() { migrator_.stop_and_join(); }
+
+  // ---- for the dump
+  uint32_t plan_count() const { return plan_count_.load(std::memory_order_acquire); }
+  const Plan& plan(uint32_t slot) const { return slots_[slot].plan; }
+  uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
+  const Migrator& migrator() const { return migrator_; }
+  sentinel_tiering record() const;
+
+ private:
+  struct TokenEntry {
+    uint32_t site;
+    uint32_t m;  // identities of (site, size) in the step; 0: empty slot
+    uint64_t size;
+    uint64_t fast_mask;  // bit k: the k-th occurrence is born on the fast node (k >= 64: bit 63)
+    std::atomic<uint32_t> next_k;  // for mixed masks: occurrences seen in this step
+    uint32_t mixed;
+  };
+  struct IdentityKey {
+    uint32_t site;
+    uint32_t k;
+    uint64_t size;
+    uint32_t entry_plus_one;
+    uint32_t pad;
+  };
+  struct PlanSlot {
+    uint32_t phase = 0;
+    PlanScratch scratch;
+    Plan plan;
+    ExecPlan exec;
+    EntryState* states = nullptr;
+    IdentityKey* keys = nullptr;  // (site, size, k) -> entry
+    uint32_t key_mask = 0;
+    TokenEntry* tokens = nullptr;  // (site, size) -> birth tiers
+    uint32_t token_mask = 0;
+  };
+
+  int32_t slot_of_phase(uint16_t phase) const;
+  uint32_t find_entry(const PlanSlot& s, uint32_t site, uint64_t size, uint32_t k) const;
+  TokenEntry* find_token(const PlanSlot& s, uint32_t site, uint64_t size) const;
+  bool build_tables(PlanSlot& s, const PhaseProfileView& p);
+  void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
+  uint64_t resolve_auto_budget() const;
+
+  bool enabled_ = false;
+  bool dry_run_ = true;
+  int fast_node_ = -1, slow_node_ = -1;
+  uint64_t fast_free_at_start_ = 0;
+  Config cfg_{};
+  Arena* arena_ = nullptr;
+  ObjectLog* log_ = nullptr;
+  Migrator migrator_;
+  bool migrator_started_ = false;
+  PlanSlot slots_[kMaxPlans];
+  std::atomic<uint32_t> plan_count_{0};
+  std::atomic<int32_t> active_slot_{-1};  // the plan of the phase the step is in (-1: none)
+  std::atomic<bool> placing_{false};      // a plan was installed with two nodes: births are placed
+  uint32_t* log_entry_ = nullptr;  // log index -> (slot << 28) | (entry + 1); 0: not planned
+  uint64_t log_capacity_ = 0;
+  bool reported_failure_ = false;
+  bool in_child_ = false;
+  // Counters (sequencer side unless noted).
+  uint64_t fallback_objects_ = 0, fallback_bytes_ = 0, pinned_objects_ = 0, pinned_bytes_ = 0;
+  uint64_t born_fast_ = 0, born_slow_ = 0;
+  uint64_t first_budget_ = 0;
+};
+
+}  // namespace sentinel
