@@ -99,6 +99,7 @@ struct SentinelChoice {
   bool grouped = false;
   uint64_t pool_bytes = 0;
   uint32_t trials = 0;
+  bool first_fit = false;  // the first-touch placement was the best candidate
 };
 bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
                    SentinelChoice* choice);

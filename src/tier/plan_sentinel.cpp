@@ -11,7 +11,8 @@ namespace sentinel::plan {
 
 namespace {
 
-constexpr uint32_t kLeads[] = {0, 1, 2, 3, 4, 6, 8};
+constexpr uint32_t kLeads[] = {0, 1, 2, 3, 5, 8};
+constexpr uint32_t kToBirth = UINT32_MAX;  // a lead that reaches back to the birth (born fast)
 constexpr uint32_t kAnyGap = UINT32_MAX;  // resident from the first touch to the last (and around)
 constexpr uint32_t kGaps[] = {kAnyGap, 4, 2, 1, 0};
 
@@ -149,7 +150,7 @@ struct Planner {
     } else {
       // The lead: move-ins start `lead` intervals ahead, but never before the birth of an object
       // born in the step (it is then born fast), and never more than the whole timeline.
-      uint32_t ahead = u.cyclic ? lead : (lead < a ? lead : a);
+      uint32_t ahead = u.cyclic ? (lead == kToBirth ? 0 : lead) : (lead < a ? lead : a);
       if (ahead + (b - a) + 1 > u.len) ahead = u.len - (b - a) - 1;
       for (uint32_t p = 0; p <= (b - a) + ahead; ++p) s.mask |= bit(abs(u, (a + u.len - ahead + p) % u.len));
     }
@@ -157,8 +158,10 @@ struct Planner {
     list[(*n)++] = s;
   }
 
-  // Residencies of every unit: touched runs merged across gaps of at most `gap` intervals.
-  size_t initial_segments(uint32_t lead, uint32_t gap) {
+  // Residencies of every unit: touched runs merged across gaps of at most `gap` intervals. With
+  // `from_birth`, the first residency of an object born in the step starts at its birth: it is born
+  // fast instead of being moved in later (no move, no lateness, more fast-memory time).
+  size_t initial_segments(uint32_t lead, uint32_t gap, bool from_birth) {
     size_t n = 0;
     for (uint32_t ui = 0; ui < unit_count; ++ui) {
       const Unit& u = units[ui];
@@ -186,12 +189,16 @@ struct Planner {
           add_segment(segs, &n, ui, 0, u.len - 1, 0, runs > 1 ? 0 : 1);
           break;
         }
-        add_segment(segs, &n, ui, a, b, lead, runs > 1 ? 0 : (b > a ? 1 : 2));
+        const bool first = !u.cyclic && from_birth && n_before(n, ui);
+        add_segment(segs, &n, ui, a, b, first ? kToBirth : lead, runs > 1 ? 0 : (b > a ? 1 : 2));
         p = b + 1;
       }
     }
     return n;
   }
+
+  // True when the unit has no residency in segs[0..n) yet.
+  bool n_before(size_t n, uint32_t ui) const { return n == 0 || segs[n - 1].unit != ui; }
 
   // A rejected residency split one level finer: into its touched runs, or a run into its intervals.
   void split(const Segment& s, uint32_t lead, size_t* n) {
@@ -248,6 +255,14 @@ struct Planner {
     }
   }
 };
+
+// The ordering of candidate schedules: more touched bytes while fast, then fewer bytes moved, then
+// fewer moves; on a tie the earlier candidate stays.
+bool wins(const Outcome& o, const Outcome& best) {
+  if (o.hit_bytes != best.hit_bytes) return o.hit_bytes > best.hit_bytes;
+  if (o.moved_bytes != best.moved_bytes) return o.moved_bytes < best.moved_bytes;
+  return o.moves < best.moves;
+}
 
 }  // namespace
 
@@ -327,9 +342,11 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
       pl.build_units(eligible, g == 1);
       for (uint32_t lead : kLeads) {
         if (lead && lead >= m.n) continue;
-        for (uint32_t gap : kGaps) {
+        for (uint32_t trial_no = 0; trial_no < 2 * (sizeof kGaps / sizeof kGaps[0]); ++trial_no) {
+          const uint32_t gap = kGaps[trial_no / 2];
+          const bool from_birth = trial_no % 2 == 1;
           if (gap != kAnyGap && gap >= m.n) continue;
-          const size_t n = pl.initial_segments(lead, gap);
+          const size_t n = pl.initial_segments(lead, gap, from_birth);
           pl.fill(n, lead, cap);
           for (uint32_t i = 0; i < m.count; ++i) trial[i] = trial_pool[i] ? m.items[i].alive : 0;
           for (uint32_t u = 0; u < pl.unit_count; ++u)
@@ -340,11 +357,7 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
           Outcome o;
           if (!evaluate(m, trial, trial_pool, reserved, scratch, &o, nullptr)) return false;
           ++choice->trials;
-          const bool win = !have || o.hit_bytes > best.hit_bytes ||
-                           (o.hit_bytes == best.hit_bytes &&
-                            (o.moved_bytes < best.moved_bytes ||
-                             (o.moved_bytes == best.moved_bytes && o.moves < best.moves)));
-          if (!win) continue;
+          if (have && !wins(o, best)) continue;
           have = true;
           best = o;
           choice->lead = lead;
@@ -359,8 +372,20 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
       }
     }
   }
-  if (!have)
-    for (uint32_t i = 0; i < m.count; ++i) masks[i] = pool[i] = 0;
+  // The last candidate: no pool and no moves, every object placed at birth while it fits (what a
+  // first-touch allocator does). It wins only where no schedule above is better under the model.
+  for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
+  if (!plan_first_touch(m, scratch, trial)) return false;
+  Outcome o;
+  if (!evaluate(m, trial, trial_pool, 0, scratch, &o, nullptr)) return false;
+  ++choice->trials;
+  if (!have || wins(o, best)) {
+    *choice = SentinelChoice{0, m.n, false, 0, choice->trials, true};
+    for (uint32_t i = 0; i < m.count; ++i) {
+      masks[i] = trial[i];
+      pool[i] = 0;
+    }
+  }
   scratch.rewind(mark);
   return true;
 }

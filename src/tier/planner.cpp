@@ -135,6 +135,7 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   out->gap_intervals = choice.gap;
   out->grouped = choice.grouped ? 1 : 0;
   out->trials = choice.trials;
+  out->first_fit = choice.first_fit ? 1 : 0;
   out->touched_bytes = m.total_touched / m.profiled_steps;
   out->fast_hit_bytes = o.hit_bytes / m.profiled_steps;
   return true;

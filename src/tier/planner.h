@@ -84,6 +84,7 @@ struct Plan {
   uint32_t gap_intervals = 0;        // sentinel: longest untouched gap kept resident (the migration interval)
   uint32_t grouped = 0;              // sentinel: 1 when co-allocation groups were planned as units
   uint32_t trials = 0;               // sentinel: candidate schedules the test and trial evaluated
+  uint32_t first_fit = 0;            // sentinel: 1 when placing at first touch won the trial
   uint64_t touched_bytes = 0;        // bytes touched per profiled step (sum over identities)
   uint64_t fast_hit_bytes = 0;       // of those, touched while fast (the model): hit share = ratio
 };
