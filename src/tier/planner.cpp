@@ -71,7 +71,7 @@ size_t plan_scratch_bytes(const PlanInput& in) {
   const size_t n = in.intervals > plan::kMaxIntervals ? plan::kMaxIntervals : in.intervals;
   // Per identity: the model's item and touched bytes, the sentinel policy's units, unit bytes and two
   // residency lists, the evaluator's move list, and a dozen small arrays; plus alignment slack.
-  const size_t per = 512 + n * (8 + 8 + 2 * 48 + 32) + 2 * 48;
+  const size_t per = 640 + n * (8 + 8 + 2 * 48 + 32) + 2 * 48;
   return c * per + (size_t{1} << 20);
 }
 
@@ -86,7 +86,10 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   uint64_t* masks = scratch.array<uint64_t>(m.count);
   uint8_t* pool = scratch.array<uint8_t>(m.count);
   sentinel_plan_entry* entries = scratch.array<sentinel_plan_entry>(m.count);
-  if (!masks || !pool || !entries) return (*error = oom), false;
+  uint64_t* alive = scratch.array<uint64_t>(m.count);
+  uint64_t* move_in = scratch.array<uint64_t>(m.count);
+  uint64_t* move_out = scratch.array<uint64_t>(m.count);
+  if (!masks || !pool || !entries || !alive || !move_in || !move_out) return (*error = oom), false;
   for (uint32_t i = 0; i < m.count; ++i) pool[i] = 0;
 
   plan::SentinelChoice choice;
@@ -111,6 +114,8 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
     if (pool[i]) e.flags |= SENTINEL_PLAN_POOL;
     e.fast_mask = masks[i];
     e.touch_mask = it.touch;
+    alive[i] = it.alive;
+    plan::move_edges(m, it, masks[i], &move_in[i], &move_out[i]);
   }
   sentinel_plan_header& h = out->header;
   h.phase = in.phase;
@@ -130,6 +135,9 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   h.migrate_bytes_per_s = m.bandwidth;
   out->entries = entries;
   out->entry_count = m.count;
+  out->alive_masks = alive;
+  out->move_in_masks = move_in;
+  out->move_out_masks = move_out;
   out->moves_per_step = o.moves;
   out->late_moves = o.late;
   out->gap_intervals = choice.gap;

@@ -78,6 +78,12 @@ struct Plan {
   sentinel_plan_header header{};
   sentinel_plan_entry* entries = nullptr;  // one per input identity, in input order
   uint32_t entry_count = 0;
+  // Per entry, as the planner modeled it (not part of the PLAN record): the intervals the identity
+  // is alive in, and the intervals at whose start a move to the fast node (in) or the slow node
+  // (out) is issued. A birth on either node and a free are not moves.
+  uint64_t* alive_masks = nullptr;
+  uint64_t* move_in_masks = nullptr;
+  uint64_t* move_out_masks = nullptr;
   // What the cost model found for the chosen schedule (not part of the PLAN record).
   uint32_t moves_per_step = 0;       // object moves, both directions
   uint32_t late_moves = 0;           // move-ins the model expects to finish after the first touch
