@@ -178,6 +178,7 @@ Checked check_plan(const PlanInput& in, const Plan& plan) {
     if (in.touches[t].interval < n) v[in.touches[t].interval] += in.touches[t].bytes;
   }
   std::vector<uint64_t> alive_at(n, 0), fast_at(n, 0);
+  uint64_t moved = 0;
   for (uint32_t i = 0; i < in.identity_count; ++i) {
     const sentinel_identity& d = in.identities[i];
     const sentinel_plan_entry& e = plan.entries[i];
@@ -200,6 +201,10 @@ Checked check_plan(const PlanInput& in, const Plan& plan) {
     }
     uint64_t into, out;
     edges(in, l, e.fast_mask, &into, &out);
+    CHECK(plan.alive_masks[i] == l.alive);
+    CHECK(plan.move_in_masks[i] == into);
+    CHECK(plan.move_out_masks[i] == out);
+    moved += d.size * static_cast<uint64_t>(__builtin_popcountll(into) + __builtin_popcountll(out));
     if (d.lifetime == SENTINEL_LIFE_SHORT) CHECK((into | out) == 0);  // never moved
     if (d.flags & SENTINEL_IDENTITY_PINNED) CHECK((e.fast_mask == 0 || e.fast_mask == l.alive));
     if (in.policy != SENTINEL_POLICY_SENTINEL && in.policy != SENTINEL_POLICY_HOT) CHECK((into | out) == 0);
@@ -229,6 +234,7 @@ Checked check_plan(const PlanInput& in, const Plan& plan) {
   for (uint32_t k = 0; k < n; ++k) c.peak = std::max(c.peak, alive_at[k]);
   const uint64_t budget = budget_of(in, c.peak);
   CHECK(plan.header.footprint_peak_bytes == c.peak);
+  CHECK(plan.header.moved_bytes_per_step == moved);
   CHECK(plan.header.fast_budget_bytes == budget);
   CHECK(plan.header.intervals == n);
   CHECK(plan.header.policy == static_cast<uint32_t>(in.policy));
