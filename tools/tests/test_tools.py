@@ -617,6 +617,57 @@ def test_plan(a, tmp):
             check(share["all-fast"] == 1.0 and share["all-slow"] == 0.0, f"{os.path.basename(dump)}: all-fast 1, all-slow 0")
             check(share["sentinel"] >= share["first-touch"], f"{os.path.basename(dump)}: sentinel >= first-touch")
 
+
+    # The tiering records in summary (text and JSON) and trace.
+    r = run([view, "summary", "--no-symbols", d("tiered.prof")])
+    print(r.stdout[r.stdout.find("\ntiering"):])
+    check(r.returncode == 0, "summary tiered: exit 0")
+    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 2.70 MiB (25% of the peak)",
+                   "fast-tier peak 2.56 MiB of 2.70 MiB; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
+                   "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
+                   "plan             phase 0, sentinel: lead ",
+                   "placement        measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points)",
+                   "detector         phase 0: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
+        check(needle in r.stdout, f"summary tiered text has {needle!r}")
+    r = run([view, "summary", "--json", "--no-symbols", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    place = sum(4 * MiB * (i + 1) // (i + 2) for i in range(3)) / (4 * MiB * 6)
+    for k, v in {"policy": "sentinel", "fast_budget_bytes": 2834432, "fast_peak_bytes": (j.get("plan") or {"fast_peak_bytes": 0})["fast_peak_bytes"] - 4096,
+                 "migrated_bytes": j.get("plan", {}) and j["plan"]["moved_bytes_per_step"] * 9, "late_migrations": 3,
+                 "failed_pages": 17, "migration_batches": 6}.items():
+        check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
+    check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
+          f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
+    check(abs(j.get("predicted_hit_share", -1) - j["plan"]["predicted_hit_ppm"] / 1e6) < 1e-6, "predicted_hit_share from PLAN")
+    pi = j.get("placement_intervals", [])
+    check([e["interval"] for e in pi] == [0, 1, 2] and pi[1]["late"] == 3 and pi[0]["bytes_to_fast"] == 9 * MiB,
+          f"placement_intervals ({pi[:1]})")
+    check(j.get("tiering", {}).get("raced_frees") == 1 and j["tiering"]["move_method"] == "move_pages", "tiering object")
+    check(len(j.get("detection", [])) == 1 and j["detection"][0]["locked"] and j["detection"][0]["period"] == 6,
+          "detection entries")
+    r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy", 0) is None and j.get("fast_hit_share", 0) is None and j.get("tiering", 0) is None
+          and j.get("migrated_bytes") == 0 and j.get("detection") == [],
+          "summary --json without tiering records: policy and fast_hit_share null")
+    r = run([view, "summary", "--no-symbols", d("nostep.prof")])
+    check(r.returncode == 0 and "detector         phase 0: no training step found among the tracked allocations" in r.stdout
+          and "set SENTINEL_STEP=N" in r.stdout, "summary: the detector's diagnosis when it found no step")
+    trace = os.path.join(tmp, "tiered.json")
+    r = run([view, "trace", "--no-symbols", d("tiered.prof"), "-o", trace])
+    check(r.returncode == 0, "trace tiered: exit 0")
+    with open(trace) as f:
+        t = json.load(f)
+    mig = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat", "").startswith("migration")]
+    names = {e["tid"]: e["args"]["name"] for e in t["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    check(len(mig) == 6 and all(names.get(e["tid"]) == "migrations" for e in mig),
+          f"trace: 6 migration batches on the migrations track ({len(mig)})")
+    late = [e for e in mig if e["args"]["late"]]
+    check(len(late) == 1 and late[0]["cat"] == "migration,late" and late[0]["name"] == "to fast 1.00 MiB (late)"
+          and late[0]["args"]["interval"] == 1 and late[0]["dur"] == 600.0, f"trace: the late batch ({late})")
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in mig)
+    check(all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "trace: migration slices do not overlap")
+
     # Errors: one line, exit 1 for dumps the planner cannot take, 2 for usage.
     for name, needle in [("sample.prof", "the dump has no profile (no PROFILE record"),
                          ("wide.prof", "phase 0 has 70 intervals (the planner takes 1 to 64)"),
@@ -684,7 +735,9 @@ def test_report(a, tmp):
              ("sample.prof", ["footprint-run", "lifetimes"]),
              ("weird.prof", ["footprint-run", "lifetimes"]),
              ("xss.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
-             ("noobjects.prof", ["footprint-run", "lifetimes"])]
+             ("noobjects.prof", ["footprint-run", "lifetimes"]),
+             ("tiered.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes",
+                              "placement-occupancy", "placement-hits"])]
     for name, svgs in cases:
         page = os.path.join(tmp, name + ".html")
         r = run([a.view, "report", "--no-symbols", os.path.join(tmp, name), "-o", page])
@@ -715,6 +768,11 @@ def test_report(a, tmp):
         if name == "xss.prof":
             check("<img" not in dom and "alert(2)</script>" not in dom and "&lt;/script&gt;&lt;img" in dom,
                   "report xss: markup from the dump is text")
+        if name == "tiered.prof":
+            check("<h2>Placement</h2>" in dom and "Measured fast-hit share <b>31.9%</b>, predicted" in dom
+                  and "budget 2.70 MiB</text>" in dom, "report tiered: placement section with budget and shares")
+        if name == "loop.prof":
+            check("No tiering records in this dump" in dom, "report loop: placement section says there is none")
         if name == "demo.prof":
             check(">groups (32)</button>" in dom and 'id="heatmap-identities"' in dom,
                   "report demo: heatmap switch present")

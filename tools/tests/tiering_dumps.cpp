@@ -161,6 +161,17 @@ bool write_tiering_dumps(const std::string& dir) {
   };
   ok &= write_file(dir + "/loop-hot-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
 
+  {  // A run whose allocations never formed a step: only the detector's diagnosis.
+    DumpBuilder d;
+    d.process(99, 1, -1, 10, 2'000'000'010ull, "/usr/bin/python3", {"python3", "odd_loop.py"});
+    sentinel_detection none{};
+    none.flags = SENTINEL_DETECT_NO_STEP;
+    none.noise_allocations = 5000;
+    d.detection({none});
+    d.end();
+    ok &= write_file(dir + "/nostep.prof", d.bytes());
+  }
+
   // A dump whose step has more than 64 intervals: the planner cannot take it.
   auto wide = sentinel::testing::small_loop_spec();
   wide.phases[0].pattern.resize(70, {3, 1ull << 16, 1});
