@@ -1,8 +1,8 @@
 // libFuzzer target over what sentinel-view computes from a parsed dump (tools/analysis.cpp,
 // tools/profile_model.cpp, tools/tiering_model.cpp): the reader checks only the framing, so these
 // must cope with any values (unknown identities and groups, intervals past the table, duplicate
-// ids, absurd periods) without undefined behaviour or memory sized from a value. Checksums are not verified, so mutated payloads
-// reach the models.
+// ids, absurd periods) without undefined behaviour or memory sized from a value. Checksums are not
+// verified, so mutated payloads reach the models.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
