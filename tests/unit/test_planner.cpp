@@ -734,3 +734,35 @@ TEST_CASE("planner: fast-tier sizes as the tools take them", "[planner]") {
                           "17179869184T"})
     CHECK_FALSE(offline::parse_fast_bytes(bad, &b));
 }
+
+// Not a test: make_plan() time on large synthetic profiles. Run: planner-tests "[planner-bench]"
+TEST_CASE("planner time on large profiles", "[.][planner-bench]") {
+  for (uint32_t objects : {500u, 2000u, 8000u}) {
+    for (uint32_t n : {16u, 64u}) {
+      std::mt19937_64 rng(objects * 131 + n);
+      Synth s;
+      s.intervals = n;
+      for (uint32_t o = 0; o < objects; ++o) {
+        const uint64_t size = (1 + rng() % 64) << 16;
+        uint32_t id;
+        if (o % 4 == 0) {
+          id = s.weight(size);
+          s.touch(id, static_cast<uint32_t>(rng() % n), size);
+          s.touch(id, static_cast<uint32_t>(rng() % n), size);
+        } else {
+          const uint32_t b = static_cast<uint32_t>(rng() % n), d = b + static_cast<uint32_t>(rng() % (n - b));
+          id = s.add(size, b == d ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP, b, d);
+          for (uint32_t k = b; k <= d; ++k)
+            if (rng() % 2) s.touch(id, k, size / 2);
+        }
+      }
+      s.interval_ns.assign(n, 2'000'000);
+      for (sentinel_policy pol : kPolicies) {
+        Planned r = run_plan(s.input(pol, FastBudget{0, 200000}));
+        REQUIRE(r.ok);
+        std::printf("%5u identities %2u intervals %-12s %8.1f ms (%u trials)\n", objects, n, policy_name(pol),
+                    r.seconds * 1e3, r.plan.trials);
+      }
+    }
+  }
+}
