@@ -647,7 +647,7 @@ TEST_CASE("planner: bad inputs are refused with a reason", "[planner]") {
   bad.profiled_steps = 0;
   refused(bad, "profiled steps is 0");
   bad = in;
-  bad.policy = static_cast<sentinel_policy>(9);
+  bad.policy = static_cast<sentinel_policy>(7);  // within the enum's range (no UB), not a policy
   refused(bad, "unknown policy");
   bad = in;
   bad.budget = FastBudget{0, 1000001};
