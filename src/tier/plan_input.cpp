@@ -90,20 +90,31 @@ bool parse_fast_bytes(const std::string& text, FastBudget* out) {
     *out = FastBudget{0, static_cast<uint32_t>(std::llround(share * 10000.0))};
     return out->share_ppm > 0;
   }
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 19) return false;
-  const std::string unit = text.substr(digits);
+  // Bytes: the runtime's size syntax (src/base/config.cpp parse_size): digits, then an optional
+  // K/M/G/T (either case), an optional "i" after it and an optional "B".
+  size_t i = 0;
+  uint64_t v = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) return false;
   unsigned shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K" || unit == "KiB") shift = 10;
-  else if (unit == "M" || unit == "MiB") shift = 20;
-  else if (unit == "G" || unit == "GiB") shift = 30;
-  else if (unit == "T" || unit == "TiB") shift = 40;
-  else return false;
-  const unsigned long long v = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
+  if (i < text.size()) {
+    switch (text[i]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      case 't': case 'T': shift = 40; break;
+      default: break;
+    }
+    if (shift) ++i;
+  }
+  if (shift && i < text.size() && (text[i] == 'i' || text[i] == 'I')) ++i;
+  if (i < text.size() && (text[i] == 'b' || text[i] == 'B')) ++i;
+  if (i != text.size()) return false;
   if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = FastBudget{static_cast<uint64_t>(v) << shift, 0};
+  *out = FastBudget{v << shift, 0};
   return true;
 }
 

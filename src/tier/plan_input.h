@@ -25,8 +25,8 @@ struct PlanSource {
 // no INTERVALS table for the phase, or more than 64 intervals.
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
 
-// "4G", "512MiB", "1048576" (bytes, binary units) or "20%", "12.5%" (a share of the peak footprint,
-// at most 100%). False for anything else.
+// Bytes in the runtime's size syntax ("4G", "512MiB", "64kb", "1048576": binary units) or "20%",
+// "12.5%" (a share of the peak footprint, above 0 and at most 100%). False for anything else.
 bool parse_fast_bytes(const std::string& text, FastBudget* out);
 
 // The policy and budget the run used: the TIERING record, else the SENTINEL_POLICY and

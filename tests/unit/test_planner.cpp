@@ -726,12 +726,16 @@ TEST_CASE("planner: fast-tier sizes as the tools take them", "[planner]") {
   CHECK(b.bytes == 512ull << 20);
   REQUIRE(offline::parse_fast_bytes("1048576", &b));
   CHECK(b.bytes == 1048576);
+  REQUIRE(offline::parse_fast_bytes("64kb", &b));  // the runtime's size syntax
+  CHECK(b.bytes == 65536);
+  REQUIRE(offline::parse_fast_bytes("2GB", &b));
+  CHECK(b.bytes == 2ull << 30);
   REQUIRE(offline::parse_fast_bytes("20%", &b));
   CHECK((b.bytes == 0 && b.share_ppm == 200000));
   REQUIRE(offline::parse_fast_bytes("12.5%", &b));
   CHECK(b.share_ppm == 125000);
   for (const char* bad : {"", "%", "0%", "101%", "-1", "4X", "1.5G", "20 %", ".5%", "99999999999999999999",
-                          "17179869184T"})
+                          "17179869184T", "4iB", "4KiBB", "G"})
     CHECK_FALSE(offline::parse_fast_bytes(bad, &b));
 }
 
