@@ -14,7 +14,7 @@ profile: sentinel-view on synthetic format 1.1 dumps (tests/fuzz/training_dump.h
       JSON (valid, one slice per object, no overlapping slices on a track, the counter).
 torch: a 12-step PyTorch loop (no step marks) under sentinel-run --mode profile, then every
       sentinel-view command on the dump the runtime wrote: the detector's steps read 9 to 12, the
-      profile is there, heatmap/trace/report work on it. Exits 77 when torch is missing.
+      profile is there, heatmap/trace/report/plan work on it. Exits 77 when torch is missing.
 plan: sentinel-view plan on format 1.2 dumps (tools/tests/tiering_dumps.cpp) and the recorded
       profile fixtures (tests/fixtures/profiles/): the recorded PLAN recomputed identically, one
       flipped bit reported, the settings taken from TIERING, CONFIG or the command line, the
@@ -855,6 +855,21 @@ def test_torch(a, tmp):
               "trace: one slice per step")
     except (OSError, ValueError) as e:
         check(False, f"trace JSON parses ({e})")
+    share = {}
+    for pol in ["sentinel", "first-touch", "all-slow", "all-fast", "hot"]:
+        r = run([a.view, "plan", "--json", "--policy", pol, dump])
+        if not check(r.returncode == 0, f"plan --policy {pol} on the runtime's dump: exit 0 ({r.stderr.strip()})"):
+            continue
+        pj = json.loads(r.stdout)
+        share[pol] = pj["predicted_hit_share"]
+        check(pj["entry_count"] == j["identity_count"] and pj["budget_share_ppm"] == 200000,
+              f"plan {pol}: every identity planned, the default 20% ({pj['entry_count']}, {pj['budget_share_ppm']})")
+        if pol != "all-fast":
+            check(pj["fast_peak_bytes"] <= pj["fast_budget_bytes"], f"plan {pol}: within the budget")
+    print("plan shares on the runtime's dump:", share)
+    if len(share) == 5:
+        check(share["all-fast"] == 1.0 and share["all-slow"] == 0.0 and share["sentinel"] >= share["first-touch"],
+              "plan: all-fast 1, all-slow 0, sentinel >= first-touch")
     page = os.path.join(tmp, "t.html")
     r = run([a.view, "report", "--no-symbols", dump, "-o", page])
     check(r.returncode == 0 and os.path.getsize(page) > 10000, "report written")
