@@ -3,6 +3,7 @@
 // any schedule (fast mask per item) with the same cost model, whichever policy produced it. Internal
 // to src/tier/plan_*.cpp.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -104,17 +105,11 @@ struct SentinelChoice {
 bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
                    SentinelChoice* choice);
 
-// Deterministic in-place sort (introsort through std::sort: no allocation) of n elements.
-template <typename T, typename Less>
-void sort_items(T* first, size_t n, Less less);
-
-}  // namespace sentinel::plan
-
-#include <algorithm>
-
-namespace sentinel::plan {
+// In-place sort through std::sort (introsort: no allocation, unlike std::stable_sort). Every
+// comparator the planner passes is a strict total order, so the result is the same on every run.
 template <typename T, typename Less>
 void sort_items(T* first, size_t n, Less less) {
   std::sort(first, first + n, less);
 }
+
 }  // namespace sentinel::plan

@@ -43,7 +43,6 @@ struct Segment {
 
 struct Planner {
   const Model& m;
-  PlanScratch& scratch;
   uint32_t* members = nullptr;  // item indices grouped by unit
   Unit* units = nullptr;
   uint64_t* ubytes = nullptr;   // units x n touched bytes
@@ -189,7 +188,7 @@ struct Planner {
           add_segment(segs, &n, ui, 0, u.len - 1, 0, runs > 1 ? 0 : 1);
           break;
         }
-        const bool first = !u.cyclic && from_birth && n_before(n, ui);
+        const bool first = !u.cyclic && from_birth && no_residency_yet(n, ui);
         add_segment(segs, &n, ui, a, b, first ? kToBirth : lead, runs > 1 ? 0 : (b > a ? 1 : 2));
         p = b + 1;
       }
@@ -198,7 +197,7 @@ struct Planner {
   }
 
   // True when the unit has no residency in segs[0..n) yet.
-  bool n_before(size_t n, uint32_t ui) const { return n == 0 || segs[n - 1].unit != ui; }
+  bool no_residency_yet(size_t n, uint32_t ui) const { return n == 0 || segs[n - 1].unit != ui; }
 
   // A rejected residency split one level finer: into its touched runs, or a run into its intervals.
   void split(const Segment& s, uint32_t lead, size_t* n) {
@@ -270,7 +269,7 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
                    SentinelChoice* choice) {
   const size_t mark = scratch.used();
   *choice = SentinelChoice{};
-  Planner pl{m, scratch};
+  Planner pl{m};
   pl.members = scratch.array<uint32_t>(m.count);
   pl.units = scratch.array<Unit>(m.count);
   pl.ubytes = scratch.array<uint64_t>(size_t{m.count} * m.n);
