@@ -132,6 +132,11 @@ RecordedSettings recorded_settings(const fmt::Profile& p) {
     if (parse_fast_bytes(*v, &b)) {
       r.budget = b;
       r.budget_source = "configuration";
+    } else if (*v == "auto") {
+      // The run resolves "auto" from the fast node's free memory at start; offline that would
+      // usually hold the whole footprint, so the study default stays (TIERING, when present, has
+      // the budget the run used).
+      r.budget_source = "default; the run's SENTINEL_FAST_BYTES=auto is resolved at run time";
     }
   }
   if (!p.tiering.empty()) {

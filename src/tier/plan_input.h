@@ -30,8 +30,9 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
 bool parse_fast_bytes(const std::string& text, FastBudget* out);
 
 // The policy and budget the run used: the TIERING record, else the SENTINEL_POLICY and
-// SENTINEL_FAST_BYTES values of the CONFIG record, else sentinel and 20%. *source says which
-// ("TIERING record", "configuration", "default").
+// SENTINEL_FAST_BYTES values of the CONFIG record, else sentinel and 20% (also for
+// SENTINEL_FAST_BYTES=auto, which only the run can resolve). The sources say which ("TIERING
+// record", "configuration", "default...").
 struct RecordedSettings {
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget{0, 200000};

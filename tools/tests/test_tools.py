@@ -592,6 +592,11 @@ def test_plan(a, tmp):
           and j.get("fast_budget_bytes") == 3 << 20 and j.get("budget_source") == "configuration"
           and j.get("recorded_plan", 0) is None and j.get("bandwidth_measured") is False,
           f"SENTINEL_POLICY / SENTINEL_FAST_BYTES from the configuration ({j.get('policy')}, {j.get('fast_budget_bytes')})")
+    r = run([view, "plan", "--json", d("loop-auto-config.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy") == "all-fast" and j.get("budget_share_ppm") == 200000
+          and j.get("budget_source", "").startswith("default; the run's SENTINEL_FAST_BYTES=auto"),
+          f"SENTINEL_FAST_BYTES=auto: the 20% default, said so ({j.get('budget_source')})")
     r = run([view, "plan", "--json", d("loop12.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("policy") == "sentinel" and j.get("budget_share_ppm") == 200000 and j.get("policy_source") == "default",

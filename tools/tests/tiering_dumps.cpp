@@ -160,6 +160,8 @@ bool write_tiering_dumps(const std::string& dir) {
     d.config({"SENTINEL_POLICY=hot", "SENTINEL_FAST_BYTES=3M"});
   };
   ok &= write_file(dir + "/loop-hot-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
+  hot.extra = [](DumpBuilder& d, const LoopDump&) { d.config({"SENTINEL_POLICY=all-fast", "SENTINEL_FAST_BYTES=auto"}); };
+  ok &= write_file(dir + "/loop-auto-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
 
   {  // A run whose allocations never formed a step: only the detector's diagnosis.
     DumpBuilder d;
