@@ -101,6 +101,7 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   field("moved_bytes_per_step", a.moved_bytes_per_step, b.moved_bytes_per_step);
   field("predicted_hit_ppm", a.predicted_hit_ppm, b.predicted_hit_ppm);
   field("migrate_bytes_per_s", a.migrate_bytes_per_s, b.migrate_bytes_per_s);
+  field("flags", a.flags, b.flags);
   std::map<uint32_t, const sentinel_plan_entry*> recorded;
   for (const auto& e : rec.entries) recorded.emplace(e.identity, &e);
   uint64_t differing = 0, missing = 0;

@@ -74,7 +74,7 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   in.profiled_steps = std::max<uint32_t>(steps, 1);
   in.interval_ns = out->interval_ns.empty() ? nullptr : out->interval_ns.data();
   in.migrate_bytes_per_s = p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
-  if (!p.tiering.empty() && (p.tiering.back().flags & SENTINEL_TIER_DRY_RUN)) in.flags |= SENTINEL_TIER_DRY_RUN;
+  if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
   return true;
 }
 

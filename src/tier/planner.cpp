@@ -131,7 +131,7 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
       m.total_touched ? static_cast<uint32_t>(static_cast<unsigned __int128>(o.hit_bytes) * 1000000u /
                                               m.total_touched)
                       : 0;
-  h.flags = in.flags | (in.budget.share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0u);
+  h.flags = (in.flags & ~SENTINEL_TIER_BUDGET_SHARE) | (in.budget.share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0u);
   h.migrate_bytes_per_s = m.bandwidth;
   out->entries = entries;
   out->entry_count = m.count;

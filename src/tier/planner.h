@@ -67,7 +67,9 @@ struct PlanInput {
   uint64_t migrate_bytes_per_s = 0;       // measured move_pages bandwidth (0: unknown, a default is used)
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
-  uint32_t flags = 0;  // SENTINEL_TIER_* to carry into the plan (dry run)
+  // SENTINEL_TIER_* carried into the plan header unchanged: the run's TIERING flags (dry run, NUMA
+  // balancing, fault injection). BUDGET_SHARE is make_plan()'s own: set when budget.share_ppm is.
+  uint32_t flags = 0;
 };
 
 // The bandwidth the cost model assumes when PlanInput::migrate_bytes_per_s is 0 (1 GiB/s: the order

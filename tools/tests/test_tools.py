@@ -629,6 +629,7 @@ def test_plan(a, tmp):
     check(r.returncode == 0, "summary tiered: exit 0")
     for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 2.70 MiB (25% of the peak)",
                    "fast-tier peak 2.56 MiB of 2.70 MiB; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
+                   "kernel NUMA balancing was on (it fights explicit placement)",
                    "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
                    "plan             phase 0, sentinel: lead ",
                    "placement        measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points)",

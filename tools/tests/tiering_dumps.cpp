@@ -37,7 +37,7 @@ sentinel_tiering tiering_of(const sentinel_plan_header& h) {
   t.policy = h.policy;
   t.fast_node = 0;
   t.slow_node = 1;
-  t.flags = SENTINEL_TIER_BUDGET_SHARE;
+  t.flags = SENTINEL_TIER_BUDGET_SHARE | SENTINEL_TIER_BALANCING_ON;
   t.fast_budget_bytes = h.fast_budget_bytes;
   t.budget_share_ppm = 250000;
   t.migrate_bytes_per_s = kBandwidth;
@@ -122,6 +122,7 @@ bool write_tiering_dumps(const std::string& dir) {
   src.in.policy = SENTINEL_POLICY_SENTINEL;
   src.in.budget = sentinel::FastBudget{0, 250000};
   src.in.migrate_bytes_per_s = kBandwidth;
+  src.in.flags = SENTINEL_TIER_BALANCING_ON;  // the run's TIERING flags go into the plan header
   sentinel::PlanScratch scratch;
   sentinel::Plan plan;
   const char* why = nullptr;
