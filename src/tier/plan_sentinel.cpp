@@ -324,7 +324,9 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
 
   Outcome best{};
   bool have = false;
-  for (uint32_t pi = 0; pi < npools; ++pi) {
+  // A schedule that has every touched byte fast and moves nothing cannot be beaten: stop there.
+  auto perfect = [&] { return have && best.hit_bytes == m.total_touched && best.moved_bytes == 0 && best.moves == 0; };
+  for (uint32_t pi = 0; pi < npools && !perfect(); ++pi) {
     // Fill the pool interval by interval, best touched bytes per byte first.
     uint64_t reserved = 0, used[kMaxIntervals] = {};
     for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
@@ -337,11 +339,11 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
     }
     uint64_t cap[kMaxIntervals];
     for (uint32_t k = 0; k < m.n; ++k) cap[k] = m.budget - reserved;
-    for (uint32_t g = 0; g < (any_group ? 2u : 1u); ++g) {
+    for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !perfect(); ++g) {
       pl.build_units(eligible, g == 1);
       for (uint32_t lead : kLeads) {
-        if (lead && lead >= m.n) continue;
-        for (uint32_t trial_no = 0; trial_no < 2 * (sizeof kGaps / sizeof kGaps[0]); ++trial_no) {
+        if ((lead && lead >= m.n) || perfect()) continue;
+        for (uint32_t trial_no = 0; trial_no < 2 * (sizeof kGaps / sizeof kGaps[0]) && !perfect(); ++trial_no) {
           const uint32_t gap = kGaps[trial_no / 2];
           const bool from_birth = trial_no % 2 == 1;
           if (gap != kAnyGap && gap >= m.n) continue;
@@ -373,6 +375,10 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
   }
   // The last candidate: no pool and no moves, every object placed at birth while it fits (what a
   // first-touch allocator does). It wins only where no schedule above is better under the model.
+  if (perfect()) {
+    scratch.rewind(mark);
+    return true;
+  }
   for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
   if (!plan_first_touch(m, scratch, trial)) return false;
   Outcome o;
