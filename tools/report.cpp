@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "json.h"
 #include "profile_model.h"
+#include "report_placement.h"
 #include "sentinel_build_config.h"
 #include "symbolizer.h"
 #include "view.h"
@@ -1189,6 +1190,8 @@ void write_report(std::ostream& s, const Ctx& c) {
     lifetimes_identities(s, c);
   else
     lifetimes_objects(s, c);
+
+  placement_section(s, model_tiering(p));
 
   s << "<h2>Details</h2>\n";
   tables(s, c);

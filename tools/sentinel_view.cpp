@@ -28,6 +28,7 @@ const Command kCommands[] = {
     {"heatmap", cmd_heatmap, "groups (or identities) x intervals: bytes touched, in the terminal"},
     {"report", cmd_report, "one self-contained HTML page with plots and tables (-o FILE.html)"},
     {"trace", cmd_trace, "Chrome trace-event JSON for Perfetto / chrome://tracing (-o FILE.json)"},
+    {"plan", cmd_plan, "the planner's schedule for the profiled phase: node per interval, moves"},
 };
 
 void print_help() {
@@ -108,7 +109,7 @@ int OutputFile::close() {
 
 int main(int argc, char** argv) {
   using namespace sentinel::view;
-  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace)");
+  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace, plan)");
   std::string first = argv[1];
   if (first == "-h" || first == "--help" || first == "help") {
     if (first == "help" && argc > 2) {

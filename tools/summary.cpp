@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "json.h"
 #include "profile_model.h"
+#include "tiering_model.h"
 #include "sentinel_build_config.h"
 #include "shell_quote.h"
 #include "symbolizer.h"
@@ -313,6 +314,7 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
   }
   print_access_text(os, am, o);
+  print_tiering_text(os, model_tiering(p));
 
   auto stats = unique_stats(p);
   if (!stats.empty()) {
@@ -511,6 +513,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << "]}";
   }
   os << "]";
+  print_tiering_json(os, model_tiering(p));
   os << ",\"stats\":{";
   auto stats = unique_stats(p);
   for (size_t i = 0; i < stats.size(); ++i)

@@ -49,6 +49,7 @@ void print_help() {
 constexpr uint32_t kTidSteps = 1;
 constexpr uint32_t kTidIntervals = 2;
 constexpr uint32_t kTidMarks = 3;
+constexpr uint32_t kTidMigrations = 4;  // first migration-batch track (lanes up to kTidObjects)
 constexpr uint32_t kTidObjects = 100;  // first object track
 
 class Writer {
@@ -156,6 +157,10 @@ int cmd_trace(int argc, char** argv) {
     first = std::min(first, m.monotonic_ns);
     last = std::max(last, m.monotonic_ns);
   }
+  for (const auto& b : p.migration_log) {
+    first = std::min(first, b.start_ns);
+    last = std::max({last, b.start_ns, b.end_ns});
+  }
   if (first == UINT64_MAX) first = 0;
   uint64_t t0 = first;
   if (p.process.present && p.process.start_monotonic_ns && p.process.start_monotonic_ns <= first)
@@ -232,6 +237,41 @@ int cmd_trace(int argc, char** argv) {
         << ",\"cat\":\"mark\",\"s\":\"t\",\"ts\":" << w.ts(p.marks[k].monotonic_ns)
         << ",\"args\":{\"seq\":" << p.marks[k].seq << "}";
     w.end();
+  }
+
+  // Migration batches (MIGRATION_LOG): one slice each on the migrator's track; batches that overlap
+  // in time (they should not: one thread issues them) go to further lanes so no two slices overlap.
+  {
+    std::vector<size_t> order(p.migration_log.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return p.migration_log[x].start_ns < p.migration_log[y].start_ns;
+    });
+    std::vector<uint64_t> lane_end;
+    const size_t max_lanes = kTidObjects - kTidMigrations;
+    for (size_t i : order) {
+      const sentinel_migration_batch& b = p.migration_log[i];
+      const uint64_t end = std::max(b.start_ns, b.end_ns);
+      size_t lane = 0;
+      while (lane < lane_end.size() && lane_end[lane] > b.start_ns) ++lane;
+      if (lane == max_lanes) lane = max_lanes - 1;  // absurd overlap: share the last lane
+      if (lane == lane_end.size()) {
+        lane_end.push_back(0);
+        const uint32_t tid = kTidMigrations + static_cast<uint32_t>(lane);
+        w.meta("thread_name", tid, "name", json_quote(lane ? "migrations lane " + std::to_string(lane) : "migrations"));
+        w.meta("thread_sort_index", tid, "sort_index", std::to_string(-200 + static_cast<int>(lane)));
+      }
+      lane_end[lane] = std::max(lane_end[lane], end);
+      const bool to_fast = b.flags & SENTINEL_MIGRATE_TO_FAST, late = b.flags & SENTINEL_MIGRATE_LATE;
+      std::string name = std::string(to_fast ? "to fast " : "to slow ") + human_bytes(b.bytes) + (late ? " (late)" : "");
+      w.begin("X", name, kTidMigrations + static_cast<uint32_t>(lane))
+          << ",\"cat\":\"migration" << (late ? ",late" : "") << "\",\"ts\":" << w.ts(b.start_ns)
+          << ",\"dur\":" << w.dur(b.start_ns, end) << ",\"args\":{\"bytes\":" << b.bytes << ",\"objects\":" << b.objects
+          << ",\"phase\":" << b.phase << ",\"interval\":" << b.interval << ",\"direction\":"
+          << json_quote(to_fast ? "to_fast" : "to_slow") << ",\"late\":" << (late ? "true" : "false")
+          << ",\"failed_pages\":" << b.failed_pages << "}";
+      w.end();
+    }
   }
 
   // Objects: per thread, lanes assigned greedily in birth order (the lowest free lane).

@@ -43,5 +43,6 @@ int cmd_summary(int argc, char** argv);
 int cmd_heatmap(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_trace(int argc, char** argv);
+int cmd_plan(int argc, char** argv);
 
 }  // namespace sentinel::view

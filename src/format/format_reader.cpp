@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 #include <unordered_map>
 
 #include "crc32c.h"
@@ -48,6 +49,23 @@ static_assert(sizeof(sentinel_step_entry) == kStepSize);
 static_assert(sizeof(sentinel_identity) == 64 && kIdentitySize == 56);  // 1.2 appended occurrence, flags
 static_assert(sizeof(sentinel_touch) == kTouchSize);
 static_assert(sizeof(sentinel_group) == 40 && kGroupSize == 32);  // 1.2 appended phase
+// 1.2 sizes: the appended identity and group fields, and the tiering records' entries.
+constexpr size_t kIdentitySize12 = 64;
+constexpr size_t kGroupSize12 = 40;
+constexpr size_t kTieringSize = 128;
+constexpr size_t kPlanHeaderSize = 72;
+constexpr size_t kPlanEntrySize = 24;
+constexpr size_t kMigrationSize = 64;
+constexpr size_t kBatchSize = 48;
+constexpr size_t kPlacementSize = 32;
+constexpr size_t kDetectionSize = 64;
+static_assert(sizeof(sentinel_tiering) == kTieringSize);
+static_assert(sizeof(sentinel_plan_header) == kPlanHeaderSize);
+static_assert(sizeof(sentinel_plan_entry) == kPlanEntrySize);
+static_assert(sizeof(sentinel_migration_entry) == kMigrationSize);
+static_assert(sizeof(sentinel_migration_batch) == kBatchSize);
+static_assert(sizeof(sentinel_placement_entry) == kPlacementSize);
+static_assert(sizeof(sentinel_detection) == kDetectionSize);
 
 uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t load32(const uint8_t* p) {
@@ -147,6 +165,7 @@ class Parser {
     prof_.file_size = b_.size();
     header();
     records();
+    phases_of_old_entries();
     std::sort(prof_.sites.begin(), prof_.sites.end(),
               [](const Site& a, const Site& b) { return a.id < b.id; });
     return std::move(prof_);
@@ -241,7 +260,21 @@ class Parser {
       case SENTINEL_REC_IDENTITIES: return identities(Cursor(payload, poff, "IDENTITIES"));
       case SENTINEL_REC_TOUCHES: return touches(Cursor(payload, poff, "TOUCHES"));
       case SENTINEL_REC_GROUPS: return groups(Cursor(payload, poff, "GROUPS"));
-      case SENTINEL_REC_COUNTERS: return counters(Cursor(payload, poff, "COUNTERS"));
+      case SENTINEL_REC_COUNTERS: {
+        Cursor c(payload, poff, "COUNTERS");
+        return counters(c, nullptr);
+      }
+      case SENTINEL_REC_PHASE_COUNTERS: {
+        Cursor c(payload, poff, "PHASE_COUNTERS");
+        uint32_t phase = c.u32("phase");
+        return counters(c, &phase);
+      }
+      case SENTINEL_REC_TIERING: return tiering(Cursor(payload, poff, "TIERING"));
+      case SENTINEL_REC_PLAN: return plan(Cursor(payload, poff, "PLAN"));
+      case SENTINEL_REC_MIGRATIONS: return migrations(Cursor(payload, poff, "MIGRATIONS"));
+      case SENTINEL_REC_MIGRATION_LOG: return migration_log(Cursor(payload, poff, "MIGRATION_LOG"));
+      case SENTINEL_REC_PLACEMENT: return placement(Cursor(payload, poff, "PLACEMENT"));
+      case SENTINEL_REC_DETECTION: return detection(Cursor(payload, poff, "DETECTION"));
       default: ++prof_.skipped_records; return;
     }
   }
@@ -398,7 +431,12 @@ class Parser {
     c.check_count(at, n, entry, what);
     auto raw = c.bytes(size_t{n} * entry, what);
     reserve_more(out, n);
-    for (uint32_t i = 0; i < n; ++i) out.push_back(decode(raw.data() + size_t{i} * entry));
+    for (uint32_t i = 0; i < n; ++i) {
+      if constexpr (std::is_invocable_v<Decode, const uint8_t*, uint32_t>)
+        out.push_back(decode(raw.data() + size_t{i} * entry, entry));
+      else
+        out.push_back(decode(raw.data() + size_t{i} * entry));
+    }
   }
 
   void steps(Cursor c) {
@@ -444,7 +482,7 @@ class Parser {
   }
 
   void identities(Cursor c) {
-    fixed_entries(c, kIdentitySize, "identity", prof_.identities, [](const uint8_t* p) {
+    fixed_entries(c, kIdentitySize, "identity", prof_.identities, [](const uint8_t* p, uint32_t entry) {
       sentinel_identity d{};
       d.id = load32(p + 0);
       d.site = load32(p + 4);
@@ -457,6 +495,13 @@ class Parser {
       d.lifetime = p[36];
       d.touched_bytes = load64(p + 40);
       d.instances = load32(p + 48);
+      if (entry >= kIdentitySize12) {
+        d.occurrence = load32(p + 56);
+        d.flags = load32(p + 60);
+      } else {  // 1.1: no occurrence; "born outside a step" is what a missing ordinal says
+        d.occurrence = SENTINEL_NO_ORDINAL;
+        d.flags = d.ordinal == SENTINEL_NO_ORDINAL ? SENTINEL_IDENTITY_OUTSIDE : 0;
+      }
       return d;
     });
   }
@@ -474,18 +519,32 @@ class Parser {
   }
 
   void groups(Cursor c) {
-    fixed_entries(c, kGroupSize, "group", prof_.groups, [](const uint8_t* p) {
+    const size_t before = prof_.groups.size();
+    uint32_t size = 0;
+    fixed_entries(c, kGroupSize, "group", prof_.groups, [&size](const uint8_t* p, uint32_t entry) {
       sentinel_group g{};
       g.id = load32(p + 0);
       g.lifetime = p[4];
       g.members = load32(p + 8);
       g.bytes = load64(p + 16);
       g.interval_mask = load64(p + 24);
+      if (entry >= kGroupSize12) g.phase = load32(p + 32);
+      size = entry;
       return g;
     });
+    if (size < kGroupSize12)
+      for (size_t i = before; i < prof_.groups.size(); ++i) old_groups_.push_back(i);
   }
 
-  void counters(Cursor c) {
+  // 1.1 COUNTERS and groups name no phase: they belong to the profiling session, which 1.1 dumps
+  // have one of. Assigned once the whole file is read (PROFILE may come after them).
+  void phases_of_old_entries() {
+    const uint32_t phase = prof_.sessions.empty() ? 0 : prof_.sessions.front().phase;
+    for (size_t i : old_groups_) prof_.groups[i].phase = phase;
+    for (size_t i : old_counters_) prof_.counters[i].phase = phase;
+  }
+
+  void counters(Cursor& c, const uint32_t* phase) {
     uint64_t at = c.offset();
     uint32_t n = c.u32("count");
     uint32_t values = c.u32("counter_count");
@@ -500,8 +559,136 @@ class Parser {
       auto raw = c.bytes(size_t{values} * 8, "counter values");
       s.values.reserve(values);
       for (uint32_t k = 0; k < values; ++k) s.values.push_back(load64(raw.data() + 8 * k));
+      if (phase) s.phase = *phase;
+      else old_counters_.push_back(prof_.counters.size());
       prof_.counters.push_back(std::move(s));
     }
+  }
+
+  // ---- 1.2: tiering records.
+
+  void tiering(Cursor c) {
+    uint64_t eat = c.offset();
+    uint32_t entry = c.u32("entry_size");
+    if (entry < kTieringSize)
+      throw FormatError(eat, cat("TIERING record: entry size ", entry, " is smaller than ", kTieringSize));
+    const uint8_t* p = c.bytes(entry, "tiering").data();
+    sentinel_tiering t{};
+    t.policy = load32(p + 0);
+    t.fast_node = static_cast<int32_t>(load32(p + 4));
+    t.slow_node = static_cast<int32_t>(load32(p + 8));
+    t.flags = load32(p + 12);
+    t.fast_budget_bytes = load64(p + 16);
+    t.budget_share_ppm = load32(p + 24);
+    t.move_method = load32(p + 28);
+    t.migrate_bytes_per_s = load64(p + 32);
+    t.fallback_objects = load64(p + 40);
+    t.fallback_bytes = load64(p + 48);
+    t.pinned_objects = load64(p + 56);
+    t.pinned_bytes = load64(p + 64);
+    t.fast_peak_bytes = load64(p + 72);
+    t.migrated_bytes = load64(p + 80);
+    t.late_migrations = load64(p + 88);
+    t.failed_pages = load64(p + 96);
+    t.raced_frees = load64(p + 104);
+    t.placed_at_birth_fast = load64(p + 112);
+    t.placed_at_birth_slow = load64(p + 120);
+    prof_.tiering.push_back(t);
+  }
+
+  void plan(Cursor c) {
+    uint64_t hat = c.offset();
+    uint32_t hsize = c.u32("header_size");
+    if (hsize < kPlanHeaderSize)
+      throw FormatError(hat, cat("PLAN record: header size ", hsize, " is smaller than ", kPlanHeaderSize));
+    const uint8_t* p = c.bytes(hsize, "plan header").data();
+    PlanRecord r;
+    sentinel_plan_header& h = r.header;
+    h.phase = load32(p + 0);
+    h.policy = load32(p + 4);
+    h.intervals = load32(p + 8);
+    h.lead_intervals = load32(p + 12);
+    h.fast_budget_bytes = load64(p + 16);
+    h.footprint_peak_bytes = load64(p + 24);
+    h.fast_peak_bytes = load64(p + 32);
+    h.fast_pool_bytes = load64(p + 40);
+    h.moved_bytes_per_step = load64(p + 48);
+    h.predicted_hit_ppm = load32(p + 56);
+    h.flags = load32(p + 60);
+    h.migrate_bytes_per_s = load64(p + 64);
+    fixed_entries(c, kPlanEntrySize, "plan entry", r.entries, [](const uint8_t* e) {
+      sentinel_plan_entry x{};
+      x.identity = load32(e + 0);
+      x.flags = load32(e + 4);
+      x.fast_mask = load64(e + 8);
+      x.touch_mask = load64(e + 16);
+      return x;
+    });
+    prof_.plans.push_back(std::move(r));
+  }
+
+  void migrations(Cursor c) {
+    fixed_entries(c, kMigrationSize, "migration", prof_.migrations, [](const uint8_t* p) {
+      sentinel_migration_entry m{};
+      m.phase = load32(p + 0);
+      m.interval = load32(p + 4);
+      m.bytes_to_fast = load64(p + 8);
+      m.bytes_to_slow = load64(p + 16);
+      m.migrate_ns = load64(p + 24);
+      m.moves = load32(p + 32);
+      m.late = load32(p + 36);
+      m.failed_pages = load32(p + 40);
+      m.steps = load32(p + 44);
+      m.fast_bytes_max = load64(p + 48);
+      m.fast_bytes_sum = load64(p + 56);
+      return m;
+    });
+  }
+
+  void migration_log(Cursor c) {
+    fixed_entries(c, kBatchSize, "batch", prof_.migration_log, [](const uint8_t* p) {
+      sentinel_migration_batch b{};
+      b.start_ns = load64(p + 0);
+      b.end_ns = load64(p + 8);
+      b.bytes = load64(p + 16);
+      b.phase = load32(p + 24);
+      b.interval = load32(p + 28);
+      b.objects = load32(p + 32);
+      b.flags = load32(p + 36);
+      b.failed_pages = load32(p + 40);
+      b.reserved = load32(p + 44);
+      return b;
+    });
+  }
+
+  void placement(Cursor c) {
+    fixed_entries(c, kPlacementSize, "placement", prof_.placement, [](const uint8_t* p) {
+      sentinel_placement_entry e{};
+      e.phase = load32(p + 0);
+      e.interval = load32(p + 4);
+      e.touched_bytes = load64(p + 8);
+      e.fast_bytes = load64(p + 16);
+      e.steps = load32(p + 24);
+      e.reserved = load32(p + 28);
+      return e;
+    });
+  }
+
+  void detection(Cursor c) {
+    fixed_entries(c, kDetectionSize, "detection", prof_.detection, [](const uint8_t* p) {
+      sentinel_detection d{};
+      d.phase = load32(p + 0);
+      d.flags = load32(p + 4);
+      d.period = load32(p + 8);
+      d.distinct_tokens = load32(p + 12);
+      d.steps = load64(p + 16);
+      d.noise_allocations = load64(p + 24);
+      d.missing_allocations = load64(p + 32);
+      d.locks = load64(p + 40);
+      d.unlocks = load64(p + 48);
+      d.retracted = load64(p + 56);
+      return d;
+    });
   }
 
   std::span<const uint8_t> b_;
@@ -509,6 +696,8 @@ class Parser {
   Profile prof_;
   std::set<std::pair<std::string, uint64_t>> seen_modules_;
   std::unordered_map<uint32_t, size_t> site_index_;
+  std::vector<size_t> old_groups_;    // groups decoded from 1.1 entries (no phase)
+  std::vector<size_t> old_counters_;  // samples of 1.1 COUNTERS records (no phase)
 };
 
 }  // namespace
@@ -551,6 +740,17 @@ bool Profile::has_profiler_records() const {
          !touches.empty() || !groups.empty() || !counters.empty();
 }
 
+bool Profile::has_tiering_records() const {
+  return !tiering.empty() || !plans.empty() || !migrations.empty() || !migration_log.empty() ||
+         !placement.empty() || !detection.empty();
+}
+
+const PlanRecord* Profile::plan_for(uint32_t phase) const {
+  for (auto it = plans.rbegin(); it != plans.rend(); ++it)
+    if (it->header.phase == phase) return &*it;
+  return nullptr;
+}
+
 const IntervalTable* Profile::intervals_for(uint32_t phase) const {
   for (auto it = intervals.rbegin(); it != intervals.rend(); ++it)
     if (it->phase == phase) return &*it;
@@ -580,6 +780,13 @@ std::string record_type_name(uint32_t type) {
     case SENTINEL_REC_TOUCHES: return "TOUCHES";
     case SENTINEL_REC_GROUPS: return "GROUPS";
     case SENTINEL_REC_COUNTERS: return "COUNTERS";
+    case SENTINEL_REC_PHASE_COUNTERS: return "PHASE_COUNTERS";
+    case SENTINEL_REC_TIERING: return "TIERING";
+    case SENTINEL_REC_PLAN: return "PLAN";
+    case SENTINEL_REC_MIGRATIONS: return "MIGRATIONS";
+    case SENTINEL_REC_MIGRATION_LOG: return "MIGRATION_LOG";
+    case SENTINEL_REC_PLACEMENT: return "PLACEMENT";
+    case SENTINEL_REC_DETECTION: return "DETECTION";
     case SENTINEL_REC_END: return "END";
     default: return cat("type ", type);
   }

@@ -126,12 +126,19 @@ struct ProfileSession {
   std::vector<std::string> counter_names;  // counter_count event names
 };
 
-// One COUNTERS entry: one interval of one profiled step.
+// One COUNTERS or PHASE_COUNTERS entry: one interval of one profiled step.
 struct CounterSample {
+  uint32_t phase = 0;     // PHASE_COUNTERS: as recorded; 1.1 COUNTERS: the PROFILE record's phase
   uint32_t step = 0;      // profiled step index
   uint32_t interval = 0;
   uint64_t duration_ns = 0;
   std::vector<uint64_t> values;  // the record's counter_count deltas
+};
+
+// ---- 1.2: tiering. One PLAN record: a phase's plan.
+struct PlanRecord {
+  sentinel_plan_header header{};
+  std::vector<sentinel_plan_entry> entries;
 };
 
 struct Profile {
@@ -158,10 +165,23 @@ struct Profile {
   std::vector<sentinel_identity> identities;
   std::vector<sentinel_touch> touches;
   std::vector<sentinel_group> groups;
-  std::vector<CounterSample> counters;
+  std::vector<CounterSample> counters;  // COUNTERS and PHASE_COUNTERS, in file order
+
+  // 1.2 (empty in older dumps). Identities gain occurrence and flags, groups their phase (1.1 entries:
+  // occurrence NO_ORDINAL, flags 0 (OUTSIDE when the ordinal says so), phase of the PROFILE record).
+  std::vector<sentinel_tiering> tiering;  // one per TIERING record (the runtime writes one)
+  std::vector<PlanRecord> plans;          // one per PLAN record
+  std::vector<sentinel_migration_entry> migrations;
+  std::vector<sentinel_migration_batch> migration_log;
+  std::vector<sentinel_placement_entry> placement;
+  std::vector<sentinel_detection> detection;
 
   // True when any 1.1 profiler record was seen.
   bool has_profiler_records() const;
+  // True when any 1.2 tiering record (TIERING ... DETECTION) was seen.
+  bool has_tiering_records() const;
+  // The last PLAN record of a phase, nullptr when absent.
+  const PlanRecord* plan_for(uint32_t phase) const;
   // The interval table of a phase (the last INTERVALS record for it), nullptr when absent.
   const IntervalTable* intervals_for(uint32_t phase) const;
 

@@ -7,7 +7,8 @@
 // Its input is the format's own records (include/sentinel/format.h): the phase's identities, their
 // touches, the interval durations and the measured migration bandwidth. Memory comes only from the
 // caller's PlanScratch (mmap'd, no malloc, no exceptions: the core is built without them), so the
-// runtime can call it from any thread without touching the program's heap.
+// runtime can call it from any thread without touching the program's heap. docs/planner.md describes
+// the model, the policies and the guarantees.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,11 @@ class PlanScratch {
   }
   void reset() { used_ = 0; }
   size_t used() const { return used_; }
+  size_t capacity() const { return capacity_; }
+  // Gives back everything allocated after used() returned `mark` (a trial's temporaries).
+  void rewind(size_t mark) {
+    if (mark <= used_) used_ = mark;
+  }
 
  private:
   char* base_ = nullptr;
@@ -46,13 +52,13 @@ const char* policy_name(uint32_t policy);
 // The fast-tier budget as the user gave it: bytes, or a share of the profiled peak footprint.
 struct FastBudget {
   uint64_t bytes = 0;       // used when share_ppm == 0
-  uint32_t share_ppm = 0;   // e.g. 200000 for "20%"; 0: absolute
+  uint32_t share_ppm = 0;   // e.g. 200000 for "20%"; 0: absolute; at most 1000000
 };
 
 struct PlanInput {
   uint32_t phase = 0;
   uint32_t intervals = 0;  // 1..64
-  const sentinel_identity* identities = nullptr;  // this phase's identities (any order)
+  const sentinel_identity* identities = nullptr;  // this phase's identities (any order, unique ids)
   uint32_t identity_count = 0;
   const sentinel_touch* touches = nullptr;  // touches of those identities; others are ignored
   uint64_t touch_count = 0;
@@ -61,18 +67,43 @@ struct PlanInput {
   uint64_t migrate_bytes_per_s = 0;       // measured move_pages bandwidth (0: unknown, a default is used)
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
-  uint32_t flags = 0;  // SENTINEL_TIER_* to carry into the plan (dry run)
+  // SENTINEL_TIER_* carried into the plan header unchanged: the run's TIERING flags (dry run, NUMA
+  // balancing, fault injection). BUDGET_SHARE is make_plan()'s own: set when budget.share_ppm is.
+  uint32_t flags = 0;
 };
+
+// The bandwidth the cost model assumes when PlanInput::migrate_bytes_per_s is 0 (1 GiB/s: the order
+// of move_pages on 4 KiB pages between two sockets).
+inline constexpr uint64_t kDefaultMigrateBytesPerS = uint64_t{1} << 30;
 
 struct Plan {
   sentinel_plan_header header{};
   sentinel_plan_entry* entries = nullptr;  // one per input identity, in input order
   uint32_t entry_count = 0;
+  // Per entry, as the planner modeled it (not part of the PLAN record): the intervals the identity
+  // is alive in, and the intervals at whose start a move to the fast node (in) or the slow node
+  // (out) is issued. A birth on either node and a free are not moves.
+  uint64_t* alive_masks = nullptr;
+  uint64_t* move_in_masks = nullptr;
+  uint64_t* move_out_masks = nullptr;
+  // What the cost model found for the chosen schedule (not part of the PLAN record).
+  uint32_t moves_per_step = 0;       // object moves, both directions
+  uint32_t late_moves = 0;           // move-ins the model expects to finish after the first touch
+  uint32_t gap_intervals = 0;        // sentinel: longest untouched gap kept resident (the migration interval)
+  uint32_t grouped = 0;              // sentinel: 1 when co-allocation groups were planned as units
+  uint32_t trials = 0;               // sentinel: candidate schedules the test and trial evaluated
+  uint32_t first_fit = 0;            // sentinel: 1 when placing at first touch won the trial
+  uint64_t touched_bytes = 0;        // bytes touched per profiled step (sum over identities)
+  uint64_t fast_hit_bytes = 0;       // of those, touched while fast (the model): hit share = ratio
 };
 
-// Plans one phase. False (with *error set to a static string) when the input is unusable (no
-// intervals, more than 64 intervals) or scratch memory ran out. Deterministic: the same input gives
-// the same plan, byte for byte.
+// Scratch bytes make_plan() needs at most for this input (PlanScratch::init() argument). The mapping
+// is lazily backed: only what a plan touches costs memory.
+size_t plan_scratch_bytes(const PlanInput& in);
+
+// Plans one phase. False (with *error set to a static one-line string) when the input is unusable
+// (no intervals or more than 64, inconsistent identities or touches, a budget share above 100%) or
+// scratch memory ran out. Deterministic: the same input gives the same plan, byte for byte.
 bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char** error);
 
 }  // namespace sentinel

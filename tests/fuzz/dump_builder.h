@@ -205,14 +205,22 @@ class DumpBuilder {
     return record(SENTINEL_REC_PROFILE, b);
   }
 
-  DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56) {
+  // entry_size 56 is the 1.1 entry; with with_12 (and entry_size >= 64) the 1.2 fields occurrence
+  // and flags follow, else the bytes past 56 are 0xEE padding.
+  DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56,
+                          bool with_12 = false) {
     Bytes b;
     b.u32(static_cast<uint32_t>(ids.size())).u32(entry_size);
     for (const auto& d : ids) {
       b.u32(d.id).u32(d.site).u64(d.size).u32(d.ordinal).u32(d.phase).u32(d.group);
       b.u32(d.birth_interval).u32(d.death_interval).u8(d.lifetime).u8(0).u8(0).u8(0);
       b.u64(d.touched_bytes).u32(d.instances).u32(0);
-      pad(b, 56, entry_size);
+      if (with_12 && entry_size >= 64) {
+        b.u32(d.occurrence).u32(d.flags);
+        pad(b, 64, entry_size);
+      } else {
+        pad(b, 56, entry_size);
+      }
     }
     return record(SENTINEL_REC_IDENTITIES, b);
   }
@@ -227,13 +235,20 @@ class DumpBuilder {
     return record(SENTINEL_REC_TOUCHES, b);
   }
 
-  DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32) {
+  // entry_size 32 is the 1.1 entry; with with_12 (and entry_size >= 40) the 1.2 phase follows.
+  DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32,
+                      bool with_12 = false) {
     Bytes b;
     b.u32(static_cast<uint32_t>(groups.size())).u32(entry_size);
     for (const auto& g : groups) {
       b.u32(g.id).u8(g.lifetime).u8(0).u8(0).u8(0).u32(g.members).u32(0).u64(g.bytes);
       b.u64(g.interval_mask);
-      pad(b, 32, entry_size);
+      if (with_12 && entry_size >= 40) {
+        b.u32(g.phase).u32(0);
+        pad(b, 40, entry_size);
+      } else {
+        pad(b, 32, entry_size);
+      }
     }
     return record(SENTINEL_REC_GROUPS, b);
   }
@@ -245,12 +260,90 @@ class DumpBuilder {
   };
   DumpBuilder& counters(uint32_t counter_count, const std::vector<CounterEntry>& entries) {
     Bytes b;
-    b.u32(static_cast<uint32_t>(entries.size())).u32(counter_count);
-    for (const auto& e : entries) {
-      b.u32(e.step).u32(e.interval).u64(e.duration_ns);
-      for (uint32_t k = 0; k < counter_count; ++k) b.u64(k < e.values.size() ? e.values[k] : 0);
-    }
+    counters_payload(b, counter_count, entries);
     return record(SENTINEL_REC_COUNTERS, b);
+  }
+
+  // ---- 1.2 records (docs/format.md). entry_size larger than the known size pads with 0xEE. ----
+
+  // PHASE_COUNTERS: u32 phase, then the COUNTERS payload.
+  DumpBuilder& phase_counters(uint32_t phase, uint32_t counter_count, const std::vector<CounterEntry>& entries) {
+    Bytes b;
+    b.u32(phase);
+    counters_payload(b, counter_count, entries);
+    return record(SENTINEL_REC_PHASE_COUNTERS, b);
+  }
+
+  DumpBuilder& tiering(const sentinel_tiering& t, uint32_t entry_size = 128) {
+    Bytes b;
+    b.u32(entry_size);
+    b.u32(t.policy).i32(t.fast_node).i32(t.slow_node).u32(t.flags).u64(t.fast_budget_bytes);
+    b.u32(t.budget_share_ppm).u32(t.move_method).u64(t.migrate_bytes_per_s);
+    b.u64(t.fallback_objects).u64(t.fallback_bytes).u64(t.pinned_objects).u64(t.pinned_bytes);
+    b.u64(t.fast_peak_bytes).u64(t.migrated_bytes).u64(t.late_migrations).u64(t.failed_pages);
+    b.u64(t.raced_frees).u64(t.placed_at_birth_fast).u64(t.placed_at_birth_slow);
+    pad(b, 128, entry_size);
+    return record(SENTINEL_REC_TIERING, b);
+  }
+
+  // PLAN: u32 header_size, the header, u32 count, u32 entry_size, entries.
+  DumpBuilder& plan(const sentinel_plan_header& h, const std::vector<sentinel_plan_entry>& entries,
+                    uint32_t header_size = 72, uint32_t entry_size = 24) {
+    Bytes b;
+    b.u32(header_size);
+    b.u32(h.phase).u32(h.policy).u32(h.intervals).u32(h.lead_intervals).u64(h.fast_budget_bytes);
+    b.u64(h.footprint_peak_bytes).u64(h.fast_peak_bytes).u64(h.fast_pool_bytes);
+    b.u64(h.moved_bytes_per_step).u32(h.predicted_hit_ppm).u32(h.flags).u64(h.migrate_bytes_per_s);
+    pad(b, 72, header_size);
+    b.u32(static_cast<uint32_t>(entries.size())).u32(entry_size);
+    for (const auto& e : entries) {
+      b.u32(e.identity).u32(e.flags).u64(e.fast_mask).u64(e.touch_mask);
+      pad(b, 24, entry_size);
+    }
+    return record(SENTINEL_REC_PLAN, b);
+  }
+
+  DumpBuilder& migrations(const std::vector<sentinel_migration_entry>& v, uint32_t entry_size = 64) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
+    for (const auto& m : v) {
+      b.u32(m.phase).u32(m.interval).u64(m.bytes_to_fast).u64(m.bytes_to_slow).u64(m.migrate_ns);
+      b.u32(m.moves).u32(m.late).u32(m.failed_pages).u32(m.steps).u64(m.fast_bytes_max).u64(m.fast_bytes_sum);
+      pad(b, 64, entry_size);
+    }
+    return record(SENTINEL_REC_MIGRATIONS, b);
+  }
+
+  DumpBuilder& migration_log(const std::vector<sentinel_migration_batch>& v, uint32_t entry_size = 48) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
+    for (const auto& m : v) {
+      b.u64(m.start_ns).u64(m.end_ns).u64(m.bytes).u32(m.phase).u32(m.interval).u32(m.objects);
+      b.u32(m.flags).u32(m.failed_pages).u32(m.reserved);
+      pad(b, 48, entry_size);
+    }
+    return record(SENTINEL_REC_MIGRATION_LOG, b);
+  }
+
+  DumpBuilder& placement(const std::vector<sentinel_placement_entry>& v, uint32_t entry_size = 32) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
+    for (const auto& e : v) {
+      b.u32(e.phase).u32(e.interval).u64(e.touched_bytes).u64(e.fast_bytes).u32(e.steps).u32(e.reserved);
+      pad(b, 32, entry_size);
+    }
+    return record(SENTINEL_REC_PLACEMENT, b);
+  }
+
+  DumpBuilder& detection(const std::vector<sentinel_detection>& v, uint32_t entry_size = 64) {
+    Bytes b;
+    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
+    for (const auto& d : v) {
+      b.u32(d.phase).u32(d.flags).u32(d.period).u32(d.distinct_tokens).u64(d.steps);
+      b.u64(d.noise_allocations).u64(d.missing_allocations).u64(d.locks).u64(d.unlocks).u64(d.retracted);
+      pad(b, 64, entry_size);
+    }
+    return record(SENTINEL_REC_DETECTION, b);
   }
 
   // The END record; `count` overrides the number of records before it.
@@ -265,6 +358,13 @@ class DumpBuilder {
   uint64_t records() const { return records_; }
 
  private:
+  static void counters_payload(Bytes& b, uint32_t counter_count, const std::vector<CounterEntry>& entries) {
+    b.u32(static_cast<uint32_t>(entries.size())).u32(counter_count);
+    for (const auto& e : entries) {
+      b.u32(e.step).u32(e.interval).u64(e.duration_ns);
+      for (uint32_t k = 0; k < counter_count; ++k) b.u64(k < e.values.size() ? e.values[k] : 0);
+    }
+  }
   static void pad(Bytes& b, uint32_t known, uint32_t entry_size) {
     for (uint32_t i = known; i < entry_size; ++i) b.u8(0xEE);
   }

@@ -26,6 +26,7 @@ struct Outcome {
   bool ok = false;
   size_t objects = 0, sites = 0, modules = 0, stats = 0, marks = 0;
   size_t steps = 0, intervals = 0, sessions = 0, identities = 0, touches = 0, groups = 0, counters = 0;
+  size_t tiering = 0;  // 1.2 tiering records and plan entries
   uint64_t records = 0;
 };
 
@@ -49,7 +50,12 @@ Outcome parse(const uint8_t* data, size_t size, bool verify) {
     out.touches = p.touches.size();
     out.groups = p.groups.size();
     out.counters = p.counters.size();
+    out.tiering = p.tiering.size() + p.plans.size() + p.migrations.size() + p.migration_log.size() +
+                  p.placement.size() + p.detection.size();
+    for (const auto& r : p.plans) out.tiering += r.entries.size();
     (void)p.has_profiler_records();
+    (void)p.has_tiering_records();
+    for (const auto& r : p.plans) (void)p.plan_for(r.header.phase);
     for (const auto& s : p.steps) (void)p.intervals_for(s.phase);
     // Exercise the lookups on parsed data.
     for (const auto& o : p.objects) {
@@ -110,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         checked.steps != unchecked.steps || checked.intervals != unchecked.intervals ||
         checked.sessions != unchecked.sessions || checked.identities != unchecked.identities ||
         checked.touches != unchecked.touches || checked.groups != unchecked.groups ||
-        checked.counters != unchecked.counters)
+        checked.counters != unchecked.counters || checked.tiering != unchecked.tiering)
       fail("checksum verification changed the result", std::to_string(size));
   }
   return 0;

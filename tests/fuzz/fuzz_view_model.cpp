@@ -1,8 +1,8 @@
-// libFuzzer target over what sentinel-view computes from a parsed dump (tools/analysis.cpp and
-// tools/profile_model.cpp): the reader checks only the framing, so these must cope with any values
-// (unknown identities and groups, intervals past the table, duplicate ids, absurd periods) without
-// undefined behaviour or memory sized from a value. Checksums are not verified, so mutated payloads
-// reach the models.
+// libFuzzer target over what sentinel-view computes from a parsed dump (tools/analysis.cpp,
+// tools/profile_model.cpp, tools/tiering_model.cpp): the reader checks only the framing, so these
+// must cope with any values (unknown identities and groups, intervals past the table, duplicate
+// ids, absurd periods) without undefined behaviour or memory sized from a value. Checksums are not
+// verified, so mutated payloads reach the models.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +11,8 @@
 #include "analysis.h"
 #include "format_reader.h"
 #include "profile_model.h"
+#include "tiering_model.h"
+#include <sstream>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sentinel::fmt::ParseOptions opt;
@@ -48,6 +50,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (a1 < a0) std::abort();
     (void)step_of_seq(p, p.steps[k].start_seq);
   }
+  TieringModel tm = model_tiering(p);
+  for (const auto& e : tm.intervals)
+    if (e.fast > e.touched) std::abort();
+  if (auto m = tm.measured_hit(); m && !(*m >= 0 && *m <= 1)) std::abort();
+  std::ostringstream sink;
+  print_tiering_text(sink, tm);
+  print_tiering_json(sink, tm);
   (void)a;
   return 0;
 }

@@ -96,5 +96,62 @@ int main(int argc, char** argv) {
     d.end();
     ok &= put(dir, "profile-wide.prof", d.bytes());
   }
+  {  // every 1.2 record: the small loop above as 1.2, with TIERING, PLAN and the migrator's records
+    sentinel::testing::LoopSpec s;
+    s.executable = "py";
+    s.argv = {"py"};
+    s.weights = {{1, 65536}};
+    sentinel::testing::LoopPhase ph;
+    ph.pattern = {{2, 65536, 1}, {3, 131072, 3}};
+    ph.steps = 3;
+    ph.intervals = {{0, 1}, {1, 2}};
+    s.phases = {ph};
+    s.first_profiled = 1;
+    s.profiled = 1;
+    s.touches = {{0, -1, 0, 1.0}, {-1, 0, 0, 0.5}, {-1, 1, 1, 1.0}};
+    s.format_12 = true;
+    s.extra = [](DumpBuilder& d, const sentinel::testing::LoopDump& l) {
+      sentinel_tiering t{};
+      t.policy = SENTINEL_POLICY_SENTINEL;
+      t.slow_node = 1;
+      t.flags = SENTINEL_TIER_BUDGET_SHARE;
+      t.fast_budget_bytes = 65536;
+      t.budget_share_ppm = 200000;
+      t.migrate_bytes_per_s = 1 << 30;
+      d.tiering(t);
+      sentinel_plan_header h{};
+      h.intervals = 2;
+      h.fast_budget_bytes = 65536;
+      std::vector<sentinel_plan_entry> e;
+      for (const auto& id : l.identities) e.push_back({id.id, SENTINEL_PLAN_BIRTH_FAST, 1, 3});
+      d.plan(h, e);
+      d.migrations({{0, 1, 65536, 0, 1000, 1, 0, 0, 1, 65536, 65536}});
+      d.migration_log({{10, 20, 65536, 0, 1, 1, SENTINEL_MIGRATE_TO_FAST, 0, 0}});
+      d.placement({{0, 0, 65536, 32768, 1, 0}});
+      d.detection({{0, SENTINEL_DETECT_LOCKED, 2, 2, 3, 0, 0, 1, 0, 0}});
+    };
+    ok &= put(dir, "tiering.prof", sentinel::testing::make_loop_dump(s).bytes);
+  }
+  {  // 1.2 records with larger entries and headers, empty batches, a phase-less 1.1 COUNTERS
+    DumpBuilder d(1, 5);
+    sentinel_tiering t{};
+    t.fast_node = -1;
+    t.slow_node = -1;
+    d.tiering(t, 136);
+    sentinel_plan_header h{};
+    h.phase = 3;
+    h.intervals = 64;
+    d.plan(h, {{7, 3, ~uint64_t{0}, 1}}, 80, 32);
+    d.plan(h, {});
+    d.migrations({}, 72);
+    d.migration_log({{0, 0, 0, 0, 0, 0, 0, 0, 0}}, 56);
+    d.placement({{1, 2, 3, 4, 5, 0}}, 40);
+    d.detection({{0, SENTINEL_DETECT_NO_STEP, 0, 0, 0, 9, 0, 0, 0, 0}}, 72);
+    d.phase_counters(5, 1, {{0, 0, 5, {7}}});
+    d.counters(0, {{0, 1, 6, {}}});
+    d.profile(8192, 1, 4, 0, 0, 0, 0);
+    d.end();
+    ok &= put(dir, "tiering-wide.prof", d.bytes());
+  }
   return ok ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the dump reader for a bounded time: run-fuzz.sh BUILD_DIR SECONDS [TARGET]
-# TARGET is fuzz-format-reader (default) or fuzz-view-model (the viewer's models over parsed dumps).
+# TARGET is fuzz-format-reader (default), fuzz-view-model (the viewer's models over parsed dumps)
+# or fuzz-planner (plan_source and make_plan over parsed dumps).
 # BUILD_DIR is a build configured with CC=clang CXX=clang++ meson setup BUILD_DIR -Dfuzz=true.
 # The committed seeds are copied into a scratch corpus under BUILD_DIR (the source tree is never
 # written). Exits non-zero when the fuzzer finds a crash, a sanitizer report, a leak, a timeout or
@@ -8,7 +9,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 || ! $2 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS [fuzz-format-reader|fuzz-view-model]" >&2
+  echo "usage: $0 BUILD_DIR SECONDS [fuzz-format-reader|fuzz-view-model|fuzz-planner]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -45,6 +46,8 @@ struct LoopTouch {
   double fraction;  // 0..1 of the object's size (rounded up to whole granules)
 };
 
+struct LoopDump;
+
 struct LoopSpec {
   uint32_t pid = 4343;
   std::string executable = "/usr/bin/python3.11";
@@ -65,6 +68,10 @@ struct LoopSpec {
   uint64_t startup_ns = 50'000'000;  // process start to the first step
   uint64_t tail_ns = 20'000'000;     // last step to exit
   uint32_t object_batch = 0;         // objects per OBJECTS record (0: one record)
+  // Format 1.2: identities with occurrence and flags, groups with their phase, PHASE_COUNTERS
+  // instead of COUNTERS. `extra` appends records (TIERING, PLAN, ...) before END.
+  bool format_12 = false;
+  std::function<void(DumpBuilder&, const LoopDump&)> extra;
 };
 
 struct LoopDump {
@@ -271,14 +278,37 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
         out.counters.push_back(e);
       }
     }
+    if (spec.format_12) {  // the 1.2 fields: occurrence of (site, size) in the step, flags, phase
+      std::map<std::pair<uint32_t, uint64_t>, uint32_t> seen;
+      std::vector<size_t> order(out.identities.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return out.identities[a].ordinal < out.identities[b].ordinal;
+      });
+      for (size_t i : order) {
+        sentinel_identity& id = out.identities[i];
+        if (id.ordinal == SENTINEL_NO_ORDINAL) {
+          id.occurrence = SENTINEL_NO_ORDINAL;
+          id.flags = SENTINEL_IDENTITY_OUTSIDE;
+        } else {
+          id.occurrence = seen[{id.site, id.size}]++;
+        }
+      }
+      for (auto& g : out.groups) g.phase = spec.profiled_phase;
+    }
     d.profile(spec.granularity, spec.profiled, spec.profiled_phase, out.first_profiled_step,
               out.faults, out.faults * 3500, 0, spec.counter_names);
-    d.identities(out.identities);
+    d.identities(out.identities, spec.format_12 ? 64 : 56, spec.format_12);
     d.touches(out.touches);
-    d.groups(out.groups);
-    if (!out.counters.empty())
-      d.counters(static_cast<uint32_t>(spec.counter_names.size()), out.counters);
+    d.groups(out.groups, spec.format_12 ? 40 : 32, spec.format_12);
+    if (!out.counters.empty()) {
+      if (spec.format_12)
+        d.phase_counters(spec.profiled_phase, static_cast<uint32_t>(spec.counter_names.size()), out.counters);
+      else
+        d.counters(static_cast<uint32_t>(spec.counter_names.size()), out.counters);
+    }
   }
+  if (spec.extra) spec.extra(d, out);
   d.end();
   out.bytes = d.bytes();
   return out;

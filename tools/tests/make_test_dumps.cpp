@@ -19,6 +19,8 @@ using sentinel::testing::DumpBuilder;
 using sentinel::testing::make_object;
 using sentinel::testing::TestSegment;
 
+bool write_tiering_dumps(const std::string& dir);  // tiering_dumps.cpp: format 1.2
+
 namespace {
 
 bool write_file(const std::string& path, const std::vector<uint8_t>& b) {
@@ -175,5 +177,6 @@ int main(int argc, char** argv) {
     ok &= write_file(dir + "/newer.prof", newer.bytes());
     ok &= write_file(dir + "/empty.prof", {});
   }
+  ok &= write_tiering_dumps(dir);
   return ok ? 0 : 1;
 }

@@ -14,7 +14,11 @@ profile: sentinel-view on synthetic format 1.1 dumps (tests/fuzz/training_dump.h
       JSON (valid, one slice per object, no overlapping slices on a track, the counter).
 torch: a 12-step PyTorch loop (no step marks) under sentinel-run --mode profile, then every
       sentinel-view command on the dump the runtime wrote: the detector's steps read 9 to 12, the
-      profile is there, heatmap/trace/report work on it. Exits 77 when torch is missing.
+      profile is there, heatmap/trace/report/plan work on it. Exits 77 when torch is missing.
+plan: sentinel-view plan on format 1.2 dumps (tools/tests/tiering_dumps.cpp) and the recorded
+      profile fixtures (tests/fixtures/profiles/): the recorded PLAN recomputed identically, one
+      flipped bit reported, the settings taken from TIERING, CONFIG or the command line, the
+      policies' bounds, text and JSON, error lines and exit codes.
 report: sentinel-view report rendered in headless Chromium (--dump-dom): the page's script runs
       without errors, the plots are drawn, nothing external is referenced, markup from the dump is
       escaped. Exits 77 (skip) when chromium is missing or cannot render here.
@@ -518,6 +522,189 @@ def test_profile(a, tmp):
     r = run([view, "trace", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and os.path.exists(d("loop.prof.trace.json")), "trace default output DUMP.trace.json")
 
+# ----------------------------------------------------------------------------------------------
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "tests", "fixtures", "profiles")
+
+
+def test_plan(a, tmp):
+    view = a.view
+    r = run([a.make_dumps, tmp])
+    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
+        print(r.stderr)
+        return
+    d = lambda name: os.path.join(tmp, name)
+
+    # The recorded PLAN is the runtime's make_plan() on the same records: recomputed identically.
+    r = run([view, "plan", d("tiered.prof")])
+    print(r.stdout)
+    check(r.returncode == 0 and r.stderr == "", f"plan tiered: exit 0 ({r.stderr.strip()})")
+    for needle in ["phase 0: policy sentinel (TIERING record), 3 intervals, 9 identities",
+                   "budget           25% of the peak = ", "(TIERING record); footprint peak 10.8 MiB",
+                   "cost model       2.00 GiB/s measured, measured interval durations",
+                   "recorded plan    identical to the recomputed one",
+                   "9 identities by size (F fast, S slow, - not alive"]:
+        check(needle in r.stdout, f"plan tiered text has {needle!r}")
+    rows = [l.split() for l in r.stdout.splitlines() if re.match(r"^\s+\d+\s+(persistent|step|short)\s", l)]
+    check(len(rows) == 9, f"plan tiered: 9 identity rows ({len(rows)})")
+    strips = [x for row in rows for x in row if re.fullmatch(r"[FS-]{3}", x)]
+    check(len(strips) == 9, f"plan tiered: a 3-interval strip per row ({strips})")
+    r = run([view, "plan", "--json", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    rp = j.get("recorded_plan") or {}
+    check(rp.get("compared") is True and rp.get("identical") is True and rp.get("differences") == "",
+          f"plan --json: recorded plan identical ({rp})")
+    for k, v in {"phase": 0, "policy": "sentinel", "policy_source": "TIERING record", "intervals": 3,
+                 "budget_share_ppm": 250000, "migrate_bytes_per_s": 2 << 30, "bandwidth_measured": True,
+                 "footprint_peak_bytes": 11337728, "entry_count": 9, "interval_durations": True}.items():
+        check(j.get(k) == v, f"plan --json {k} == {v!r} (got {j.get(k)!r})")
+    check(j.get("fast_budget_bytes") == 11337728 * 250000 // 1000000,
+          f"budget = 25% of the peak ({j.get('fast_budget_bytes')})")
+    check(0 < j.get("fast_peak_bytes", 0) <= j.get("fast_budget_bytes", 0), "planned fast peak within the budget")
+    ents = j.get("entries", [])
+    check(len(ents) == 9 and all(len(e["strip"]) == 3 for e in ents), "plan --json: 9 entries with strips")
+    sizes = [e["size"] for e in ents]
+    check(sizes == sorted(sizes, reverse=True), "entries largest first")
+    for e in ents:
+        fm, am = e["fast_mask"], e["alive_mask"]
+        strip = "".join("-" if not am >> k & 1 else "F" if fm >> k & 1 else "S" for k in range(3))
+        check(strip == e["strip"] and fm & ~am == 0, f"identity {e['identity']}: strip {e['strip']} from the masks")
+        if e["pool"]:
+            check(e["lifetime"] == "short" and e["birth_fast"], f"identity {e['identity']}: pool entry is short-lived")
+    check(abs(j.get("predicted_hit_share", -1) - j.get("predicted_hit_ppm", 0) / 1e6) < 1e-9, "share = ppm / 1e6")
+
+    r = run([view, "plan", d("tiered-differs.prof")])
+    check(r.returncode == 0 and "recorded plan    DIFFERS from the recomputed one: 1 entry differs" in r.stdout,
+          f"one flipped bit is reported ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")
+    r = run([view, "plan", "--json", d("tiered-differs.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check((j.get("recorded_plan") or {}).get("identical") is False, "plan --json: identical false")
+
+    # Other settings than the recorded plan's: planned, not compared.
+    r = run([view, "plan", "--policy", "hot", d("tiered.prof")])
+    check(r.returncode == 0 and "policy hot (command line)" in r.stdout and "other settings, not compared" in r.stdout,
+          "--policy hot: not compared with the recorded sentinel plan")
+    r = run([view, "plan", "--json", "--fast-bytes=1M", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("fast_budget_bytes") == 1 << 20 and j.get("budget_share_ppm") is None
+          and j.get("budget_source") == "command line" and (j.get("recorded_plan") or {}).get("compared") is False,
+          f"--fast-bytes=1M: absolute budget ({j.get('fast_budget_bytes')}, {j.get('budget_source')})")
+    r = run([view, "plan", "--json", d("loop-hot-config.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy") == "hot" and j.get("policy_source") == "configuration"
+          and j.get("fast_budget_bytes") == 3 << 20 and j.get("budget_source") == "configuration"
+          and j.get("recorded_plan", 0) is None and j.get("bandwidth_measured") is False,
+          f"SENTINEL_POLICY / SENTINEL_FAST_BYTES from the configuration ({j.get('policy')}, {j.get('fast_budget_bytes')})")
+    r = run([view, "plan", "--json", d("loop-auto-config.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy") == "all-fast" and j.get("budget_share_ppm") == 200000
+          and j.get("budget_source", "").startswith("default; the run's SENTINEL_FAST_BYTES=auto"),
+          f"SENTINEL_FAST_BYTES=auto: the 20% default, said so ({j.get('budget_source')})")
+    r = run([view, "plan", "--json", d("loop12.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy") == "sentinel" and j.get("budget_share_ppm") == 200000 and j.get("policy_source") == "default",
+          "no tiering records, no configuration: sentinel and 20%")
+    r = run([view, "plan", "--top", "2", d("loop12.prof")])
+    check(r.returncode == 0 and "top 2 of 9 identities by size" in r.stdout, "--top 2")
+
+    # The policies' bounds, on the synthetic loop and on every recorded profile.
+    dumps = [d("loop12.prof")] + sorted(glob.glob(os.path.join(FIXTURES, "*.prof")))
+    check(len(dumps) >= 5, f"the recorded profile fixtures are there ({len(dumps) - 1})")
+    for dump in dumps:
+        share = {}
+        for pol in ["sentinel", "first-touch", "all-slow", "all-fast", "hot"]:
+            r = run([view, "plan", "--json", "--policy", pol, "--fast-bytes", "20%", dump])
+            if not check(r.returncode == 0, f"plan {os.path.basename(dump)} {pol}: exit 0 ({r.stderr.strip()})"):
+                continue
+            j = json.loads(r.stdout)
+            share[pol] = j["predicted_hit_share"]
+            if pol != "all-fast":
+                check(j["fast_peak_bytes"] <= j["fast_budget_bytes"], f"{os.path.basename(dump)} {pol}: within the budget")
+        if len(share) == 5:
+            print(os.path.basename(dump), share)
+            check(share["all-fast"] == 1.0 and share["all-slow"] == 0.0, f"{os.path.basename(dump)}: all-fast 1, all-slow 0")
+            check(share["sentinel"] >= share["first-touch"], f"{os.path.basename(dump)}: sentinel >= first-touch")
+
+
+    # The tiering records in summary (text and JSON) and trace.
+    r = run([view, "summary", "--no-symbols", d("tiered.prof")])
+    print(r.stdout[r.stdout.find("\ntiering"):])
+    check(r.returncode == 0, "summary tiered: exit 0")
+    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 2.70 MiB (25% of the peak)",
+                   "fast-tier peak 2.56 MiB of 2.70 MiB; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
+                   "kernel NUMA balancing was on (it fights explicit placement)",
+                   "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
+                   "plan             phase 0, sentinel: lead ",
+                   "placement        measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points)",
+                   "detector         phase 0: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
+        check(needle in r.stdout, f"summary tiered text has {needle!r}")
+    r = run([view, "summary", "--json", "--no-symbols", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    place = sum(4 * MiB * (i + 1) // (i + 2) for i in range(3)) / (4 * MiB * 6)
+    for k, v in {"policy": "sentinel", "fast_budget_bytes": 2834432, "fast_peak_bytes": (j.get("plan") or {"fast_peak_bytes": 0})["fast_peak_bytes"] - 4096,
+                 "migrated_bytes": j.get("plan", {}) and j["plan"]["moved_bytes_per_step"] * 9, "late_migrations": 3,
+                 "failed_pages": 17, "migration_batches": 6}.items():
+        check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
+    check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
+          f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
+    check(abs(j.get("predicted_hit_share", -1) - j["plan"]["predicted_hit_ppm"] / 1e6) < 1e-6, "predicted_hit_share from PLAN")
+    pi = j.get("placement_intervals", [])
+    check([e["interval"] for e in pi] == [0, 1, 2] and pi[1]["late"] == 3 and pi[0]["bytes_to_fast"] == 9 * MiB,
+          f"placement_intervals ({pi[:1]})")
+    check(j.get("tiering", {}).get("raced_frees") == 1 and j["tiering"]["move_method"] == "move_pages", "tiering object")
+    check(len(j.get("detection", [])) == 1 and j["detection"][0]["locked"] and j["detection"][0]["period"] == 6,
+          "detection entries")
+    r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("policy", 0) is None and j.get("fast_hit_share", 0) is None and j.get("tiering", 0) is None
+          and j.get("migrated_bytes") == 0 and j.get("detection") == [],
+          "summary --json without tiering records: policy and fast_hit_share null")
+    r = run([view, "summary", "--no-symbols", d("nostep.prof")])
+    check(r.returncode == 0 and "detector         phase 0: no training step found among the tracked allocations" in r.stdout
+          and "set SENTINEL_STEP=N" in r.stdout, "summary: the detector's diagnosis when it found no step")
+    trace = os.path.join(tmp, "tiered.json")
+    r = run([view, "trace", "--no-symbols", d("tiered.prof"), "-o", trace])
+    check(r.returncode == 0, "trace tiered: exit 0")
+    with open(trace) as f:
+        t = json.load(f)
+    mig = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat", "").startswith("migration")]
+    names = {e["tid"]: e["args"]["name"] for e in t["traceEvents"] if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    check(len(mig) == 6 and all(names.get(e["tid"]) == "migrations" for e in mig),
+          f"trace: 6 migration batches on the migrations track ({len(mig)})")
+    late = [e for e in mig if e["args"]["late"]]
+    check(len(late) == 1 and late[0]["cat"] == "migration,late" and late[0]["name"] == "to fast 1.00 MiB (late)"
+          and late[0]["args"]["interval"] == 1 and late[0]["dur"] == 600.0, f"trace: the late batch ({late})")
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in mig)
+    check(all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "trace: migration slices do not overlap")
+
+    # Errors: one line, exit 1 for dumps the planner cannot take, 2 for usage.
+    for name, needle in [("sample.prof", "the dump has no profile (no PROFILE record"),
+                         ("wide.prof", "phase 0 has 70 intervals (the planner takes 1 to 64)"),
+                         ("corrupt.prof", "checksum mismatch in PROCESS record"),
+                         ("missing.prof", "No such file or directory")]:
+        r = run([view, "plan", d(name)])
+        check(r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1
+              and r.stderr.startswith(f"sentinel-view: {d(name)}: ") and needle in r.stderr,
+              f"plan {name}: exit 1, one line ({r.stderr!r})")
+    r = run([view, "plan", "--phase", "5", d("loop12.prof")])
+    check(r.returncode == 1 and "no INTERVALS record for phase 5" in r.stderr and r.stderr.count("\n") == 1,
+          f"--phase 5: exit 1, one line ({r.stderr!r})")
+    for args, needle in [(["--policy", "bogus"], "plan: --policy: one of sentinel, first-touch, all-slow, all-fast, hot, not 'bogus'"),
+                         (["--fast-bytes", "0%"], "plan: --fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '0%'"),
+                         (["--fast-bytes", "150%"], "not '150%'"), (["--fast-bytes", "4X"], "not '4X'"),
+                         (["--phase", "x"], "plan: --phase: not a number: 'x'"), (["--policy"], "plan: --policy needs a value"),
+                         (["--bogus"], "plan: unknown option '--bogus'")]:
+        r = run([view, "plan"] + args + [d("loop12.prof")] if args != ["--policy"] else [view, "plan", d("loop12.prof")] + args)
+        check(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("sentinel-view: ") and needle in r.stderr,
+              f"plan {args}: exit 2 ({r.stderr.splitlines()[:1]})")
+    r = run([view, "plan"])
+    check(r.returncode == 2 and r.stderr.startswith("sentinel-view: plan: "), "plan without DUMP: exit 2")
+    for args in [["plan", "--help"], ["help", "plan"]]:
+        r = run([view] + args)
+        check(r.returncode == 0 and "--fast-bytes B|N%" in r.stdout, f"{args}: exit 0, help")
+    r = run([view, "--help"])
+    check("plan" in r.stdout, "--help lists plan")
+
 
 # ----------------------------------------------------------------------------------------------
 def chromium_dom(chromium, page, tmp, budget=5000):
@@ -557,7 +744,9 @@ def test_report(a, tmp):
              ("sample.prof", ["footprint-run", "lifetimes"]),
              ("weird.prof", ["footprint-run", "lifetimes"]),
              ("xss.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
-             ("noobjects.prof", ["footprint-run", "lifetimes"])]
+             ("noobjects.prof", ["footprint-run", "lifetimes"]),
+             ("tiered.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes",
+                              "placement-occupancy", "placement-hits"])]
     for name, svgs in cases:
         page = os.path.join(tmp, name + ".html")
         r = run([a.view, "report", "--no-symbols", os.path.join(tmp, name), "-o", page])
@@ -588,6 +777,11 @@ def test_report(a, tmp):
         if name == "xss.prof":
             check("<img" not in dom and "alert(2)</script>" not in dom and "&lt;/script&gt;&lt;img" in dom,
                   "report xss: markup from the dump is text")
+        if name == "tiered.prof":
+            check("<h2>Placement</h2>" in dom and "Measured fast-hit share <b>31.9%</b>, predicted" in dom
+                  and "budget 2.70 MiB</text>" in dom, "report tiered: placement section with budget and shares")
+        if name == "loop.prof":
+            check("No tiering records in this dump" in dom, "report loop: placement section says there is none")
         if name == "demo.prof":
             check(">groups (32)</button>" in dom and 'id="heatmap-identities"' in dom,
                   "report demo: heatmap switch present")
@@ -670,6 +864,21 @@ def test_torch(a, tmp):
               "trace: one slice per step")
     except (OSError, ValueError) as e:
         check(False, f"trace JSON parses ({e})")
+    share = {}
+    for pol in ["sentinel", "first-touch", "all-slow", "all-fast", "hot"]:
+        r = run([a.view, "plan", "--json", "--policy", pol, dump])
+        if not check(r.returncode == 0, f"plan --policy {pol} on the runtime's dump: exit 0 ({r.stderr.strip()})"):
+            continue
+        pj = json.loads(r.stdout)
+        share[pol] = pj["predicted_hit_share"]
+        check(pj["entry_count"] == j["identity_count"] and pj["budget_share_ppm"] == 200000,
+              f"plan {pol}: every identity planned, the default 20% ({pj['entry_count']}, {pj['budget_share_ppm']})")
+        if pol != "all-fast":
+            check(pj["fast_peak_bytes"] <= pj["fast_budget_bytes"], f"plan {pol}: within the budget")
+    print("plan shares on the runtime's dump:", share)
+    if len(share) == 5:
+        check(share["all-fast"] == 1.0 and share["all-slow"] == 0.0 and share["sentinel"] >= share["first-touch"],
+              "plan: all-fast 1, all-slow 0, sentinel >= first-touch")
     page = os.path.join(tmp, "t.html")
     r = run([a.view, "report", "--no-symbols", dump, "-o", page])
     check(r.returncode == 0 and os.path.getsize(page) > 10000, "report written")
@@ -687,10 +896,10 @@ def main():
     ap.add_argument("--make-dumps", required=True)
     ap.add_argument("--dummy-lib", required=True)
     ap.add_argument("--lib")
-    ap.add_argument("what", choices=["view", "run", "e2e", "profile", "report", "torch"])
+    ap.add_argument("what", choices=["view", "run", "e2e", "profile", "plan", "report", "torch"])
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="sentinel-tools-") as tmp:
-        {"view": test_view, "run": test_run, "e2e": test_e2e, "profile": test_profile,
+        {"view": test_view, "run": test_run, "e2e": test_e2e, "profile": test_profile, "plan": test_plan,
          "report": test_report, "torch": test_torch}[a.what](a, tmp)
     if failures:
         print(f"{len(failures)} check(s) failed:")

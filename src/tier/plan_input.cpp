@@ -1,0 +1,159 @@
+// From a decoded dump to the planner's input. See plan_input.h.
+#include "plan_input.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <unordered_set>
+
+namespace sentinel::offline {
+
+bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error) {
+  *out = PlanSource{};
+  const fmt::ProfileSession* session = nullptr;
+  if (phase < 0) {
+    if (p.sessions.empty()) {
+      *error = "the dump has no profile (no PROFILE record; was it written with SENTINEL_MODE=profile?)";
+      return false;
+    }
+    session = &p.sessions.front();
+    phase = session->phase;
+  } else {
+    for (const auto& s : p.sessions)
+      if (s.phase == phase) {
+        session = &s;
+        break;
+      }
+  }
+  if (phase > UINT32_MAX) {
+    *error = "phase " + std::to_string(phase) + " is out of range";
+    return false;
+  }
+  const uint32_t ph = static_cast<uint32_t>(phase);
+  const fmt::IntervalTable* table = p.intervals_for(ph);
+  if (!table) {
+    *error = "the dump has no INTERVALS record for phase " + std::to_string(ph);
+    return false;
+  }
+  if (table->bounds.empty() || table->bounds.size() > 64) {
+    *error = "phase " + std::to_string(ph) + " has " + std::to_string(table->bounds.size()) +
+             " intervals (the planner takes 1 to 64)";
+    return false;
+  }
+  const uint32_t n = static_cast<uint32_t>(table->bounds.size());
+  std::unordered_set<uint32_t> ids;
+  for (const auto& d : p.identities)
+    if (d.phase == ph && ids.insert(d.id).second) out->identities.push_back(d);
+  uint32_t steps = session ? session->profiled_steps : 0;
+  for (const auto& t : p.touches) {
+    if (!ids.count(t.identity)) continue;
+    out->touches.push_back(t);
+    if (t.step != UINT32_MAX) steps = std::max(steps, t.step + 1);
+  }
+  std::vector<double> sum(n, 0.0);
+  std::vector<uint64_t> samples(n, 0);
+  bool any = false;
+  for (const auto& c : p.counters) {
+    if (c.phase != ph || c.interval >= n) continue;
+    sum[c.interval] += static_cast<double>(c.duration_ns);
+    ++samples[c.interval];
+    any = true;
+  }
+  if (any) {
+    out->interval_ns.resize(n, 0);
+    for (uint32_t i = 0; i < n; ++i)
+      if (samples[i]) out->interval_ns[i] = static_cast<uint64_t>(std::llround(sum[i] / static_cast<double>(samples[i])));
+  }
+  PlanInput& in = out->in;
+  in.phase = ph;
+  in.intervals = n;
+  in.identities = out->identities.data();
+  in.identity_count = static_cast<uint32_t>(out->identities.size());
+  in.touches = out->touches.data();
+  in.touch_count = out->touches.size();
+  in.profiled_steps = std::max<uint32_t>(steps, 1);
+  in.interval_ns = out->interval_ns.empty() ? nullptr : out->interval_ns.data();
+  in.migrate_bytes_per_s = p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
+  if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
+  return true;
+}
+
+bool parse_fast_bytes(const std::string& text, FastBudget* out) {
+  if (text.empty() || text.size() > 32) return false;
+  if (text.back() == '%') {
+    const std::string num = text.substr(0, text.size() - 1);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) ||
+        std::count(num.begin(), num.end(), '.') > 1 || num.front() == '.' || num.back() == '.')
+      return false;
+    const double share = std::strtod(num.c_str(), nullptr);
+    if (!(share > 0.0) || share > 100.0) return false;
+    *out = FastBudget{0, static_cast<uint32_t>(std::llround(share * 10000.0))};
+    return out->share_ppm > 0;
+  }
+  // Bytes: the runtime's size syntax (src/base/config.cpp parse_size): digits, then an optional
+  // K/M/G/T (either case), an optional "i" after it and an optional "B".
+  size_t i = 0;
+  uint64_t v = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) return false;
+  unsigned shift = 0;
+  if (i < text.size()) {
+    switch (text[i]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      case 't': case 'T': shift = 40; break;
+      default: break;
+    }
+    if (shift) ++i;
+  }
+  if (shift && i < text.size() && (text[i] == 'i' || text[i] == 'I')) ++i;
+  if (i < text.size() && (text[i] == 'b' || text[i] == 'B')) ++i;
+  if (i != text.size()) return false;
+  if (shift && v > (UINT64_MAX >> shift)) return false;
+  *out = FastBudget{v << shift, 0};
+  return true;
+}
+
+RecordedSettings recorded_settings(const fmt::Profile& p) {
+  RecordedSettings r;
+  if (const std::string* v = p.config_value("SENTINEL_POLICY")) {
+    sentinel_policy pol;
+    if (parse_policy(v->c_str(), &pol)) {
+      r.policy = pol;
+      r.policy_source = "configuration";
+    }
+  }
+  if (const std::string* v = p.config_value("SENTINEL_FAST_BYTES")) {
+    FastBudget b;
+    if (parse_fast_bytes(*v, &b)) {
+      r.budget = b;
+      r.budget_source = "configuration";
+    } else if (*v == "auto") {
+      // The run resolves "auto" from the fast node's free memory at start; offline that would
+      // usually hold the whole footprint, so the study default stays (TIERING, when present, has
+      // the budget the run used).
+      r.budget_source = "default; the run's SENTINEL_FAST_BYTES=auto is resolved at run time";
+    }
+  }
+  if (!p.tiering.empty()) {
+    const sentinel_tiering& t = p.tiering.back();
+    if (t.policy <= SENTINEL_POLICY_HOT) {
+      r.policy = static_cast<sentinel_policy>(t.policy);
+      r.policy_source = "TIERING record";
+    }
+    if ((t.flags & SENTINEL_TIER_BUDGET_SHARE) && t.budget_share_ppm && t.budget_share_ppm <= 1000000) {
+      r.budget = FastBudget{0, t.budget_share_ppm};
+      r.budget_source = "TIERING record";
+    } else if (!(t.flags & SENTINEL_TIER_BUDGET_SHARE) && t.fast_budget_bytes) {
+      r.budget = FastBudget{t.fast_budget_bytes, 0};
+      r.budget_source = "TIERING record";
+    }
+  }
+  return r;
+}
+
+}  // namespace sentinel::offline

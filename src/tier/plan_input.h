@@ -1,0 +1,44 @@
+// From a decoded dump to the planner's input (offline callers: sentinel-view plan, the unit tests).
+// The runtime builds its PlanInput from classify()'s arrays directly; this does the same from the
+// records a dump holds, so that a plan can be replayed from the dump alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format_reader.h"
+#include "planner.h"
+
+namespace sentinel::offline {
+
+// A PlanInput and the arrays it points into (they move with the object).
+struct PlanSource {
+  PlanInput in;
+  std::vector<sentinel_identity> identities;  // of the phase, first of each id, in file order
+  std::vector<sentinel_touch> touches;
+  std::vector<uint64_t> interval_ns;          // empty: no durations recorded
+};
+
+// The input for `phase` (-1: the phase of the first PROFILE record). The policy and budget are left
+// at their defaults for the caller to set. False with *error (one line) when the dump has no profile,
+// no INTERVALS table for the phase, or more than 64 intervals.
+bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
+
+// Bytes in the runtime's size syntax ("4G", "512MiB", "64kb", "1048576": binary units) or "20%",
+// "12.5%" (a share of the peak footprint, above 0 and at most 100%). False for anything else.
+bool parse_fast_bytes(const std::string& text, FastBudget* out);
+
+// The policy and budget the run used: the TIERING record, else the SENTINEL_POLICY and
+// SENTINEL_FAST_BYTES values of the CONFIG record, else sentinel and 20% (also for
+// SENTINEL_FAST_BYTES=auto, which only the run can resolve). The sources say which ("TIERING
+// record", "configuration", "default...").
+struct RecordedSettings {
+  sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
+  FastBudget budget{0, 200000};
+  std::string policy_source = "default";
+  std::string budget_source = "default";
+};
+RecordedSettings recorded_settings(const fmt::Profile& p);
+
+}  // namespace sentinel::offline

@@ -1,0 +1,283 @@
+// The planner's model of a step and its one evaluator (plan_model.h, docs/planner.md).
+#include "plan_model.h"
+
+namespace sentinel::plan {
+
+namespace {
+
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+struct IdIndex {
+  uint32_t id;
+  uint32_t index;
+};
+
+// Position of interval v on an item's timeline (0 = its birth interval).
+uint32_t pos_of(const Model& m, const Item& it, uint32_t v) { return (v + m.n - it.start) % m.n; }
+
+uint64_t timeline_mask(const Model& m, const Item& it) {
+  uint64_t mask = 0;
+  for (uint32_t p = 0; p < it.len; ++p) mask |= bit(m.at(it, p));
+  return mask;
+}
+
+// ns to move `bytes` at the model's bandwidth, rounded up.
+uint64_t transfer_ns(const Model& m, uint64_t bytes) {
+  unsigned __int128 ns = static_cast<unsigned __int128>(bytes) * 1000000000u + (m.bandwidth - 1);
+  ns /= m.bandwidth;
+  return ns > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(ns);
+}
+
+// One move-in: item `item`, issued at the start of interval `at`; `first` is the first touched
+// interval of the residency it starts (UINT32_MAX: none) and `lead_ns` the time until then.
+struct MoveIn {
+  uint32_t item;
+  uint32_t at;
+  uint32_t first;
+  uint32_t run;  // intervals of the residency
+  uint64_t lead_ns;
+};
+
+}  // namespace
+
+bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char** error) {
+  auto fail = [&](const char* why) {
+    *error = why;
+    return false;
+  };
+  if (in.intervals == 0) return fail("no intervals in the step");
+  if (in.intervals > kMaxIntervals) return fail("more than 64 intervals in the step");
+  if (in.identity_count && !in.identities) return fail("identities missing (null with a count)");
+  if (in.touch_count && !in.touches) return fail("touches missing (null with a count)");
+  if (in.profiled_steps == 0) return fail("profiled steps is 0");
+  if (in.policy > SENTINEL_POLICY_HOT) return fail("unknown policy");
+  if (in.budget.share_ppm > 1000000) return fail("budget share above 100%");
+
+  const uint32_t n = in.intervals;
+  m->n = n;
+  m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
+  m->count = in.identity_count;
+  m->profiled_steps = in.profiled_steps;
+  m->items = scratch.array<Item>(m->count);
+  uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
+  IdIndex* index = scratch.array<IdIndex>(m->count);
+  if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
+
+  for (uint32_t i = 0; i < m->count; ++i) {
+    const sentinel_identity& d = in.identities[i];
+    if (d.phase != in.phase) return fail("identity of another phase in the input");
+    Item& it = m->items[i];
+    it = Item{};
+    it.size = d.size;
+    it.id = d.id;
+    it.group = d.group;
+    it.ordinal = d.ordinal;
+    it.lifetime = d.lifetime;
+    it.pinned = (d.flags & SENTINEL_IDENTITY_PINNED) != 0;
+    it.bytes = bytes + size_t{i} * n;
+    for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = 0;
+    const bool outside = (d.flags & SENTINEL_IDENTITY_OUTSIDE) || d.ordinal == SENTINEL_NO_ORDINAL ||
+                         d.birth_interval == SENTINEL_NO_ORDINAL;
+    if (outside) {
+      it.cyclic = true;
+      it.start = 0;
+      it.len = n;
+    } else {
+      if (d.birth_interval >= n) return fail("identity birth interval out of range");
+      it.start = d.birth_interval;
+      if (d.death_interval == SENTINEL_NO_ORDINAL) {
+        it.len = n;  // outlives its step: alive until the identity is born again
+      } else {
+        if (d.death_interval >= n) return fail("identity death interval out of range");
+        if (d.death_interval < d.birth_interval)
+          return fail("identity death interval before its birth interval");
+        it.len = d.death_interval - d.birth_interval + 1;
+      }
+      if (d.lifetime == SENTINEL_LIFE_SHORT && it.len != 1)
+        return fail("short-lived identity spans several intervals");
+    }
+    index[i] = IdIndex{d.id, i};
+  }
+  sort_items(index, m->count, [](const IdIndex& a, const IdIndex& b) { return a.id < b.id; });
+  for (uint32_t i = 1; i < m->count; ++i)
+    if (index[i].id == index[i - 1].id) return fail("duplicate identity id in the input");
+
+  for (uint64_t t = 0; t < in.touch_count; ++t) {
+    const sentinel_touch& x = in.touches[t];
+    uint32_t lo = 0, hi = m->count;  // first index entry with id >= x.identity
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (index[mid].id < x.identity) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == m->count || index[lo].id != x.identity) continue;  // not of this phase: ignored
+    if (x.interval >= n) return fail("touch interval out of range");
+    Item& it = m->items[index[lo].index];
+    uint64_t* b = bytes + size_t{index[lo].index} * n;
+    if (x.bytes == 0) continue;
+    b[x.interval] = sat_add(b[x.interval], x.bytes);
+    it.touch |= bit(x.interval);
+    // A touch past the classified death (or before the birth: into the next step) is real: the
+    // object was alive then, so its timeline grows to cover it.
+    uint32_t p = pos_of(*m, it, x.interval);
+    if (!it.cyclic && p >= it.len) it.len = p + 1;
+  }
+
+  uint64_t alive_at[kMaxIntervals] = {};
+  for (uint32_t i = 0; i < m->count; ++i) {
+    Item& it = m->items[i];
+    it.alive = timeline_mask(*m, it);
+    for (uint32_t k = 0; k < n; ++k) it.touched = sat_add(it.touched, it.bytes[k]);
+    m->total_touched = sat_add(m->total_touched, it.touched);
+    for (uint32_t k = 0; k < n; ++k)
+      if (it.alive & bit(k)) alive_at[k] = sat_add(alive_at[k], it.size);
+  }
+  for (uint32_t k = 0; k < n; ++k) m->footprint_peak = alive_at[k] > m->footprint_peak ? alive_at[k] : m->footprint_peak;
+
+  if (in.budget.share_ppm) {
+    unsigned __int128 b = static_cast<unsigned __int128>(m->footprint_peak) * in.budget.share_ppm;
+    m->budget = static_cast<uint64_t>(b / 1000000u);
+  } else {
+    m->budget = in.budget.bytes;
+  }
+
+  m->bandwidth = in.migrate_bytes_per_s ? in.migrate_bytes_per_s : kDefaultMigrateBytesPerS;
+  m->timed = false;
+  m->interval_start[0] = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    uint64_t d = in.interval_ns ? in.interval_ns[k] : 0;
+    m->interval_start[k + 1] = sat_add(m->interval_start[k], d);
+  }
+  m->timed = m->interval_start[n] > 0 && m->interval_start[n] < UINT64_MAX / 4;
+  return true;
+}
+
+void move_edges(const Model& m, const Item& it, uint64_t mask, uint64_t* in, uint64_t* out) {
+  *in = *out = 0;
+  if (it.cyclic) {
+    if (mask == 0 || mask == m.all) return;
+    for (uint32_t k = 0; k < m.n; ++k) {
+      const bool now = mask & bit(k), before = mask & bit((k + m.n - 1) % m.n);
+      if (now && !before) *in |= bit(k);
+      if (!now && before) *out |= bit(k);
+    }
+    return;
+  }
+  for (uint32_t p = 1; p < it.len; ++p) {  // position 0 is the birth, the end is the free
+    const uint32_t k = m.at(it, p);
+    const bool now = mask & bit(k), before = mask & bit(m.at(it, p - 1));
+    if (now && !before) *in |= bit(k);
+    if (!now && before) *out |= bit(k);
+  }
+}
+
+void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool) {
+  for (uint32_t k = 0; k < m.n; ++k) occ[k] = 0;
+  for (uint32_t i = 0; i < m.count; ++i)
+    if (!pool || !pool[i])
+      for (uint64_t b = masks[i]; b; b &= b - 1) {
+      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+      occ[k] = sat_add(occ[k], m.items[i].size);
+    }
+}
+
+bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved,
+              PlanScratch& scratch, Outcome* out, uint64_t* late_out) {
+  *out = Outcome{};
+  const size_t mark = scratch.used();
+  uint64_t out_bytes[kMaxIntervals] = {};
+  uint64_t total_in = 0;
+  for (uint32_t i = 0; i < m.count; ++i) {
+    uint64_t in, ou;
+    move_edges(m, m.items[i], masks[i], &in, &ou);
+    total_in += popcount(in);
+    const uint32_t moves = popcount(in) + popcount(ou);
+    out->moves += moves;
+    out->moved_bytes = sat_add(out->moved_bytes, m.items[i].size * moves);
+    for (uint64_t b = ou; b; b &= b - 1)
+      out_bytes[__builtin_ctzll(b)] = sat_add(out_bytes[__builtin_ctzll(b)], m.items[i].size);
+  }
+  MoveIn* moves = scratch.array<MoveIn>(total_in);
+  uint64_t* late = scratch.array<uint64_t>(m.count);
+  if (!moves || !late) return false;
+  size_t nm = 0;
+  for (uint32_t i = 0; i < m.count; ++i) {
+    late[i] = 0;
+    const Item& it = m.items[i];
+    uint64_t in, ou;
+    move_edges(m, it, masks[i], &in, &ou);
+    for (uint64_t b = in; b; b &= b - 1) {
+      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+      MoveIn mv{i, k, UINT32_MAX, 0, 0};
+      // The residency this move starts: forward from k while the mask holds (within the timeline).
+      const uint32_t limit = it.cyclic ? m.n : it.len - pos_of(m, it, k);
+      for (uint32_t s = 0; s < limit; ++s) {
+        const uint32_t v = (k + s) % m.n;
+        if (!(masks[i] & bit(v))) break;
+        ++mv.run;
+        if (mv.first == UINT32_MAX && (it.touch & bit(v))) mv.first = v;
+      }
+      mv.lead_ns = mv.first == UINT32_MAX ? UINT64_MAX : m.span_ns(k, mv.first);
+      moves[nm++] = mv;
+    }
+  }
+  // At each boundary the migrator works in order: the move-outs, then the move-ins by deadline.
+  sort_items(moves, nm, [](const MoveIn& a, const MoveIn& b) {
+    if (a.at != b.at) return a.at < b.at;
+    if (a.lead_ns != b.lead_ns) return a.lead_ns < b.lead_ns;
+    return a.item < b.item;
+  });
+  if (m.timed) {
+    // Two steps through the queue: the first fills the backlog a steady state carries over.
+    const uint64_t step = m.interval_start[m.n];
+    uint64_t busy = 0;
+    for (uint32_t s = 0; s < 2; ++s) {
+      size_t j = 0;
+      for (uint32_t k = 0; k < m.n; ++k) {
+        const uint64_t now = s * step + m.interval_start[k];
+        uint64_t t = (busy > now ? busy : now) + transfer_ns(m, out_bytes[k]);
+        for (; j < nm && moves[j].at == k; ++j) {
+          const MoveIn& mv = moves[j];
+          t = sat_add(t, transfer_ns(m, m.items[mv.item].size));
+          if (s == 0 || mv.first == UINT32_MAX) continue;
+          // Every touched interval of the residency that starts before the pages arrived is slow.
+          bool was_late = false;
+          for (uint32_t r = 0; r < mv.run; ++r) {
+            const uint32_t v = (k + r) % m.n;
+            const uint64_t at = now + m.span_ns(k, v);
+            if (at >= t) break;
+            if (m.items[mv.item].touch & bit(v)) {
+              late[mv.item] |= bit(v);
+              was_late = true;
+            }
+          }
+          if (was_late) ++out->late;
+        }
+        busy = t;
+      }
+    }
+  } else {
+    // Without durations: a move-in is late only when it is issued for the interval that uses it.
+    for (size_t j = 0; j < nm; ++j)
+      if (moves[j].first == moves[j].at) {
+        late[moves[j].item] |= bit(moves[j].at);
+        ++out->late;
+      }
+  }
+  uint64_t occ[kMaxIntervals];
+  occupancy(m, masks, occ, pool);
+  for (uint32_t k = 0; k < m.n; ++k) {
+    const uint64_t f = sat_add(occ[k], reserved);
+    if (f > out->fast_peak) out->fast_peak = f;
+  }
+  for (uint32_t i = 0; i < m.count; ++i) {
+    const Item& it = m.items[i];
+    for (uint64_t b = it.touch & masks[i] & ~late[i]; b; b &= b - 1)
+      out->hit_bytes = sat_add(out->hit_bytes, it.bytes[__builtin_ctzll(b)]);
+    if (late_out) late_out[i] = late[i];
+  }
+  scratch.rewind(mark);
+  return true;
+}
+
+}  // namespace sentinel::plan

@@ -1,0 +1,115 @@
+// The planner's internal model of one phase's step (docs/planner.md): every identity as an item with
+// a timeline of alive intervals and its touched bytes per interval, and the one evaluator that scores
+// any schedule (fast mask per item) with the same cost model, whichever policy produced it. Internal
+// to src/tier/plan_*.cpp.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "planner.h"
+
+namespace sentinel::plan {
+
+inline constexpr uint32_t kMaxIntervals = 64;
+
+inline uint64_t bit(uint32_t i) { return uint64_t{1} << i; }
+inline uint32_t popcount(uint64_t m) { return static_cast<uint32_t>(__builtin_popcountll(m)); }
+
+// One identity. Its timeline starts at `start` (its birth interval) and covers `len` intervals,
+// wrapping past the step's end (a persistent object born in the step lives until the same identity
+// is born again in the next step). Items born outside the steps are `cyclic`: the same object in
+// every step, alive in every interval, so every edge of its mask is a move, also the one from the
+// last interval to interval 0.
+struct Item {
+  uint64_t size = 0;
+  uint64_t alive = 0;   // interval bits
+  uint64_t touch = 0;   // interval bits touched in the profile
+  uint64_t touched = 0; // bytes touched over all intervals (and profiled steps)
+  const uint64_t* bytes = nullptr;  // touched bytes per interval (n entries)
+  uint32_t start = 0;
+  uint32_t len = 0;
+  uint32_t id = 0;
+  uint32_t group = 0;
+  uint32_t ordinal = 0;  // in-step ordinal (SENTINEL_NO_ORDINAL outside)
+  uint8_t lifetime = 0;
+  bool cyclic = false;
+  bool pinned = false;
+};
+
+struct Model {
+  uint32_t n = 0;  // intervals
+  uint64_t all = 0;  // mask of the n intervals
+  uint32_t count = 0;
+  Item* items = nullptr;
+  uint64_t footprint_peak = 0;  // max over intervals of the bytes alive
+  uint64_t total_touched = 0;
+  uint64_t budget = 0;
+  // Cost model: interval start offsets (ns from the step start) and the step length; timed is
+  // false when no durations are known (then a move is late only when it has no lead at all).
+  bool timed = false;
+  uint64_t interval_start[kMaxIntervals + 1] = {};
+  uint64_t bandwidth = kDefaultMigrateBytesPerS;
+  uint32_t profiled_steps = 1;
+
+  uint32_t at(const Item& it, uint32_t pos) const { return (it.start + pos) % n; }
+  // ns from the start of interval a to the start of interval b (b at or after a, within a step).
+  uint64_t span_ns(uint32_t a, uint32_t b) const {
+    if (b >= a) return interval_start[b] - interval_start[a];
+    return interval_start[n] - interval_start[a] + interval_start[b];
+  }
+};
+
+// Builds the model from the input: validates it, resolves the budget, derives timelines and the
+// peak footprint. False with *error on bad input or exhausted scratch.
+bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char** error);
+
+// What one schedule achieves under the cost model.
+struct Outcome {
+  uint64_t hit_bytes = 0;   // touched bytes while fast and not waiting for a late move-in
+  uint64_t moved_bytes = 0; // per step, both directions
+  uint32_t moves = 0;
+  uint32_t late = 0;
+  uint64_t fast_peak = 0;   // max over intervals of the fast bytes (plus `reserved`)
+};
+
+// Scores masks[i] (fast-interval bits of item i, within its alive bits). `reserved` is fast memory
+// held at every interval (the short-lived pool): the peak counts it instead of the items that
+// pool[i] (optional) marks as served from it. late_out (optional) gets,
+// per item, the touched intervals the model counts slow because a move-in had not finished.
+// False only when scratch ran out.
+bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved,
+              PlanScratch& scratch, Outcome* out, uint64_t* late_out);
+
+// Move edges of one item's mask: bits of the intervals at whose start a move to the fast node
+// (in) or to the slow node (out) is issued. A birth on either node and a free are not moves.
+void move_edges(const Model& m, const Item& it, uint64_t mask, uint64_t* in, uint64_t* out);
+
+// Fast bytes at each interval (occ[0..n)), leaving out the items pool[i] marks (optional).
+void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool = nullptr);
+
+// Policies: fill masks[0..count) (and pool flags for sentinel). False only when scratch ran out.
+void plan_all_slow(const Model& m, uint64_t* masks);
+void plan_all_fast(const Model& m, uint64_t* masks);
+bool plan_first_touch(const Model& m, PlanScratch& scratch, uint64_t* masks);
+bool plan_hot(const Model& m, PlanScratch& scratch, uint64_t* masks);
+
+struct SentinelChoice {
+  uint32_t lead = 0;
+  uint32_t gap = 0;
+  bool grouped = false;
+  uint64_t pool_bytes = 0;
+  uint32_t trials = 0;
+  bool first_fit = false;  // the first-touch placement was the best candidate
+};
+bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
+                   SentinelChoice* choice);
+
+// In-place sort through std::sort (introsort: no allocation, unlike std::stable_sort). Every
+// comparator the planner passes is a strict total order, so the result is the same on every run.
+template <typename T, typename Less>
+void sort_items(T* first, size_t n, Less less) {
+  std::sort(first, first + n, less);
+}
+
+}  // namespace sentinel::plan

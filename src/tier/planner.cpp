@@ -1,0 +1,152 @@
+// make_plan(): validates and models the input (plan_model.cpp), runs the policy (plan_baselines.cpp,
+// plan_sentinel.cpp), scores the schedule with the one evaluator and writes the plan. No malloc, no
+// exceptions: it runs inside the preloaded process as well as in sentinel-view.
+#include "planner.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include "plan_model.h"
+
+namespace sentinel {
+
+PlanScratch::~PlanScratch() {
+  if (base_) munmap(base_, capacity_);
+}
+
+bool PlanScratch::init(size_t capacity_bytes) {
+  if (base_) munmap(base_, capacity_);
+  base_ = nullptr;
+  capacity_ = used_ = 0;
+  if (capacity_bytes == 0) return false;
+  void* p = mmap(nullptr, capacity_bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  base_ = static_cast<char*>(p);
+  capacity_ = capacity_bytes;
+  return true;
+}
+
+void* PlanScratch::alloc(size_t bytes, size_t align) {
+  if (!base_ || align == 0 || (align & (align - 1))) return nullptr;
+  const size_t at = (used_ + align - 1) & ~(align - 1);
+  if (at < used_ || at > capacity_ || bytes > capacity_ - at) return nullptr;
+  used_ = at + bytes;
+  return base_ + at;
+}
+
+namespace {
+
+struct PolicyName {
+  const char* name;
+  sentinel_policy policy;
+};
+constexpr PolicyName kPolicies[] = {
+    {"sentinel", SENTINEL_POLICY_SENTINEL}, {"first-touch", SENTINEL_POLICY_FIRST_TOUCH},
+    {"all-slow", SENTINEL_POLICY_ALL_SLOW}, {"all-fast", SENTINEL_POLICY_ALL_FAST},
+    {"hot", SENTINEL_POLICY_HOT},
+};
+
+}  // namespace
+
+bool parse_policy(const char* text, sentinel_policy* out) {
+  if (!text) return false;
+  for (const PolicyName& p : kPolicies)
+    if (std::strcmp(text, p.name) == 0) {
+      *out = p.policy;
+      return true;
+    }
+  return false;
+}
+
+const char* policy_name(uint32_t policy) {
+  for (const PolicyName& p : kPolicies)
+    if (p.policy == policy) return p.name;
+  return "unknown";
+}
+
+size_t plan_scratch_bytes(const PlanInput& in) {
+  const size_t c = in.identity_count;
+  const size_t n = in.intervals > plan::kMaxIntervals ? plan::kMaxIntervals : in.intervals;
+  // Per identity: the model's item and touched bytes, the sentinel policy's units, unit bytes and two
+  // residency lists, the evaluator's move list, and a dozen small arrays; plus alignment slack.
+  const size_t per = 640 + n * (8 + 8 + 2 * 48 + 32) + 2 * 48;
+  return c * per + (size_t{1} << 20);
+}
+
+bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char** error) {
+  static const char* unused;
+  if (!error) error = &unused;
+  *error = nullptr;
+  *out = Plan{};
+  plan::Model m;
+  if (!plan::build_model(in, scratch, &m, error)) return false;
+  const char* oom = "planner scratch memory exhausted";
+  uint64_t* masks = scratch.array<uint64_t>(m.count);
+  uint8_t* pool = scratch.array<uint8_t>(m.count);
+  sentinel_plan_entry* entries = scratch.array<sentinel_plan_entry>(m.count);
+  uint64_t* alive = scratch.array<uint64_t>(m.count);
+  uint64_t* move_in = scratch.array<uint64_t>(m.count);
+  uint64_t* move_out = scratch.array<uint64_t>(m.count);
+  if (!masks || !pool || !entries || !alive || !move_in || !move_out) return (*error = oom), false;
+  for (uint32_t i = 0; i < m.count; ++i) pool[i] = 0;
+
+  plan::SentinelChoice choice;
+  bool ok = true;
+  switch (in.policy) {
+    case SENTINEL_POLICY_ALL_SLOW: plan::plan_all_slow(m, masks); break;
+    case SENTINEL_POLICY_ALL_FAST: plan::plan_all_fast(m, masks); break;
+    case SENTINEL_POLICY_FIRST_TOUCH: ok = plan::plan_first_touch(m, scratch, masks); break;
+    case SENTINEL_POLICY_HOT: ok = plan::plan_hot(m, scratch, masks); break;
+    case SENTINEL_POLICY_SENTINEL: ok = plan::plan_sentinel(m, scratch, masks, pool, &choice); break;
+  }
+  plan::Outcome o;
+  if (!ok || !plan::evaluate(m, masks, pool, choice.pool_bytes, scratch, &o, nullptr))
+    return (*error = oom), false;
+
+  for (uint32_t i = 0; i < m.count; ++i) {
+    const plan::Item& it = m.items[i];
+    sentinel_plan_entry& e = entries[i];
+    e.identity = it.id;
+    e.flags = 0;
+    if (!it.cyclic && (masks[i] & plan::bit(it.start))) e.flags |= SENTINEL_PLAN_BIRTH_FAST;
+    if (pool[i]) e.flags |= SENTINEL_PLAN_POOL;
+    e.fast_mask = masks[i];
+    e.touch_mask = it.touch;
+    alive[i] = it.alive;
+    plan::move_edges(m, it, masks[i], &move_in[i], &move_out[i]);
+  }
+  sentinel_plan_header& h = out->header;
+  h.phase = in.phase;
+  h.policy = in.policy;
+  h.intervals = m.n;
+  h.lead_intervals = choice.lead;
+  h.fast_budget_bytes = m.budget;
+  h.footprint_peak_bytes = m.footprint_peak;
+  h.fast_peak_bytes = o.fast_peak;
+  h.fast_pool_bytes = choice.pool_bytes;
+  h.moved_bytes_per_step = o.moved_bytes;
+  h.predicted_hit_ppm =
+      m.total_touched ? static_cast<uint32_t>(static_cast<unsigned __int128>(o.hit_bytes) * 1000000u /
+                                              m.total_touched)
+                      : 0;
+  h.flags = (in.flags & ~SENTINEL_TIER_BUDGET_SHARE) | (in.budget.share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0u);
+  h.migrate_bytes_per_s = m.bandwidth;
+  out->entries = entries;
+  out->entry_count = m.count;
+  out->alive_masks = alive;
+  out->move_in_masks = move_in;
+  out->move_out_masks = move_out;
+  out->moves_per_step = o.moves;
+  out->late_moves = o.late;
+  out->gap_intervals = choice.gap;
+  out->grouped = choice.grouped ? 1 : 0;
+  out->trials = choice.trials;
+  out->first_fit = choice.first_fit ? 1 : 0;
+  out->touched_bytes = m.total_touched / m.profiled_steps;
+  out->fast_hit_bytes = o.hit_bytes / m.profiled_steps;
+  return true;
+}
+
+}  // namespace sentinel

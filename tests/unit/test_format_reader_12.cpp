@@ -1,0 +1,299 @@
+// The reader on format 1.2 (docs/format.md): identity occurrence and flags, group phase,
+// PHASE_COUNTERS, TIERING, PLAN, MIGRATIONS, MIGRATION_LOG, PLACEMENT, DETECTION, written with the
+// test dump builder (tests/fuzz/dump_builder.h), and 1.1 dumps read as before.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../fuzz/dump_builder.h"
+#include "../fuzz/training_dump.h"
+#include "format_reader.h"
+
+using sentinel::fmt::FormatError;
+using sentinel::fmt::ParseOptions;
+using sentinel::fmt::parse_profile;
+using sentinel::fmt::Profile;
+using sentinel::testing::Bytes;
+using sentinel::testing::DumpBuilder;
+
+namespace {
+
+FormatError error_of(const std::vector<uint8_t>& bytes) {
+  try {
+    parse_profile(bytes);
+  } catch (const FormatError& e) {
+    return e;
+  }
+  FAIL("parse_profile accepted an invalid dump");
+  return FormatError(0, "");
+}
+
+bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+sentinel_tiering sample_tiering() {
+  sentinel_tiering t{};
+  t.policy = SENTINEL_POLICY_HOT;
+  t.fast_node = 0;
+  t.slow_node = -1;
+  t.flags = SENTINEL_TIER_BUDGET_SHARE | SENTINEL_TIER_BALANCING_ON;
+  t.fast_budget_bytes = 0x1122334455ull;
+  t.budget_share_ppm = 250000;
+  t.move_method = 1;
+  uint64_t v = 1000;
+  for (uint64_t* f : {&t.migrate_bytes_per_s, &t.fallback_objects, &t.fallback_bytes, &t.pinned_objects,
+                      &t.pinned_bytes, &t.fast_peak_bytes, &t.migrated_bytes, &t.late_migrations,
+                      &t.failed_pages, &t.raced_frees, &t.placed_at_birth_fast, &t.placed_at_birth_slow})
+    *f = v++ * 0x10001;
+  return t;
+}
+
+sentinel_plan_header sample_header() {
+  sentinel_plan_header h{};
+  h.phase = 2;
+  h.policy = SENTINEL_POLICY_SENTINEL;
+  h.intervals = 16;
+  h.lead_intervals = 3;
+  h.fast_budget_bytes = 4ull << 30;
+  h.footprint_peak_bytes = 9ull << 30;
+  h.fast_peak_bytes = (4ull << 30) - 7;
+  h.fast_pool_bytes = 1ull << 28;
+  h.moved_bytes_per_step = 123456789;
+  h.predicted_hit_ppm = 987654;
+  h.flags = SENTINEL_TIER_DRY_RUN;
+  h.migrate_bytes_per_s = 3ull << 30;
+  return h;
+}
+
+// A 1.2 dump with one of each record (and the 1.2 identity and group fields).
+std::vector<uint8_t> dump12(uint32_t pad = 0) {
+  DumpBuilder d;
+  sentinel_identity id{};
+  id.id = 5;
+  id.size = 65536;
+  id.ordinal = 7;
+  id.phase = 2;
+  id.birth_interval = 1;
+  id.death_interval = 3;
+  id.lifetime = SENTINEL_LIFE_STEP;
+  id.occurrence = 2;
+  id.flags = SENTINEL_IDENTITY_PINNED;
+  d.identities({id}, 64 + pad, true);
+  sentinel_group g{};
+  g.id = 9;
+  g.phase = 2;
+  g.members = 1;
+  d.groups({g}, 40 + pad, true);
+  d.phase_counters(2, 1, {{0, 4, 777, {42}}});
+  d.tiering(sample_tiering(), 128 + pad);
+  d.plan(sample_header(), {{5, SENTINEL_PLAN_POOL | SENTINEL_PLAN_BIRTH_FAST, 0xF0, 0x30}}, 72 + pad, 24 + pad);
+  d.migrations({{2, 4, 1000, 2000, 3000, 4, 1, 9, 10, 5000, 6000}}, 64 + pad);
+  d.migration_log({{11, 22, 33, 2, 4, 5, SENTINEL_MIGRATE_TO_FAST | SENTINEL_MIGRATE_LATE, 6, 0}}, 48 + pad);
+  d.placement({{2, 4, 8000, 6000, 10, 0}}, 32 + pad);
+  d.detection({{0, SENTINEL_DETECT_LOCKED | SENTINEL_DETECT_LOST, 61, 40, 100, 7, 8, 3, 1, 1}}, 64 + pad);
+  d.end();
+  return d.bytes();
+}
+
+void check_dump12(const Profile& p) {
+  REQUIRE(p.identities.size() == 1);
+  CHECK(p.identities[0].occurrence == 2);
+  CHECK(p.identities[0].flags == SENTINEL_IDENTITY_PINNED);
+  REQUIRE(p.groups.size() == 1);
+  CHECK(p.groups[0].phase == 2);
+  REQUIRE(p.counters.size() == 1);
+  CHECK(p.counters[0].phase == 2);
+  CHECK(p.counters[0].interval == 4);
+  CHECK(p.counters[0].duration_ns == 777);
+  CHECK(p.counters[0].values == std::vector<uint64_t>{42});
+  REQUIRE(p.tiering.size() == 1);
+  const sentinel_tiering want = sample_tiering();
+  CHECK(std::memcmp(&p.tiering[0], &want, sizeof want) == 0);
+  REQUIRE(p.plans.size() == 1);
+  const sentinel_plan_header h = sample_header();
+  CHECK(std::memcmp(&p.plans[0].header, &h, sizeof h) == 0);
+  REQUIRE(p.plans[0].entries.size() == 1);
+  const sentinel_plan_entry& e = p.plans[0].entries[0];
+  CHECK((e.identity == 5 && e.flags == 3 && e.fast_mask == 0xF0 && e.touch_mask == 0x30));
+  CHECK(p.plan_for(2) == &p.plans[0]);
+  CHECK(p.plan_for(0) == nullptr);
+  REQUIRE(p.migrations.size() == 1);
+  const sentinel_migration_entry& m = p.migrations[0];
+  CHECK((m.phase == 2 && m.interval == 4 && m.bytes_to_fast == 1000 && m.bytes_to_slow == 2000 &&
+         m.migrate_ns == 3000 && m.moves == 4 && m.late == 1 && m.failed_pages == 9 && m.steps == 10 &&
+         m.fast_bytes_max == 5000 && m.fast_bytes_sum == 6000));
+  REQUIRE(p.migration_log.size() == 1);
+  const sentinel_migration_batch& b = p.migration_log[0];
+  CHECK((b.start_ns == 11 && b.end_ns == 22 && b.bytes == 33 && b.phase == 2 && b.interval == 4 &&
+         b.objects == 5 && b.flags == 3 && b.failed_pages == 6));
+  REQUIRE(p.placement.size() == 1);
+  const sentinel_placement_entry& pl = p.placement[0];
+  CHECK((pl.phase == 2 && pl.interval == 4 && pl.touched_bytes == 8000 && pl.fast_bytes == 6000 && pl.steps == 10));
+  REQUIRE(p.detection.size() == 1);
+  const sentinel_detection& dt = p.detection[0];
+  CHECK((dt.phase == 0 && dt.flags == 3 && dt.period == 61 && dt.distinct_tokens == 40 && dt.steps == 100 &&
+         dt.noise_allocations == 7 && dt.missing_allocations == 8 && dt.locks == 3 && dt.unlocks == 1 &&
+         dt.retracted == 1));
+  CHECK(p.has_tiering_records());
+  CHECK(p.skipped_records == 0);
+}
+
+}  // namespace
+
+TEST_CASE("format reader 1.2: every tiering record and the appended fields decode", "[format]") {
+  check_dump12(parse_profile(dump12()));
+}
+
+TEST_CASE("format reader 1.2: larger entries and headers decode from their known prefix", "[format]") {
+  check_dump12(parse_profile(dump12(8)));
+}
+
+TEST_CASE("format reader 1.2: 1.1 COUNTERS and groups take the PROFILE record's phase", "[format]") {
+  auto spec = sentinel::testing::small_loop_spec();
+  spec.profiled_phase = 1;  // the evaluation phase is profiled
+  spec.first_profiled = 0;
+  spec.profiled = 2;
+  spec.touches = {{-1, 0, 0, 1.0}, {0, -1, 1, 0.5}};
+  const auto loop = sentinel::testing::make_loop_dump(spec);
+  Profile p = parse_profile(loop.bytes);
+  CHECK(p.major == 1);
+  REQUIRE_FALSE(p.counters.empty());
+  for (const auto& c : p.counters) CHECK(c.phase == 1);
+  REQUIRE_FALSE(p.groups.empty());
+  for (const auto& g : p.groups) CHECK(g.phase == 1);
+  for (const auto& id : p.identities) {  // 56-byte entries: no occurrence, OUTSIDE from the ordinal
+    CHECK(id.occurrence == SENTINEL_NO_ORDINAL);
+    CHECK(id.flags == (id.ordinal == SENTINEL_NO_ORDINAL ? SENTINEL_IDENTITY_OUTSIDE : 0u));
+  }
+  CHECK_FALSE(p.has_tiering_records());
+
+  // The same loop written as 1.2: PHASE_COUNTERS and 40-byte groups name the phase themselves.
+  spec.format_12 = true;
+  Profile q = parse_profile(sentinel::testing::make_loop_dump(spec).bytes);
+  REQUIRE(q.counters.size() == p.counters.size());
+  for (const auto& c : q.counters) CHECK(c.phase == 1);
+  for (const auto& g : q.groups) CHECK(g.phase == 1);
+  bool outside = false, in_step = false;
+  for (const auto& id : q.identities) {
+    if (id.ordinal == SENTINEL_NO_ORDINAL) {
+      outside = true;
+      CHECK(id.flags == SENTINEL_IDENTITY_OUTSIDE);
+    } else {
+      in_step = true;
+      CHECK(id.occurrence != SENTINEL_NO_ORDINAL);
+    }
+  }
+  CHECK((outside && in_step));
+}
+
+TEST_CASE("format reader 1.2: entry and header sizes below the 1.2 sizes are refused", "[format]") {
+  struct Case {
+    uint32_t type;
+    uint32_t min;
+    const char* needle;  // after "RECORD record: "
+    bool count_first;    // "u32 count, u32 entry_size" (else the size comes first)
+  };
+  for (const Case& c : {Case{SENTINEL_REC_TIERING, 128, "entry size", false},
+                        Case{SENTINEL_REC_PLAN, 72, "header size", false},
+                        Case{SENTINEL_REC_MIGRATIONS, 64, "entry size", true},
+                        Case{SENTINEL_REC_MIGRATION_LOG, 48, "entry size", true},
+                        Case{SENTINEL_REC_PLACEMENT, 32, "entry size", true},
+                        Case{SENTINEL_REC_DETECTION, 64, "entry size", true}}) {
+    for (uint32_t size : {0u, c.min - 1}) {
+      Bytes b;
+      if (c.count_first) b.u32(1);
+      b.u32(size);
+      for (uint32_t i = 0; i < 200; ++i) b.u8(0);
+      DumpBuilder d;
+      d.record(c.type, b);
+      d.end();
+      const FormatError e = error_of(d.bytes());
+      const std::string name = sentinel::fmt::record_type_name(c.type);
+      INFO(e.what());
+      CHECK(e.offset() == 24 + 16 + (c.count_first ? 4u : 0u));
+      CHECK(has(e.what(), name + " record: " + c.needle + " " + std::to_string(size) + " is smaller than " +
+                              std::to_string(c.min)));
+    }
+  }
+  // The entries of a PLAN record: after its header, "u32 count, u32 entry_size" (24 at least).
+  Bytes b;
+  b.u32(72);
+  for (int i = 0; i < 72; ++i) b.u8(0);
+  b.u32(1).u32(23);
+  for (int i = 0; i < 24; ++i) b.u8(0);
+  DumpBuilder d;
+  d.record(SENTINEL_REC_PLAN, b);
+  d.end();
+  const FormatError e = error_of(d.bytes());
+  CHECK(e.offset() == 24 + 16 + 4 + 72 + 4);
+  CHECK(has(e.what(), "PLAN record: entry size 23 is smaller than 24"));
+}
+
+TEST_CASE("format reader 1.2: huge counts and short payloads are refused before allocating", "[format]") {
+  for (uint32_t type : {SENTINEL_REC_MIGRATIONS, SENTINEL_REC_MIGRATION_LOG, SENTINEL_REC_PLACEMENT,
+                        SENTINEL_REC_DETECTION}) {
+    Bytes b;
+    b.u32(0xFFFFFFFFu).u32(64);
+    for (int i = 0; i < 64; ++i) b.u8(0);
+    DumpBuilder d;
+    d.record(type, b);
+    d.end();
+    const FormatError e = error_of(d.bytes());
+    INFO(e.what());
+    CHECK(e.offset() == 24 + 16);
+    CHECK(has(e.what(), "count 4294967295 needs at least"));
+  }
+  {  // PLAN entries: the count is checked against what is left after the header
+    Bytes b;
+    b.u32(72);
+    for (int i = 0; i < 72; ++i) b.u8(0);
+    b.u32(1000).u32(24);
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PLAN, b);
+    d.end();
+    const FormatError e = error_of(d.bytes());
+    CHECK(e.offset() == 24 + 16 + 4 + 72);
+    CHECK(has(e.what(), "PLAN record: plan entry count 1000 needs at least 24000 bytes"));
+  }
+  {  // TIERING shorter than its entry size
+    Bytes b;
+    b.u32(128).u64(1);
+    DumpBuilder d;
+    d.record(SENTINEL_REC_TIERING, b);
+    d.end();
+    CHECK(has(error_of(d.bytes()).what(), "TIERING record: tiering needs 128 bytes, only 8 left in the record"));
+  }
+  {  // PHASE_COUNTERS without its phase
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PHASE_COUNTERS, Bytes().u16(1));
+    d.end();
+    CHECK(has(error_of(d.bytes()).what(), "PHASE_COUNTERS record: phase needs 4 bytes"));
+  }
+}
+
+TEST_CASE("format reader 1.2: truncating a 1.2 dump anywhere is an error, never a crash", "[format]") {
+  const auto bytes = dump12();
+  for (bool verify : {true, false}) {
+    ParseOptions opt;
+    opt.verify_checksums = verify;
+    for (size_t t = 0; t < bytes.size(); ++t) {
+      std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(t));
+      try {
+        parse_profile(cut, opt);
+        FAIL("truncated dump accepted at " << t);
+      } catch (const FormatError& e) {
+        CHECK(e.offset() <= t);
+      }
+    }
+  }
+}
+
+TEST_CASE("format reader 1.2: record names", "[format]") {
+  for (auto [type, name] : {std::pair{SENTINEL_REC_PHASE_COUNTERS, "PHASE_COUNTERS"}, std::pair{SENTINEL_REC_TIERING, "TIERING"},
+                            std::pair{SENTINEL_REC_PLAN, "PLAN"}, std::pair{SENTINEL_REC_MIGRATIONS, "MIGRATIONS"},
+                            std::pair{SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG"},
+                            std::pair{SENTINEL_REC_PLACEMENT, "PLACEMENT"}, std::pair{SENTINEL_REC_DETECTION, "DETECTION"}})
+    CHECK(sentinel::fmt::record_type_name(type) == name);
+  CHECK(sentinel::fmt::record_type_name(23) == "type 23");
+}

@@ -1,0 +1,782 @@
+// The planner (src/tier/planner.h, docs/planner.md) on recorded profiles (tests/fixtures/profiles/,
+// re-recorded by tests/fixtures/record_profile.py) and on synthetic ones. Every check here recomputes
+// what it checks from the input (alive intervals, moves, occupancy) instead of trusting the planner's
+// own model. Built as its own executable (planner-tests) because it counts every allocation of the
+// process while make_plan() runs: operator new is replaced and malloc, calloc, realloc are wrapped
+// at link time (-Wl,--wrap).
+#include <malloc.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <new>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format_reader.h"
+#include "plan_input.h"
+#include "planner.h"
+
+using namespace sentinel;
+
+// ---- allocation counting: armed only around make_plan(), on this thread.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+thread_local bool g_armed = false;
+thread_local uint64_t g_allocs = 0;
+}  // namespace
+extern "C" {
+void* __real_malloc(size_t);
+void* __real_calloc(size_t, size_t);
+void* __real_realloc(void*, size_t);
+void* __wrap_malloc(size_t n) {
+  if (g_armed) ++g_allocs;
+  return __real_malloc(n);
+}
+void* __wrap_calloc(size_t a, size_t b) {
+  if (g_armed) ++g_allocs;
+  return __real_calloc(a, b);
+}
+void* __wrap_realloc(void* p, size_t n) {
+  if (g_armed) ++g_allocs;
+  return __real_realloc(p, n);
+}
+}
+void* operator new(size_t n) {
+  if (g_armed) ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) {
+  if (g_armed) ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  if (g_armed) ++g_allocs;
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  if (g_armed) ++g_allocs;
+  return std::malloc(n ? n : 1);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace {
+
+constexpr sentinel_policy kPolicies[] = {SENTINEL_POLICY_SENTINEL, SENTINEL_POLICY_FIRST_TOUCH,
+                                         SENTINEL_POLICY_ALL_SLOW, SENTINEL_POLICY_ALL_FAST,
+                                         SENTINEL_POLICY_HOT};
+constexpr uint32_t kSharesPct[] = {5, 10, 20, 30, 50, 75, 100};
+const char* const kFixtures[] = {"mlp", "cnn", "lstm", "transformer"};
+
+uint64_t bit(uint32_t i) { return uint64_t{1} << i; }
+
+// A plan with its own scratch (kept alive with the plan's entries).
+struct Planned {
+  std::unique_ptr<PlanScratch> scratch = std::make_unique<PlanScratch>();
+  Plan plan;
+  bool ok = false;
+  const char* error = nullptr;
+  uint64_t allocations = 0;
+  double seconds = 0;      // wall clock
+  double cpu_seconds = 0;  // this thread's CPU time: what the figures report (the VM is shared)
+};
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+Planned run_plan(const PlanInput& in) {
+  Planned r;
+  REQUIRE(r.scratch->init(plan_scratch_bytes(in)));
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = thread_cpu_seconds();
+  g_allocs = 0;
+  g_armed = true;
+  r.ok = make_plan(in, *r.scratch, &r.plan, &r.error);
+  g_armed = false;
+  r.allocations = g_allocs;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu_seconds = thread_cpu_seconds() - c0;
+  return r;
+}
+
+offline::PlanSource load_fixture(const std::string& name) {
+  const std::string path = std::string(SENTINEL_SOURCE_DIR) + "/tests/fixtures/profiles/" + name + ".prof";
+  fmt::Profile p = fmt::read_profile(path);
+  offline::PlanSource src;
+  std::string error;
+  INFO(path);
+  REQUIRE(offline::plan_source(p, -1, &src, &error));
+  return src;
+}
+
+// ---- what the checks recompute from the input alone (docs/planner.md, "the model").
+
+struct Life {
+  uint64_t alive = 0;
+  uint32_t start = 0, len = 0;
+  bool cyclic = false;
+};
+
+Life life_of(const PlanInput& in, const sentinel_identity& d) {
+  const uint32_t n = in.intervals;
+  Life l;
+  if ((d.flags & SENTINEL_IDENTITY_OUTSIDE) || d.ordinal == SENTINEL_NO_ORDINAL ||
+      d.birth_interval == SENTINEL_NO_ORDINAL) {
+    l.cyclic = true;
+    l.len = n;
+  } else {
+    l.start = d.birth_interval;
+    l.len = d.death_interval == SENTINEL_NO_ORDINAL ? n : d.death_interval - d.birth_interval + 1;
+  }
+  for (uint64_t t = 0; t < in.touch_count; ++t)
+    if (in.touches[t].identity == d.id && in.touches[t].bytes && !l.cyclic) {
+      const uint32_t p = (in.touches[t].interval + n - l.start) % n;
+      if (p >= l.len) l.len = p + 1;
+    }
+  for (uint32_t p = 0; p < l.len; ++p) l.alive |= bit((l.start + p) % n);
+  return l;
+}
+
+// Move-ins and move-outs of a mask: the edges inside the timeline (a birth and a free are not moves;
+// an object born outside the steps wraps around the step).
+void edges(const PlanInput& in, const Life& l, uint64_t mask, uint64_t* into, uint64_t* out) {
+  const uint32_t n = in.intervals;
+  *into = *out = 0;
+  const uint64_t all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
+  if (l.cyclic && (mask == 0 || mask == all)) return;
+  for (uint32_t p = l.cyclic ? 0 : 1; p < l.len; ++p) {
+    const uint32_t k = (l.start + p) % n, prev = (l.start + p + n - 1) % n;
+    const bool now = mask & bit(k), before = mask & bit(prev);
+    if (now && !before) *into |= bit(k);
+    if (!now && before) *out |= bit(k);
+  }
+}
+
+uint64_t budget_of(const PlanInput& in, uint64_t peak) {
+  return in.budget.share_ppm ? peak * in.budget.share_ppm / 1000000 : in.budget.bytes;
+}
+
+struct Checked {
+  uint64_t peak = 0;
+  uint64_t touched = 0, hit_upper = 0;  // bytes touched; touched while fast (no lateness)
+};
+
+// Every guarantee of docs/planner.md that can be checked from the plan and its input.
+Checked check_plan(const PlanInput& in, const Plan& plan) {
+  const uint32_t n = in.intervals;
+  Checked c;
+  REQUIRE(plan.entry_count == in.identity_count);
+  std::map<uint32_t, std::vector<uint64_t>> bytes;  // id -> bytes per interval
+  for (uint64_t t = 0; t < in.touch_count; ++t) {
+    auto& v = bytes[in.touches[t].identity];
+    v.resize(n, 0);
+    if (in.touches[t].interval < n) v[in.touches[t].interval] += in.touches[t].bytes;
+  }
+  std::vector<uint64_t> alive_at(n, 0), fast_at(n, 0);
+  uint64_t moved = 0;
+  for (uint32_t i = 0; i < in.identity_count; ++i) {
+    const sentinel_identity& d = in.identities[i];
+    const sentinel_plan_entry& e = plan.entries[i];
+    INFO("identity " << d.id << " lifetime " << unsigned{d.lifetime} << " policy " << policy_name(in.policy));
+    REQUIRE(e.identity == d.id);
+    const Life l = life_of(in, d);
+    CHECK((e.fast_mask & ~l.alive) == 0);  // fast only while alive
+    uint64_t touch_mask = 0;
+    auto it = bytes.find(d.id);
+    for (uint32_t k = 0; it != bytes.end() && k < n; ++k)
+      if (it->second[k]) {
+        touch_mask |= bit(k);
+        c.touched += it->second[k];
+        if (e.fast_mask & bit(k)) c.hit_upper += it->second[k];
+      }
+    CHECK(e.touch_mask == touch_mask);
+    for (uint32_t k = 0; k < n; ++k) {
+      if (l.alive & bit(k)) alive_at[k] += d.size;
+      if (e.fast_mask & bit(k)) fast_at[k] += d.size;
+    }
+    uint64_t into, out;
+    edges(in, l, e.fast_mask, &into, &out);
+    CHECK(plan.alive_masks[i] == l.alive);
+    CHECK(plan.move_in_masks[i] == into);
+    CHECK(plan.move_out_masks[i] == out);
+    moved += d.size * static_cast<uint64_t>(__builtin_popcountll(into) + __builtin_popcountll(out));
+    if (d.lifetime == SENTINEL_LIFE_SHORT) CHECK((into | out) == 0);  // never moved
+    if (d.flags & SENTINEL_IDENTITY_PINNED) CHECK((e.fast_mask == 0 || e.fast_mask == l.alive));
+    if (in.policy != SENTINEL_POLICY_SENTINEL && in.policy != SENTINEL_POLICY_HOT) CHECK((into | out) == 0);
+    if (in.policy == SENTINEL_POLICY_ALL_FAST) CHECK(e.fast_mask == l.alive);
+    if (in.policy == SENTINEL_POLICY_ALL_SLOW) CHECK(e.fast_mask == 0);
+    if (!l.cyclic) CHECK(((e.flags & SENTINEL_PLAN_BIRTH_FAST) != 0) == ((e.fast_mask & bit(l.start)) != 0));
+    if (e.flags & SENTINEL_PLAN_POOL) {
+      CHECK(in.policy == SENTINEL_POLICY_SENTINEL);
+      CHECK(d.lifetime == SENTINEL_LIFE_SHORT);
+      CHECK(e.fast_mask == l.alive);
+    }
+    if (in.policy == SENTINEL_POLICY_SENTINEL) {
+      // Every residency that starts with a move-in touches the object before it ends.
+      for (uint64_t b = into; b; b &= b - 1) {
+        const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+        bool touched = false;
+        for (uint32_t s = 0; s < n && (e.fast_mask & bit((k + s) % n)); ++s) {
+          const uint32_t p = ((k + s) % n + n - l.start) % n;
+          if (!l.cyclic && p >= l.len) break;
+          if (touch_mask & bit((k + s) % n)) touched = true;
+        }
+        INFO("move-in at interval " << k << " mask " << e.fast_mask << " touches " << touch_mask);
+        CHECK(touched);
+      }
+    }
+  }
+  for (uint32_t k = 0; k < n; ++k) c.peak = std::max(c.peak, alive_at[k]);
+  const uint64_t budget = budget_of(in, c.peak);
+  CHECK(plan.header.footprint_peak_bytes == c.peak);
+  CHECK(plan.header.moved_bytes_per_step == moved);
+  CHECK(plan.header.fast_budget_bytes == budget);
+  CHECK(plan.header.intervals == n);
+  CHECK(plan.header.policy == static_cast<uint32_t>(in.policy));
+  if (in.policy != SENTINEL_POLICY_ALL_FAST) {
+    for (uint32_t k = 0; k < n; ++k) {
+      INFO("interval " << k << " policy " << policy_name(in.policy));
+      CHECK(fast_at[k] <= budget);  // the budget at every interval
+    }
+    CHECK(plan.header.fast_peak_bytes <= budget);
+    CHECK(plan.header.fast_pool_bytes <= budget);
+  }
+  // The modeled hit share never exceeds the share touched while fast.
+  const uint64_t upper = c.touched ? c.hit_upper * 1000000 / c.touched : 0;
+  CHECK(plan.header.predicted_hit_ppm <= upper);
+  if (in.policy == SENTINEL_POLICY_ALL_FAST && c.touched) CHECK(plan.header.predicted_hit_ppm == 1000000);
+  if (in.policy == SENTINEL_POLICY_ALL_SLOW) CHECK(plan.header.predicted_hit_ppm == 0);
+  if (in.policy == SENTINEL_POLICY_ALL_SLOW) CHECK(plan.header.moved_bytes_per_step == 0);
+  return c;
+}
+
+bool same_plan(const Plan& a, const Plan& b) {
+  return std::memcmp(&a.header, &b.header, sizeof a.header) == 0 && a.entry_count == b.entry_count &&
+         std::memcmp(a.entries, b.entries, sizeof(sentinel_plan_entry) * a.entry_count) == 0;
+}
+
+// ---- synthetic profiles
+
+struct Synth {
+  uint32_t intervals = 8;
+  std::vector<sentinel_identity> ids;
+  std::vector<sentinel_touch> touches;
+  std::vector<uint64_t> interval_ns;
+  uint64_t bandwidth = 0;
+
+  uint32_t add(uint64_t size, uint8_t life, uint32_t birth, uint32_t death, uint32_t flags = 0,
+               uint32_t group = 0) {
+    sentinel_identity d{};
+    d.id = static_cast<uint32_t>(ids.size()) + 100;
+    d.size = size;
+    d.lifetime = life;
+    d.birth_interval = birth;
+    d.death_interval = death;
+    d.ordinal = birth == SENTINEL_NO_ORDINAL ? SENTINEL_NO_ORDINAL : static_cast<uint32_t>(ids.size());
+    d.flags = flags | (birth == SENTINEL_NO_ORDINAL ? SENTINEL_IDENTITY_OUTSIDE : 0);
+    d.group = group ? group : d.id;
+    d.instances = 1;
+    ids.push_back(d);
+    return d.id;
+  }
+  uint32_t weight(uint64_t size, uint32_t flags = 0) {
+    return add(size, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL, flags);
+  }
+  void touch(uint32_t id, uint32_t interval, uint64_t bytes, uint32_t step = 0) {
+    touches.push_back(sentinel_touch{id, interval, bytes, 1, step});
+  }
+  PlanInput input(sentinel_policy policy, FastBudget budget) const {
+    PlanInput in;
+    in.intervals = intervals;
+    in.identities = ids.data();
+    in.identity_count = static_cast<uint32_t>(ids.size());
+    in.touches = touches.data();
+    in.touch_count = touches.size();
+    in.interval_ns = interval_ns.empty() ? nullptr : interval_ns.data();
+    in.migrate_bytes_per_s = bandwidth;
+    in.policy = policy;
+    in.budget = budget;
+    return in;
+  }
+};
+
+constexpr uint64_t MiB = 1ull << 20;
+
+// Four 1 MiB weights, weight k touched (fully) in interval k only, 8 intervals of 10 ms each.
+Synth layered() {
+  Synth s;
+  for (uint32_t k = 0; k < 4; ++k) s.touch(s.weight(MiB), k, MiB);
+  s.interval_ns.assign(8, 10'000'000);
+  s.bandwidth = 10ull << 30;
+  return s;
+}
+
+const sentinel_plan_entry& entry_of(const Plan& p, uint32_t id) {
+  for (uint32_t i = 0; i < p.entry_count; ++i)
+    if (p.entries[i].identity == id) return p.entries[i];
+  FAIL("no plan entry for identity " << id);
+  return p.entries[0];
+}
+
+double share(const Plan& p) { return p.header.predicted_hit_ppm / 1e6; }
+
+}  // namespace
+
+TEST_CASE("planner: every policy on the recorded profiles, budgets 5% to 100%", "[planner]") {
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.identity_count > 0);
+    REQUIRE(src.in.touch_count > 0);
+    for (uint32_t pct : kSharesPct) {
+      std::map<sentinel_policy, uint32_t> ppm;
+      for (sentinel_policy pol : kPolicies) {
+        INFO(name << " " << pct << "% " << policy_name(pol));
+        PlanInput in = src.in;
+        in.policy = pol;
+        in.budget = FastBudget{0, pct * 10000};
+        Planned a = run_plan(in);
+        INFO((a.error ? a.error : ""));
+        REQUIRE(a.ok);
+        CHECK(a.allocations == 0);  // no malloc, no operator new inside make_plan
+        check_plan(in, a.plan);
+        Planned b = run_plan(in);
+        REQUIRE(b.ok);
+        CHECK(same_plan(a.plan, b.plan));  // deterministic, byte for byte
+        ppm[pol] = a.plan.header.predicted_hit_ppm;
+      }
+      INFO(name << " " << pct << "%: sentinel " << ppm[SENTINEL_POLICY_SENTINEL] << " first-touch "
+                << ppm[SENTINEL_POLICY_FIRST_TOUCH] << " hot " << ppm[SENTINEL_POLICY_HOT]);
+      CHECK(ppm[SENTINEL_POLICY_SENTINEL] >= ppm[SENTINEL_POLICY_FIRST_TOUCH]);
+      CHECK(ppm[SENTINEL_POLICY_SENTINEL] <= ppm[SENTINEL_POLICY_ALL_FAST]);
+      if (pct == 100) CHECK(ppm[SENTINEL_POLICY_FIRST_TOUCH] == 1000000);  // everything fits
+    }
+  }
+}
+
+TEST_CASE("planner: sentinel beats first-touch on the recorded profiles at small budgets", "[planner]") {
+  // What the migration buys: at 20% of the peak the schedule must do strictly better than placing at
+  // first touch, on every recorded model.
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    PlanInput in = src.in;
+    in.budget = FastBudget{0, 200000};
+    in.policy = SENTINEL_POLICY_FIRST_TOUCH;
+    Planned ft = run_plan(in);
+    in.policy = SENTINEL_POLICY_SENTINEL;
+    Planned st = run_plan(in);
+    REQUIRE((ft.ok && st.ok));
+    INFO(name << ": sentinel " << share(st.plan) << " first-touch " << share(ft.plan));
+    CHECK(st.plan.header.predicted_hit_ppm > ft.plan.header.predicted_hit_ppm);
+  }
+}
+
+// Not a test: the figures of docs/planner.md. Run: planner-tests "[planner-figures]" -s
+TEST_CASE("planner figures on the recorded profiles", "[.][planner-figures]") {
+  std::printf("%-12s %5s %9s %9s %9s %9s %9s  %s\n", "fixture", "budget", "sentinel", "first-t",
+              "all-slow", "all-fast", "hot", "sentinel: lead gap pool moved/step trials, CPU ms");
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    for (uint32_t pct : kSharesPct) {
+      std::printf("%-12s %4u%%", name, pct);
+      Planned keep;
+      for (sentinel_policy pol : kPolicies) {
+        PlanInput in = src.in;
+        in.policy = pol;
+        in.budget = FastBudget{0, pct * 10000};
+        Planned r = run_plan(in);
+        REQUIRE(r.ok);
+        std::printf(" %9.4f", share(r.plan));
+        if (pol == SENTINEL_POLICY_SENTINEL) keep = std::move(r);
+      }
+      const Plan& p = keep.plan;
+      std::printf("  L%u G%u%s%s pool %.2f MiB moved %.2f MiB late %u, %u trials %.1f ms\n",
+                  p.header.lead_intervals, p.gap_intervals, p.grouped ? " grouped" : "",
+                  p.first_fit ? " first-fit" : "", p.header.fast_pool_bytes / 1048576.0,
+                  p.header.moved_bytes_per_step / 1048576.0, p.late_moves, p.trials, keep.cpu_seconds * 1e3);
+    }
+  }
+}
+
+TEST_CASE("planner: moving ahead of use beats first touch and reactive promotion", "[planner]") {
+  Synth s = layered();  // 4 MiB peak; budget 2 MiB holds the weight in use and the next one
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  Planned st = run_plan(in);
+  REQUIRE(st.ok);
+  check_plan(in, st.plan);
+  CHECK(st.plan.header.predicted_hit_ppm == 1000000);
+  CHECK(st.plan.header.lead_intervals >= 1);
+  for (uint32_t k = 0; k < 4; ++k) {  // weight k is fast for interval k, moved in ahead of it
+    const sentinel_plan_entry& e = entry_of(st.plan, 100 + k);
+    CHECK((e.fast_mask & bit(k)));
+    CHECK(e.fast_mask != 0xFF);
+  }
+  CHECK(st.plan.header.moved_bytes_per_step > 0);
+  CHECK(st.plan.late_moves == 0);
+
+  in.policy = SENTINEL_POLICY_FIRST_TOUCH;
+  Planned ft = run_plan(in);
+  REQUIRE(ft.ok);
+  check_plan(in, ft.plan);
+  CHECK(ft.plan.header.predicted_hit_ppm == 500000);  // weights 0 and 1 fit, then the budget is full
+  CHECK(entry_of(ft.plan, 100).fast_mask == 0xFF);
+  CHECK(entry_of(ft.plan, 102).fast_mask == 0);
+
+  in.policy = SENTINEL_POLICY_HOT;
+  Planned hot = run_plan(in);
+  REQUIRE(hot.ok);
+  check_plan(in, hot.plan);
+  // Each weight is touched once a step: promoting it after that touch never pays off in the step.
+  CHECK(hot.plan.header.predicted_hit_ppm < st.plan.header.predicted_hit_ppm);
+}
+
+TEST_CASE("planner: the cost model falls back to resident placement when moves cannot keep up", "[planner]") {
+  Synth s = layered();
+  s.bandwidth = 1 << 20;                  // 1 MiB/s: a 1 MiB move takes a second
+  s.interval_ns.assign(8, 1'000'000);    // 1 ms intervals
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  Planned st = run_plan(in);
+  REQUIRE(st.ok);
+  check_plan(in, st.plan);
+  CHECK(st.plan.header.predicted_hit_ppm == 500000);  // two weights resident, none moved
+  CHECK(st.plan.header.moved_bytes_per_step == 0);
+  CHECK(st.plan.header.migrate_bytes_per_s == (1u << 20));
+
+  // The same profile without durations: lateness is not modeled beyond "no lead at all".
+  s.interval_ns.clear();
+  in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  Planned untimed = run_plan(in);
+  REQUIRE(untimed.ok);
+  CHECK(untimed.plan.header.predicted_hit_ppm == 1000000);
+}
+
+TEST_CASE("planner: a late move counts its first touched interval as slow", "[planner]") {
+  // Two 8 MiB weights, budget 8 MiB: w touched in intervals 8 and 9, the other in interval 0; 16
+  // intervals of 1 ms, 4 GiB/s: a move takes ~2 ms, so a lead of one interval makes the first touch
+  // late and the trial picks two or more.
+  Synth s;
+  s.intervals = 16;
+  const uint32_t w = s.weight(8 * MiB);
+  const uint32_t other = s.weight(8 * MiB);
+  s.touch(w, 8, 8 * MiB);
+  s.touch(w, 9, 8 * MiB);
+  s.touch(other, 0, 8 * MiB);
+  s.interval_ns.assign(16, 1'000'000);
+  s.bandwidth = 4ull << 30;
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{8 * MiB, 0});
+  Planned st = run_plan(in);
+  REQUIRE(st.ok);
+  check_plan(in, st.plan);
+  CHECK(st.plan.header.lead_intervals >= 2);
+  CHECK(st.plan.late_moves == 0);
+  CHECK(st.plan.header.predicted_hit_ppm == 1000000);
+  CHECK((entry_of(st.plan, w).fast_mask & 0x300) == 0x300);
+  CHECK((entry_of(st.plan, w).fast_mask & 0x1) == 0);
+  CHECK((entry_of(st.plan, other).fast_mask & 0x1));
+  CHECK(st.plan.header.moved_bytes_per_step == 32 * MiB);  // each weight in and out once
+
+  // The reactive policy moves w in at the boundary of interval 9, after its touch in 8, and the
+  // other weight at the boundary of 1: no lead, so those touched intervals count slow although the
+  // objects are (becoming) fast there.
+  s.touch(other, 1, 8 * MiB);
+  PlanInput react = s.input(SENTINEL_POLICY_HOT, FastBudget{8 * MiB, 0});
+  Planned hot = run_plan(react);
+  REQUIRE(hot.ok);
+  const Checked c = check_plan(react, hot.plan);
+  REQUIRE(c.touched > 0);
+  CHECK((entry_of(hot.plan, w).fast_mask & 0x200));
+  CHECK(c.hit_upper > 0);
+  CHECK(hot.plan.late_moves >= 2);
+  CHECK(hot.plan.header.predicted_hit_ppm < c.hit_upper * 1000000 / c.touched);
+}
+
+TEST_CASE("planner: short-lived objects go to a pool sized to their peak", "[planner]") {
+  Synth s;
+  s.intervals = 4;
+  const uint32_t a = s.add(2 * MiB, SENTINEL_LIFE_SHORT, 0, 0);
+  const uint32_t b = s.add(1 * MiB, SENTINEL_LIFE_SHORT, 1, 1);
+  const uint32_t c = s.add(1 * MiB, SENTINEL_LIFE_SHORT, 1, 1);
+  const uint32_t w = s.weight(4 * MiB);
+  s.touch(a, 0, 2 * MiB);
+  s.touch(b, 1, MiB);
+  s.touch(c, 1, MiB);
+  s.touch(w, 3, 4 * MiB);
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{6 * MiB, 0});
+  Planned st = run_plan(in);
+  REQUIRE(st.ok);
+  check_plan(in, st.plan);
+  CHECK(st.plan.header.fast_pool_bytes == 2 * MiB);
+  for (uint32_t id : {a, b, c}) {
+    CHECK((entry_of(st.plan, id).flags & SENTINEL_PLAN_POOL));
+    CHECK((entry_of(st.plan, id).flags & SENTINEL_PLAN_BIRTH_FAST));
+  }
+  CHECK(st.plan.header.predicted_hit_ppm == 1000000);  // the weight fits beside the pool
+  CHECK(st.plan.header.fast_peak_bytes <= 6 * MiB);
+}
+
+TEST_CASE("planner: first-touch gives freed room back", "[planner]") {
+  Synth s;
+  s.intervals = 4;
+  const uint32_t a = s.add(MiB, SENTINEL_LIFE_STEP, 0, 1);
+  const uint32_t b = s.add(MiB, SENTINEL_LIFE_STEP, 2, 3);
+  const uint32_t c = s.add(MiB, SENTINEL_LIFE_STEP, 3, 3);  // b still holds the room
+  s.touch(a, 0, MiB);
+  s.touch(b, 2, MiB);
+  s.touch(c, 3, MiB);
+  PlanInput in = s.input(SENTINEL_POLICY_FIRST_TOUCH, FastBudget{MiB, 0});
+  Planned ft = run_plan(in);
+  REQUIRE(ft.ok);
+  check_plan(in, ft.plan);
+  CHECK(entry_of(ft.plan, a).fast_mask == 0x3);
+  CHECK(entry_of(ft.plan, b).fast_mask == 0xC);
+  CHECK(entry_of(ft.plan, c).fast_mask == 0);
+}
+
+TEST_CASE("planner: objects above the budget stay slow; pinned objects never move", "[planner]") {
+  Synth s;
+  const uint32_t big = s.weight(3 * MiB);
+  const uint32_t pinned = s.weight(MiB, SENTINEL_IDENTITY_PINNED);
+  const uint32_t small = s.weight(MiB);
+  s.touch(big, 0, 3 * MiB);
+  s.touch(pinned, 2, MiB);
+  s.touch(small, 5, MiB);
+  for (sentinel_policy pol : kPolicies) {
+    PlanInput in = s.input(pol, FastBudget{2 * MiB, 0});
+    Planned r = run_plan(in);
+    REQUIRE(r.ok);
+    check_plan(in, r.plan);
+    if (pol != SENTINEL_POLICY_ALL_FAST) CHECK(entry_of(r.plan, big).fast_mask == 0);
+    const uint64_t m = entry_of(r.plan, pinned).fast_mask;
+    CHECK((m == 0 || m == 0xFF));
+  }
+}
+
+TEST_CASE("planner: co-allocation groups can move as units", "[planner]") {
+  // Eight 256 KiB members of one group, all touched in interval 5: the schedule gives them one mask.
+  Synth s;
+  std::vector<uint32_t> members;
+  for (int i = 0; i < 8; ++i) {
+    members.push_back(s.add(256 << 10, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL,
+                            0, 7));
+    s.touch(members.back(), 5, 256 << 10);
+  }
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  Planned r = run_plan(in);
+  REQUIRE(r.ok);
+  check_plan(in, r.plan);
+  CHECK(r.plan.header.predicted_hit_ppm == 1000000);
+  for (uint32_t id : members) CHECK(entry_of(r.plan, id).fast_mask == entry_of(r.plan, members[0]).fast_mask);
+}
+
+TEST_CASE("planner: randomized profiles keep every guarantee", "[planner]") {
+  std::mt19937_64 rng(12345);
+  for (int round = 0; round < 300; ++round) {
+    Synth s;
+    s.intervals = 1 + static_cast<uint32_t>(rng() % 64);
+    const uint32_t n = s.intervals;
+    const int objects = 1 + static_cast<int>(rng() % 40);
+    for (int o = 0; o < objects; ++o) {
+      const uint64_t size = (1 + rng() % 64) << 16;
+      const uint32_t kind = static_cast<uint32_t>(rng() % 4);
+      const uint32_t flags = rng() % 10 == 0 ? SENTINEL_IDENTITY_PINNED : 0;
+      uint32_t id;
+      if (kind == 0) {
+        id = s.weight(size, flags);
+      } else {
+        const uint32_t b = static_cast<uint32_t>(rng() % n);
+        if (kind == 1) id = s.add(size, SENTINEL_LIFE_SHORT, b, b, flags);
+        else if (kind == 2) id = s.add(size, SENTINEL_LIFE_STEP, b, b + static_cast<uint32_t>(rng() % (n - b)), flags);
+        else id = s.add(size, SENTINEL_LIFE_PERSISTENT, b, SENTINEL_NO_ORDINAL, flags);
+      }
+      const sentinel_identity& d = s.ids.back();
+      for (uint32_t k = 0; k < n; ++k) {
+        const bool in_life = d.birth_interval == SENTINEL_NO_ORDINAL || d.death_interval == SENTINEL_NO_ORDINAL ||
+                             (k >= d.birth_interval && k <= d.death_interval);
+        if (in_life && rng() % 3 == 0) s.touch(id, k, (1 + rng() % (size >> 13)) << 13, static_cast<uint32_t>(rng() % 2));
+      }
+    }
+    if (rng() % 2) {
+      for (uint32_t k = 0; k < n; ++k) s.interval_ns.push_back(rng() % 5'000'000);
+      s.bandwidth = (1 + rng() % 8) << 28;
+    }
+    const uint32_t pct = 1 + static_cast<uint32_t>(rng() % 100);
+    std::map<sentinel_policy, uint32_t> ppm;
+    for (sentinel_policy pol : kPolicies) {
+      PlanInput in = s.input(pol, FastBudget{0, pct * 10000});
+      in.profiled_steps = 2;
+      INFO("round " << round << " intervals " << n << " objects " << objects << " " << pct << "% "
+                    << policy_name(pol));
+      Planned r = run_plan(in);
+      REQUIRE(r.ok);
+      CHECK(r.allocations == 0);
+      check_plan(in, r.plan);
+      ppm[pol] = r.plan.header.predicted_hit_ppm;
+    }
+    INFO("round " << round);
+    CHECK(ppm[SENTINEL_POLICY_SENTINEL] >= ppm[SENTINEL_POLICY_FIRST_TOUCH]);
+  }
+}
+
+TEST_CASE("planner: bad inputs are refused with a reason", "[planner]") {
+  Synth s = layered();
+  auto refused = [](PlanInput in, const char* why) {
+    Planned r = run_plan(in);
+    INFO(why);
+    CHECK_FALSE(r.ok);
+    REQUIRE(r.error != nullptr);
+    CHECK(std::string(r.error) == why);
+  };
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0});
+  PlanInput bad = in;
+  bad.intervals = 0;
+  refused(bad, "no intervals in the step");
+  bad = in;
+  bad.intervals = 65;
+  refused(bad, "more than 64 intervals in the step");
+  bad = in;
+  bad.identities = nullptr;
+  refused(bad, "identities missing (null with a count)");
+  bad = in;
+  bad.touches = nullptr;
+  refused(bad, "touches missing (null with a count)");
+  bad = in;
+  bad.profiled_steps = 0;
+  refused(bad, "profiled steps is 0");
+  bad = in;
+  bad.policy = static_cast<sentinel_policy>(7);  // within the enum's range (no UB), not a policy
+  refused(bad, "unknown policy");
+  bad = in;
+  bad.budget = FastBudget{0, 1000001};
+  refused(bad, "budget share above 100%");
+
+  Synth t = s;
+  t.touch(100, 8, 4096);
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "touch interval out of range");
+  t = s;
+  t.ids[1].id = t.ids[0].id;
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "duplicate identity id in the input");
+  t = s;
+  t.ids[0].phase = 3;
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "identity of another phase in the input");
+  t = s;
+  t.add(MiB, SENTINEL_LIFE_STEP, 9, 9);
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "identity birth interval out of range");
+  t = s;
+  t.add(MiB, SENTINEL_LIFE_STEP, 2, 8);
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "identity death interval out of range");
+  t = s;
+  t.add(MiB, SENTINEL_LIFE_STEP, 3, 2);
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}),
+          "identity death interval before its birth interval");
+  t = s;
+  t.add(MiB, SENTINEL_LIFE_SHORT, 1, 2);
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "short-lived identity spans several intervals");
+
+  // Scratch too small: refused, not a crash.
+  PlanScratch tiny;
+  REQUIRE(tiny.init(256));
+  Plan p;
+  const char* err = nullptr;
+  CHECK_FALSE(make_plan(in, tiny, &p, &err));
+  REQUIRE(err != nullptr);
+  CHECK(std::string(err) == "planner scratch memory exhausted");
+}
+
+TEST_CASE("planner: an empty phase and one interval are planned", "[planner]") {
+  Synth s;
+  s.intervals = 1;
+  for (sentinel_policy pol : kPolicies) {
+    PlanInput in = s.input(pol, FastBudget{0, 200000});
+    Planned r = run_plan(in);
+    REQUIRE(r.ok);
+    CHECK(r.plan.entry_count == 0);
+    CHECK(r.plan.header.predicted_hit_ppm == 0);
+  }
+  const uint32_t w = s.weight(MiB);
+  s.touch(w, 0, MiB);
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{0, 1000000});
+  Planned r = run_plan(in);
+  REQUIRE(r.ok);
+  check_plan(in, r.plan);
+  CHECK(r.plan.header.predicted_hit_ppm == 1000000);
+}
+
+TEST_CASE("planner: policy names", "[planner]") {
+  for (sentinel_policy pol : kPolicies) {
+    sentinel_policy back;
+    REQUIRE(parse_policy(policy_name(pol), &back));
+    CHECK(back == pol);
+  }
+  sentinel_policy p;
+  CHECK_FALSE(parse_policy("Sentinel", &p));
+  CHECK_FALSE(parse_policy("", &p));
+  CHECK_FALSE(parse_policy(nullptr, &p));
+  CHECK(std::string(policy_name(77)) == "unknown");
+}
+
+TEST_CASE("planner: fast-tier sizes as the tools take them", "[planner]") {
+  FastBudget b;
+  REQUIRE(offline::parse_fast_bytes("4G", &b));
+  CHECK((b.bytes == 4ull << 30 && b.share_ppm == 0));
+  REQUIRE(offline::parse_fast_bytes("512MiB", &b));
+  CHECK(b.bytes == 512ull << 20);
+  REQUIRE(offline::parse_fast_bytes("1048576", &b));
+  CHECK(b.bytes == 1048576);
+  REQUIRE(offline::parse_fast_bytes("64kb", &b));  // the runtime's size syntax
+  CHECK(b.bytes == 65536);
+  REQUIRE(offline::parse_fast_bytes("2GB", &b));
+  CHECK(b.bytes == 2ull << 30);
+  REQUIRE(offline::parse_fast_bytes("20%", &b));
+  CHECK((b.bytes == 0 && b.share_ppm == 200000));
+  REQUIRE(offline::parse_fast_bytes("12.5%", &b));
+  CHECK(b.share_ppm == 125000);
+  for (const char* bad : {"", "%", "0%", "101%", "-1", "4X", "1.5G", "20 %", ".5%", "99999999999999999999",
+                          "17179869184T", "4iB", "4KiBB", "G"})
+    CHECK_FALSE(offline::parse_fast_bytes(bad, &b));
+}
+
+// Not a test: make_plan() time on large synthetic profiles. Run: planner-tests "[planner-bench]"
+TEST_CASE("planner time on large profiles", "[.][planner-bench]") {
+  for (uint32_t objects : {500u, 2000u, 8000u}) {
+    for (uint32_t n : {16u, 64u}) {
+      std::mt19937_64 rng(objects * 131 + n);
+      Synth s;
+      s.intervals = n;
+      for (uint32_t o = 0; o < objects; ++o) {
+        const uint64_t size = (1 + rng() % 64) << 16;
+        uint32_t id;
+        if (o % 4 == 0) {
+          id = s.weight(size);
+          s.touch(id, static_cast<uint32_t>(rng() % n), size);
+          s.touch(id, static_cast<uint32_t>(rng() % n), size);
+        } else {
+          const uint32_t b = static_cast<uint32_t>(rng() % n), d = b + static_cast<uint32_t>(rng() % (n - b));
+          id = s.add(size, b == d ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP, b, d);
+          for (uint32_t k = b; k <= d; ++k)
+            if (rng() % 2) s.touch(id, k, size / 2);
+        }
+      }
+      s.interval_ns.assign(n, 2'000'000);
+      for (sentinel_policy pol : kPolicies) {
+        Planned r = run_plan(s.input(pol, FastBudget{0, 200000}));
+        REQUIRE(r.ok);
+        std::printf("%5u identities %2u intervals %-12s %8.1f ms CPU (%u trials)\n", objects, n, policy_name(pol),
+                    r.cpu_seconds * 1e3, r.plan.trials);
+      }
+    }
+  }
+}

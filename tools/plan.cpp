@@ -1,0 +1,312 @@
+// sentinel-view plan: runs the planner (src/tier/planner.h, the very make_plan() the runtime calls) on
+// a dump's profile and prints the schedule: per identity the node in each interval and its moves,
+// and the plan's figures. When the dump holds the runtime's PLAN record for the phase and the
+// settings are the same, it says whether the recomputed plan is identical.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis.h"
+#include "cli.h"
+#include "json.h"
+#include "plan_input.h"
+#include "planner.h"
+#include "profile_model.h"
+#include "view.h"
+
+namespace sentinel::view {
+
+namespace {
+
+struct Options {
+  bool json = false;
+  bool have_policy = false, have_budget = false;
+  sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
+  FastBudget budget;
+  int64_t phase = -1;
+  size_t top = 40;  // SIZE_MAX: all
+  std::string path;
+};
+
+void print_help() {
+  std::cout
+      << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--phase N] [--top N] [--json] DUMP\n"
+         "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
+         "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
+         "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
+         "\n"
+         "  --policy P         sentinel, first-touch, all-slow, all-fast or hot (default: the\n"
+         "                     dump's TIERING record, else SENTINEL_POLICY, else sentinel)\n"
+         "  --fast-bytes B|N%  fast-tier budget: bytes (4G, 512M, 1048576) or a share of the\n"
+         "                     profiled peak footprint (20%); default: the dump's TIERING record,\n"
+         "                     else SENTINEL_FAST_BYTES, else 20%\n"
+         "  --phase N          plan phase N (default: the profiled phase)\n"
+         "  --top N            identities listed, largest first (default 40; 0: all)\n"
+         "  --json             print one JSON object instead of text\n"
+         "  -h, --help         show this help\n";
+}
+
+std::string strip_of(const sentinel_plan_entry& e, uint64_t alive, uint32_t n) {
+  std::string s;
+  for (uint32_t k = 0; k < n; ++k)
+    s += !(alive >> k & 1) ? '-' : (e.fast_mask >> k & 1) ? 'F' : 'S';
+  return s;
+}
+
+std::vector<uint32_t> bits_of(uint64_t m) {
+  std::vector<uint32_t> v;
+  for (uint32_t k = 0; k < 64; ++k)
+    if (m >> k & 1) v.push_back(k);
+  return v;
+}
+
+std::string list_of(const std::vector<uint32_t>& v) {
+  std::string s;
+  for (uint32_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+std::string percent(uint32_t ppm) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", ppm / 1e4);
+  return b;
+}
+
+std::string budget_text(const FastBudget& b, uint64_t resolved) {
+  if (!b.share_ppm) return human_bytes(resolved);
+  char s[64];
+  std::snprintf(s, sizeof s, "%g%% of the peak = ", b.share_ppm / 1e4);
+  return s + human_bytes(resolved);
+}
+
+std::string bandwidth_text(uint64_t bps) { return human_bytes(bps) + "/s"; }
+
+// Differences between the recomputed plan and the recorded one ("" when identical).
+std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
+  const sentinel_plan_header& a = plan.header;
+  const sentinel_plan_header& b = rec.header;
+  std::vector<std::string> diff;
+  auto field = [&](const char* name, uint64_t x, uint64_t y) {
+    if (x != y) diff.push_back(std::string(name) + " " + std::to_string(y) + " recorded, " + std::to_string(x) + " now");
+  };
+  field("intervals", a.intervals, b.intervals);
+  field("lead_intervals", a.lead_intervals, b.lead_intervals);
+  field("footprint_peak_bytes", a.footprint_peak_bytes, b.footprint_peak_bytes);
+  field("fast_peak_bytes", a.fast_peak_bytes, b.fast_peak_bytes);
+  field("fast_pool_bytes", a.fast_pool_bytes, b.fast_pool_bytes);
+  field("moved_bytes_per_step", a.moved_bytes_per_step, b.moved_bytes_per_step);
+  field("predicted_hit_ppm", a.predicted_hit_ppm, b.predicted_hit_ppm);
+  field("migrate_bytes_per_s", a.migrate_bytes_per_s, b.migrate_bytes_per_s);
+  field("flags", a.flags, b.flags);
+  std::map<uint32_t, const sentinel_plan_entry*> recorded;
+  for (const auto& e : rec.entries) recorded.emplace(e.identity, &e);
+  uint64_t differing = 0, missing = 0;
+  for (uint32_t i = 0; i < plan.entry_count; ++i) {
+    const sentinel_plan_entry& e = plan.entries[i];
+    auto it = recorded.find(e.identity);
+    if (it == recorded.end()) {
+      ++missing;
+      continue;
+    }
+    const sentinel_plan_entry& r = *it->second;
+    if (r.flags != e.flags || r.fast_mask != e.fast_mask || r.touch_mask != e.touch_mask) ++differing;
+  }
+  if (rec.entries.size() != plan.entry_count)
+    diff.push_back(std::to_string(rec.entries.size()) + " entries recorded, " + std::to_string(plan.entry_count) + " now");
+  if (missing) diff.push_back(std::to_string(missing) + " identities without a recorded entry");
+  if (differing) diff.push_back(std::to_string(differing) + (differing == 1 ? " entry differs" : " entries differ"));
+  std::string out;
+  for (const auto& d : diff) out += (out.empty() ? "" : "; ") + d;
+  return out;
+}
+
+}  // namespace
+
+int cmd_plan(int argc, char** argv) {
+  Options o;
+  SubcommandArgs args("plan", argc, argv);
+  while (args.next_option()) {
+    const std::string& arg = args.arg();
+    std::string v;
+    if (args.is_help()) {
+      print_help();
+      return finish_output();
+    } else if (arg == "--json") {
+      o.json = true;
+    } else if (args.is("--policy")) {
+      if (!args.value("--policy", v)) return args.error("--policy needs a value");
+      if (!parse_policy(v.c_str(), &o.policy))
+        return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
+      o.have_policy = true;
+    } else if (args.is("--fast-bytes")) {
+      if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
+      if (!offline::parse_fast_bytes(v, &o.budget))
+        return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
+      o.have_budget = true;
+    } else if (args.is("--phase") || args.is("--top")) {
+      const std::string name = arg.substr(0, arg.find('='));
+      if (!args.value(name, v)) return args.error(name + " needs a value");
+      size_t n = 0;
+      if (!parse_count(v, n)) return args.error(name + ": not a number: '" + v + "'");
+      if (name == "--phase") o.phase = static_cast<int64_t>(n);
+      else o.top = n ? n : SIZE_MAX;
+    } else {
+      return args.unknown_option();
+    }
+  }
+  if (int rc = args.dump(o.path)) return rc;
+  auto profile = load_profile(o.path);
+  if (!profile) return 1;
+  const fmt::Profile& p = *profile;
+
+  offline::PlanSource src;
+  std::string why;
+  if (!offline::plan_source(p, o.phase, &src, &why)) {
+    std::cerr << kProg << ": " << printable(o.path) << ": " << why << "\n";
+    return 1;
+  }
+  const offline::RecordedSettings rec = offline::recorded_settings(p);
+  src.in.policy = o.have_policy ? o.policy : rec.policy;
+  src.in.budget = o.have_budget ? o.budget : rec.budget;
+  const std::string policy_source = o.have_policy ? "command line" : rec.policy_source;
+  const std::string budget_source = o.have_budget ? "command line" : rec.budget_source;
+  const bool measured_bw = src.in.migrate_bytes_per_s != 0;
+
+  PlanScratch scratch;
+  Plan plan;
+  const char* error = nullptr;
+  if (!scratch.init(plan_scratch_bytes(src.in)) || !make_plan(src.in, scratch, &plan, &error)) {
+    std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << src.in.phase << ": "
+              << (error ? error : "no memory for the planner") << "\n";
+    return 1;
+  }
+  const sentinel_plan_header& h = plan.header;
+  const fmt::PlanRecord* recorded = p.plan_for(h.phase);
+  const bool comparable = recorded && recorded->header.policy == h.policy &&
+                          recorded->header.fast_budget_bytes == h.fast_budget_bytes;
+  const std::string differences = comparable ? compare(plan, *recorded) : "";
+
+  std::map<uint32_t, const sentinel_identity*> ident;
+  for (const auto& d : src.identities) ident.emplace(d.id, &d);
+  std::vector<uint32_t> order(plan.entry_count);
+  for (uint32_t i = 0; i < plan.entry_count; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const sentinel_identity& x = src.identities[a];
+    const sentinel_identity& y = src.identities[b];
+    if (x.size != y.size) return x.size > y.size;
+    return x.id < y.id;
+  });
+  const size_t shown = std::min<size_t>(o.top, order.size());
+
+  std::ostream& os = std::cout;
+  if (o.json) {
+    os << "{\"file\":";
+    json_string(os, o.path);
+    os << ",\"phase\":" << h.phase << ",\"policy\":";
+    json_string(os, policy_name(h.policy));
+    os << ",\"policy_source\":";
+    json_string(os, policy_source);
+    os << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"budget_share_ppm\":";
+    if (src.in.budget.share_ppm) os << src.in.budget.share_ppm;
+    else os << "null";
+    os << ",\"budget_source\":";
+    json_string(os, budget_source);
+    os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
+       << ",\"gap_intervals\":" << plan.gap_intervals << ",\"grouped\":" << (plan.grouped ? "true" : "false")
+       << ",\"first_fit\":" << (plan.first_fit ? "true" : "false") << ",\"trials\":" << plan.trials
+       << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes << ",\"fast_peak_bytes\":" << h.fast_peak_bytes
+       << ",\"fast_pool_bytes\":" << h.fast_pool_bytes << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step
+       << ",\"moves_per_step\":" << plan.moves_per_step << ",\"late_moves\":" << plan.late_moves
+       << ",\"touched_bytes_per_step\":" << plan.touched_bytes
+       << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6
+       << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
+       << ",\"bandwidth_measured\":" << (measured_bw ? "true" : "false")
+       << ",\"interval_durations\":" << (src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags
+       << ",\"recorded_plan\":";
+    if (!recorded) {
+      os << "null";
+    } else {
+      os << "{\"policy\":";
+      json_string(os, policy_name(recorded->header.policy));
+      os << ",\"fast_budget_bytes\":" << recorded->header.fast_budget_bytes
+         << ",\"compared\":" << (comparable ? "true" : "false") << ",\"identical\":";
+      if (comparable) os << (differences.empty() ? "true" : "false");
+      else os << "null";
+      os << ",\"differences\":";
+      json_string(os, differences);
+      os << "}";
+    }
+    os << ",\"entries\":[";
+    for (size_t r = 0; r < shown; ++r) {
+      const uint32_t i = order[r];
+      const sentinel_plan_entry& e = plan.entries[i];
+      const sentinel_identity& d = src.identities[i];
+      os << (r ? "," : "") << "{\"identity\":" << e.identity << ",\"size\":" << d.size << ",\"lifetime\":";
+      json_string(os, lifetime_short(d.lifetime));
+      os << ",\"group\":" << d.group << ",\"birth_fast\":" << ((e.flags & SENTINEL_PLAN_BIRTH_FAST) ? "true" : "false")
+         << ",\"pool\":" << ((e.flags & SENTINEL_PLAN_POOL) ? "true" : "false") << ",\"fast_mask\":" << e.fast_mask
+         << ",\"touch_mask\":" << e.touch_mask << ",\"alive_mask\":" << plan.alive_masks[i] << ",\"strip\":";
+      json_string(os, strip_of(e, plan.alive_masks[i], h.intervals));
+      os << ",\"moves_in\":[" << list_of(bits_of(plan.move_in_masks[i])) << "],\"moves_out\":["
+         << list_of(bits_of(plan.move_out_masks[i])) << "]}";
+    }
+    os << "],\"entry_count\":" << plan.entry_count << "}\n";
+    return finish_output();
+  }
+
+  os << "Plan of " << printable(o.path) << ", phase " << h.phase << ": policy " << policy_name(h.policy)
+     << " (" << policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
+  os << "budget           " << budget_text(src.in.budget, h.fast_budget_bytes) << " (" << budget_source
+     << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
+  os << "fast tier        planned peak " << human_bytes(h.fast_peak_bytes) << ", short-lived pool "
+     << human_bytes(h.fast_pool_bytes) << "\n";
+  os << "moves            " << human_bytes(h.moved_bytes_per_step) << " per step (" << plan.moves_per_step
+     << (plan.moves_per_step == 1 ? " move, " : " moves, ") << plan.late_moves << " expected late)";
+  if (h.policy == SENTINEL_POLICY_SENTINEL)
+    os << "; lead " << h.lead_intervals << " intervals, gap " << plan.gap_intervals << (plan.grouped ? ", groups as units" : "")
+       << (plan.first_fit ? ", first-touch placement won the trial" : "") << " (" << plan.trials << " trials)";
+  os << "\n";
+  os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s) << (measured_bw ? " measured" : " (default: no measured bandwidth)")
+     << ", " << (src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
+  os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of "
+     << human_bytes(plan.touched_bytes) << " touched per step\n";
+  if (!recorded)
+    os << "recorded plan    none in the dump for phase " << h.phase << "\n";
+  else if (!comparable)
+    os << "recorded plan    policy " << policy_name(recorded->header.policy) << ", budget "
+       << human_bytes(recorded->header.fast_budget_bytes) << ": other settings, not compared\n";
+  else if (differences.empty())
+    os << "recorded plan    identical to the recomputed one\n";
+  else
+    os << "recorded plan    DIFFERS from the recomputed one: " << differences << "\n";
+
+  os << "\n" << (shown < order.size() ? "top " + std::to_string(shown) + " of " : "") << order.size()
+     << " identities by size (F fast, S slow, - not alive; P pool, B born fast; moves: interval at whose start)\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%8s  %-10s %10s %6s  %-*s  %s\n", "id", "class", "size", "group",
+                static_cast<int>(std::max<uint32_t>(h.intervals, 5)), "node", "moves");
+  os << line;
+  for (size_t r = 0; r < shown; ++r) {
+    const uint32_t i = order[r];
+    const sentinel_plan_entry& e = plan.entries[i];
+    const sentinel_identity& d = src.identities[i];
+    std::string moves;
+    const auto in = bits_of(plan.move_in_masks[i]), out = bits_of(plan.move_out_masks[i]);
+    if (!in.empty()) moves += "in " + list_of(in);
+    if (!out.empty()) moves += (moves.empty() ? "" : "; ") + std::string("out ") + list_of(out);
+    std::string flags;
+    if (e.flags & SENTINEL_PLAN_POOL) flags += "P";
+    if (e.flags & SENTINEL_PLAN_BIRTH_FAST) flags += "B";
+    std::snprintf(line, sizeof line, "%8u  %-10s %10s %6u  %-*s %-2s %s\n", e.identity, lifetime_short(d.lifetime),
+                  human_bytes(d.size).c_str(), d.group, static_cast<int>(std::max<uint32_t>(h.intervals, 5)),
+                  strip_of(e, plan.alive_masks[i], h.intervals).c_str(), flags.c_str(), moves.c_str());
+    os << line;
+  }
+  return finish_output();
+}
+
+}  // namespace sentinel::view

@@ -1,0 +1,165 @@
+// The report's placement section (format 1.2): the fast tier's occupancy over the step against the
+// budget (MIGRATIONS), and the share of touched bytes found on the fast node per interval (PLACEMENT)
+// against the plan's prediction. Static SVG like the rest of the report.
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+#include "analysis.h"
+#include "report_placement.h"
+
+namespace sentinel::view {
+
+namespace {
+
+std::string f1(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", v);
+  return b;
+}
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += ch;
+    }
+  }
+  return o;
+}
+
+constexpr double kW = 1100, kH = 260, kLeft = 70, kRight = 20, kTop = 20, kBottom = 40;
+
+// The x position of interval slot k of n (bars centred in equal slots).
+double slot_x(size_t k, size_t n) { return kLeft + (kW - kLeft - kRight) * (static_cast<double>(k) + 0.5) / n; }
+double slot_w(size_t n) { return (kW - kLeft - kRight) / n * 0.7; }
+
+void frame(std::ostream& s, const std::string& ylabel, const std::string& xlabel) {
+  s << "<line class=\"axis\" x1=\"" << kLeft << "\" y1=\"" << kH - kBottom << "\" x2=\"" << kW - kRight << "\" y2=\""
+    << kH - kBottom << "\"/>";
+  s << "<line class=\"axis\" x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << kH - kBottom
+    << "\"/>";
+  s << "<text class=\"axislabel\" x=\"12\" y=\"" << kTop - 6 << "\">" << esc(ylabel) << "</text>";
+  s << "<text class=\"axislabel\" x=\"" << kW - kRight << "\" y=\"" << kH - 6 << "\" text-anchor=\"end\">" << esc(xlabel)
+    << "</text>";
+}
+
+double y_of(double v, double max) { return kH - kBottom - (kH - kTop - kBottom) * (max > 0 ? v / max : 0); }
+
+void occupancy_plot(std::ostream& s, const TieringModel& t, uint64_t budget) {
+  double max = static_cast<double>(budget);
+  for (const auto& e : t.intervals) max = std::max(max, static_cast<double>(e.fast_max));
+  max *= 1.1;
+  if (max <= 0) max = 1;
+  const size_t n = t.intervals.size();
+  s << "<svg id=\"placement-occupancy\" class=\"plot\" viewBox=\"0 0 " << kW << " " << kH
+    << "\" role=\"img\" aria-label=\"fast-tier occupancy per interval against the budget\">";
+  frame(s, "fast-tier bytes (tracked objects)", "interval of the step (phase " + std::to_string(t.phase) + ")");
+  for (int q = 0; q <= 4; ++q) {
+    const double v = max / 1.1 * q / 4, y = y_of(v, max);
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
+      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << f1(y + 3) << "\" text-anchor=\"end\">"
+      << esc(human_bytes(static_cast<uint64_t>(v))) << "</text>";
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const auto& e = t.intervals[k];
+    const double x = slot_x(k, n), w = slot_w(n), y = y_of(static_cast<double>(e.fast_max), max);
+    s << "<rect x=\"" << f1(x - w / 2) << "\" y=\"" << f1(y) << "\" width=\"" << f1(w) << "\" height=\""
+      << f1(kH - kBottom - y) << "\" fill=\"#4e79a7\"><title>interval " << e.interval << ": max "
+      << esc(human_bytes(e.fast_max)) << ", mean " << esc(human_bytes(static_cast<uint64_t>(e.fast_mean)))
+      << " on the fast node; " << esc(human_bytes(e.to_fast)) << " moved in, " << esc(human_bytes(e.to_slow))
+      << " out, " << e.late << " late</title></rect>";
+    const double ym = y_of(e.fast_mean, max);
+    s << "<line x1=\"" << f1(x - w / 2) << "\" y1=\"" << f1(ym) << "\" x2=\"" << f1(x + w / 2) << "\" y2=\"" << f1(ym)
+      << "\" stroke=\"#f28e2b\" stroke-width=\"2\"/>";
+    s << "<text class=\"tick\" x=\"" << f1(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
+      << e.interval << "</text>";
+  }
+  if (budget) {
+    const double y = y_of(static_cast<double>(budget), max);
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
+      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << f1(y - 4) << "\" text-anchor=\"end\">budget "
+      << esc(human_bytes(budget)) << "</text>";
+  }
+  s << "<g class=\"legend\"><rect x=\"" << kLeft + 10 << "\" y=\"" << kTop << "\" width=\"10\" height=\"10\" fill=\"#4e79a7\"/>"
+    << "<text x=\"" << kLeft + 24 << "\" y=\"" << kTop + 9 << "\">max over steps</text>"
+    << "<rect x=\"" << kLeft + 130 << "\" y=\"" << kTop + 4 << "\" width=\"10\" height=\"2\" fill=\"#f28e2b\"/>"
+    << "<text x=\"" << kLeft + 144 << "\" y=\"" << kTop + 9 << "\">mean</text></g>";
+  s << "</svg>\n";
+}
+
+void hits_plot(std::ostream& s, const TieringModel& t) {
+  const size_t n = t.intervals.size();
+  s << "<svg id=\"placement-hits\" class=\"plot\" viewBox=\"0 0 " << kW << " " << kH
+    << "\" role=\"img\" aria-label=\"share of touched bytes on the fast node per interval\">";
+  frame(s, "touched bytes found on the fast node", "interval of the step (phase " + std::to_string(t.phase) + ")");
+  for (int q = 0; q <= 4; ++q) {
+    const double y = y_of(q / 4.0, 1.0);
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
+      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << f1(y + 3) << "\" text-anchor=\"end\">" << q * 25
+      << "%</text>";
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const auto& e = t.intervals[k];
+    const double x = slot_x(k, n), w = slot_w(n);
+    s << "<text class=\"tick\" x=\"" << f1(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
+      << e.interval << "</text>";
+    if (!e.placement || !e.touched) continue;
+    const double share = static_cast<double>(e.fast) / static_cast<double>(e.touched), y = y_of(share, 1.0);
+    s << "<rect x=\"" << f1(x - w / 2) << "\" y=\"" << f1(y) << "\" width=\"" << f1(w) << "\" height=\""
+      << f1(kH - kBottom - y) << "\" fill=\"#59a14f\"><title>interval " << e.interval << ": " << f1(share * 100)
+      << "% of " << esc(human_bytes(e.touched)) << " touched on the fast node</title></rect>";
+  }
+  if (auto pr = t.predicted_hit()) {
+    const double y = y_of(*pr, 1.0);
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
+      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << f1(y - 4)
+      << "\" text-anchor=\"end\">predicted " << f1(*pr * 100) << "% (whole step)</text>";
+  }
+  s << "</svg>\n";
+}
+
+}  // namespace
+
+void placement_section(std::ostream& s, const TieringModel& t) {
+  s << "<h2>Placement</h2>\n";
+  if (!t.present) {
+    s << "<p class=\"note\">No tiering records in this dump (format 1.2 TIERING, PLAN, MIGRATIONS, PLACEMENT): the run "
+         "placed nothing.</p>\n";
+    return;
+  }
+  const uint64_t budget = t.budget();
+  s << "<p class=\"note\">";
+  if (t.tiering) s << "Policy <b>" << policy_label(t.tiering->policy) << "</b>, ";
+  s << "budget " << esc(human_bytes(budget)) << ", fast-tier peak " << esc(human_bytes(t.fast_peak())) << ", migrated "
+    << esc(human_bytes(t.migrated_bytes)) << ", " << t.late_migrations << " late migrations, " << t.failed_pages
+    << " failed pages.";
+  if (auto m = t.measured_hit()) s << " Measured fast-hit share <b>" << f1(*m * 100) << "%</b>";
+  if (auto pr = t.predicted_hit()) s << (t.measured_hit() ? ", " : " ") << "predicted " << f1(*pr * 100) << "%";
+  s << ".</p>\n";
+  bool occ = false, hits = false;
+  for (const auto& e : t.intervals) {
+    occ |= e.migrations;
+    hits |= e.placement && e.touched;
+  }
+  if (occ) {
+    occupancy_plot(s, t, budget);
+    s << "<p class=\"note\">Fast-tier occupancy of tracked objects at each interval of the step (MIGRATIONS: maximum "
+         "and mean over the steps run under the plan), against the budget.</p>\n";
+  }
+  if (hits) {
+    hits_plot(s, t);
+    s << "<p class=\"note\">Share of the bytes touched in each interval that were on the fast node at touch time "
+         "(PLACEMENT: pages asked of the kernel), against the plan's predicted share for the whole step.</p>\n";
+  }
+  if (!occ && !hits) s << "<p class=\"note\">No per-interval migration or placement records for phase " << t.phase << ".</p>\n";
+  for (const sentinel_detection* d : t.detection)
+    s << "<p class=\"note\">Step detector, phase " << d->phase << ": " << esc(detection_diagnosis(*d)) << ".</p>\n";
+}
+
+}  // namespace sentinel::view

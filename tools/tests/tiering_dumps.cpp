@@ -1,0 +1,187 @@
+// Format 1.2 dumps for test_tools.py's "plan" and "tiering" checks: the small synthetic loop of
+// training_dump.h written as 1.2, with the records a tiered run adds (TIERING, PLAN, MIGRATIONS,
+// MIGRATION_LOG, PLACEMENT, DETECTION). The PLAN record is what the runtime would write: make_plan()
+// on the dump's own profile with the TIERING record's settings, so `sentinel-view plan` must find it
+// identical; a copy with one flipped bit must be reported as different.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dump_builder.h"
+#include "format_reader.h"
+#include "plan_input.h"
+#include "planner.h"
+#include "training_dump.h"
+
+using sentinel::testing::DumpBuilder;
+using sentinel::testing::LoopDump;
+
+namespace {
+
+bool write_file(const std::string& path, const std::vector<uint8_t>& b) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) {
+    std::perror(path.c_str());
+    return false;
+  }
+  bool ok = std::fwrite(b.data(), 1, b.size(), f) == b.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) std::perror(path.c_str());
+  return ok;
+}
+
+constexpr uint64_t kBandwidth = 2ull << 30;
+
+sentinel_tiering tiering_of(const sentinel_plan_header& h) {
+  sentinel_tiering t{};
+  t.policy = h.policy;
+  t.fast_node = 0;
+  t.slow_node = 1;
+  t.flags = SENTINEL_TIER_BUDGET_SHARE | SENTINEL_TIER_BALANCING_ON;
+  t.fast_budget_bytes = h.fast_budget_bytes;
+  t.budget_share_ppm = 250000;
+  t.migrate_bytes_per_s = kBandwidth;
+  t.fast_peak_bytes = h.fast_peak_bytes - 4096;
+  t.migrated_bytes = h.moved_bytes_per_step * 9;
+  t.late_migrations = 3;
+  t.failed_pages = 17;
+  t.raced_frees = 1;
+  t.placed_at_birth_fast = 40;
+  t.placed_at_birth_slow = 20;
+  return t;
+}
+
+// The loop's measured side: 9 steps under the plan, per interval.
+void measured(DumpBuilder& d, const sentinel_plan_header& h) {
+  std::vector<sentinel_migration_entry> mig;
+  std::vector<sentinel_placement_entry> place;
+  std::vector<sentinel_migration_batch> log;
+  const uint64_t t0 = 1'000'000'000 + 50'000'000 + 4 * 12'000'000;  // the 5th step of phase 0
+  for (uint32_t i = 0; i < h.intervals; ++i) {
+    sentinel_migration_entry m{};
+    m.phase = 0;
+    m.interval = i;
+    m.bytes_to_fast = (i + 1) * (1ull << 20) * 9;
+    m.bytes_to_slow = i * (1ull << 20) * 9;
+    m.migrate_ns = (i + 1) * 300'000;
+    m.moves = 2 * 9;
+    m.late = i == 1 ? 3 : 0;
+    m.failed_pages = i == 2 ? 17 : 0;
+    m.steps = 9;
+    m.fast_bytes_max = h.fast_peak_bytes - i * 65536;
+    m.fast_bytes_sum = m.fast_bytes_max * 9 - 9 * 4096;
+    mig.push_back(m);
+    sentinel_placement_entry p{};
+    p.phase = 0;
+    p.interval = i;
+    p.touched_bytes = (4ull << 20) * (i + 1);
+    p.fast_bytes = p.touched_bytes / (i + 2);
+    p.steps = 9;
+    place.push_back(p);
+    for (uint32_t k = 0; k < 2; ++k) {
+      sentinel_migration_batch b{};
+      b.start_ns = t0 + i * 4'000'000 + k * 1'000'000;
+      b.end_ns = b.start_ns + 600'000;
+      b.bytes = (1ull << 20) * (k + 1);
+      b.phase = 0;
+      b.interval = i;
+      b.objects = k + 1;
+      b.flags = (k == 0 ? SENTINEL_MIGRATE_TO_FAST : 0) | (i == 1 && k == 0 ? SENTINEL_MIGRATE_LATE : 0);
+      b.failed_pages = i == 2 && k == 1 ? 17 : 0;
+      log.push_back(b);
+    }
+  }
+  d.migrations(mig);
+  d.migration_log(log);
+  d.placement(place);
+  sentinel_detection whole{};
+  whole.phase = 0;
+  whole.flags = SENTINEL_DETECT_LOCKED;
+  whole.period = 6;
+  whole.distinct_tokens = 5;
+  whole.steps = 15;
+  whole.locks = 2;
+  d.detection({whole});
+}
+
+}  // namespace
+
+bool write_tiering_dumps(const std::string& dir) {
+  auto spec = sentinel::testing::small_loop_spec();
+  spec.format_12 = true;
+  const LoopDump base = sentinel::testing::make_loop_dump(spec);
+
+  // The plan the runtime would have made: sentinel, 25% of the peak, the measured bandwidth.
+  sentinel::fmt::Profile p = sentinel::fmt::parse_profile(base.bytes);
+  sentinel::offline::PlanSource src;
+  std::string error;
+  if (!sentinel::offline::plan_source(p, -1, &src, &error)) {
+    std::fprintf(stderr, "make-test-dumps: %s\n", error.c_str());
+    return false;
+  }
+  src.in.policy = SENTINEL_POLICY_SENTINEL;
+  src.in.budget = sentinel::FastBudget{0, 250000};
+  src.in.migrate_bytes_per_s = kBandwidth;
+  src.in.flags = SENTINEL_TIER_BALANCING_ON;  // the run's TIERING flags go into the plan header
+  sentinel::PlanScratch scratch;
+  sentinel::Plan plan;
+  const char* why = nullptr;
+  if (!scratch.init(sentinel::plan_scratch_bytes(src.in)) || !sentinel::make_plan(src.in, scratch, &plan, &why)) {
+    std::fprintf(stderr, "make-test-dumps: make_plan: %s\n", why ? why : "no memory");
+    return false;
+  }
+  const sentinel_plan_header header = plan.header;
+  std::vector<sentinel_plan_entry> entries(plan.entries, plan.entries + plan.entry_count);
+
+  bool ok = write_file(dir + "/loop12.prof", base.bytes);  // 1.2 profile, no tiering records
+  spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+    d.tiering(tiering_of(header));
+    d.plan(header, entries);
+    measured(d, header);
+  };
+  ok &= write_file(dir + "/tiered.prof", sentinel::testing::make_loop_dump(spec).bytes);
+
+  auto differs = entries;  // one mask bit flipped: the recomputed plan is no longer identical
+  for (auto& e : differs)
+    if (e.touch_mask) {
+      e.fast_mask ^= e.touch_mask & (~e.touch_mask + 1);
+      break;
+    }
+  spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+    d.tiering(tiering_of(header));
+    d.plan(header, differs);
+  };
+  ok &= write_file(dir + "/tiered-differs.prof", sentinel::testing::make_loop_dump(spec).bytes);
+
+  // A run that asked for the hot policy and 3 MiB in its configuration, with no tiering records:
+  // sentinel-view plan takes those settings.
+  auto hot = sentinel::testing::small_loop_spec();
+  hot.format_12 = true;
+  hot.extra = [](DumpBuilder& d, const LoopDump&) {
+    d.config({"SENTINEL_POLICY=hot", "SENTINEL_FAST_BYTES=3M"});
+  };
+  ok &= write_file(dir + "/loop-hot-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
+  hot.extra = [](DumpBuilder& d, const LoopDump&) { d.config({"SENTINEL_POLICY=all-fast", "SENTINEL_FAST_BYTES=auto"}); };
+  ok &= write_file(dir + "/loop-auto-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
+
+  {  // A run whose allocations never formed a step: only the detector's diagnosis.
+    DumpBuilder d;
+    d.process(99, 1, -1, 10, 2'000'000'010ull, "/usr/bin/python3", {"python3", "odd_loop.py"});
+    sentinel_detection none{};
+    none.flags = SENTINEL_DETECT_NO_STEP;
+    none.noise_allocations = 5000;
+    d.detection({none});
+    d.end();
+    ok &= write_file(dir + "/nostep.prof", d.bytes());
+  }
+
+  // A dump whose step has more than 64 intervals: the planner cannot take it.
+  auto wide = sentinel::testing::small_loop_spec();
+  wide.phases[0].pattern.resize(70, {3, 1ull << 16, 1});
+  for (uint32_t k = 0; k < 70; ++k) wide.phases[0].pattern[k].free_at = k + 1;
+  wide.phases[0].intervals.clear();
+  for (uint32_t k = 0; k < 70; ++k) wide.phases[0].intervals.push_back({k, k + 1});
+  wide.touches = {{0, -1, 0, 1.0}};
+  ok &= write_file(dir + "/wide.prof", sentinel::testing::make_loop_dump(wide).bytes);
+  return ok;
+}

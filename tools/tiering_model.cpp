@@ -1,0 +1,268 @@
+// The 1.2 tiering records as sentinel-view shows them. See tiering_model.h.
+#include "tiering_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "analysis.h"
+#include "json.h"
+
+namespace sentinel::view {
+
+namespace {
+
+constexpr uint32_t kMaxIntervals = 4096;
+
+uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+std::string pct(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", share * 100.0);
+  return b;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+const char* policy_label(uint32_t policy) {
+  switch (policy) {
+    case SENTINEL_POLICY_SENTINEL: return "sentinel";
+    case SENTINEL_POLICY_FIRST_TOUCH: return "first-touch";
+    case SENTINEL_POLICY_ALL_SLOW: return "all-slow";
+    case SENTINEL_POLICY_ALL_FAST: return "all-fast";
+    case SENTINEL_POLICY_HOT: return "hot";
+    default: return "unknown";
+  }
+}
+
+std::optional<double> TieringModel::measured_hit() const {
+  if (!has_placement || placement_touched == 0) return std::nullopt;
+  return static_cast<double>(placement_fast) / static_cast<double>(placement_touched);
+}
+
+std::optional<double> TieringModel::predicted_hit() const {
+  if (!plan) return std::nullopt;
+  return plan->header.predicted_hit_ppm / 1e6;
+}
+
+uint64_t TieringModel::budget() const {
+  if (tiering && tiering->fast_budget_bytes) return tiering->fast_budget_bytes;
+  return plan ? plan->header.fast_budget_bytes : 0;
+}
+
+uint64_t TieringModel::fast_peak() const {
+  if (tiering) return tiering->fast_peak_bytes;
+  uint64_t m = 0;
+  for (const auto& i : intervals) m = std::max(m, i.fast_max);
+  return m;
+}
+
+TieringModel model_tiering(const fmt::Profile& p) {
+  TieringModel t;
+  t.present = p.has_tiering_records();
+  if (!p.tiering.empty()) t.tiering = &p.tiering.back();
+  if (!p.plans.empty()) t.phase = p.plans.front().header.phase;
+  else if (!p.sessions.empty()) t.phase = p.sessions.front().phase;
+  else if (!p.migrations.empty()) t.phase = p.migrations.front().phase;
+  t.plan = p.plan_for(t.phase);
+
+  std::map<uint32_t, IntervalTiering> iv;
+  uint64_t late = 0, migrated = 0, failed = 0;
+  for (const auto& m : p.migrations) {
+    migrated = sat_add(migrated, sat_add(m.bytes_to_fast, m.bytes_to_slow));
+    late = sat_add(late, m.late);
+    failed = sat_add(failed, m.failed_pages);
+    t.migrate_ns = sat_add(t.migrate_ns, m.migrate_ns);
+    if (m.phase != t.phase || m.interval >= kMaxIntervals) continue;
+    IntervalTiering& e = iv[m.interval];
+    e.interval = m.interval;
+    e.migrations = true;
+    e.to_fast = sat_add(e.to_fast, m.bytes_to_fast);
+    e.to_slow = sat_add(e.to_slow, m.bytes_to_slow);
+    e.migrate_ns = sat_add(e.migrate_ns, m.migrate_ns);
+    e.moves = sat_add(e.moves, m.moves);
+    e.late = sat_add(e.late, m.late);
+    e.failed_pages = sat_add(e.failed_pages, m.failed_pages);
+    e.fast_max = std::max(e.fast_max, m.fast_bytes_max);
+    e.fast_mean = m.steps ? static_cast<double>(m.fast_bytes_sum) / m.steps : 0.0;
+  }
+  for (const auto& pl : p.placement) {
+    t.has_placement = true;
+    t.placement_touched = sat_add(t.placement_touched, pl.touched_bytes);
+    t.placement_fast = sat_add(t.placement_fast, std::min(pl.fast_bytes, pl.touched_bytes));
+    t.placement_steps = std::max(t.placement_steps, pl.steps);
+    if (pl.phase != t.phase || pl.interval >= kMaxIntervals) continue;
+    IntervalTiering& e = iv[pl.interval];
+    e.interval = pl.interval;
+    e.placement = true;
+    e.touched = sat_add(e.touched, pl.touched_bytes);
+    e.fast = sat_add(e.fast, std::min(pl.fast_bytes, pl.touched_bytes));
+  }
+  for (const auto& [k, e] : iv) t.intervals.push_back(e);
+  for (const auto& b : p.migration_log) {
+    ++t.batches;
+    t.batch_bytes = sat_add(t.batch_bytes, b.bytes);
+  }
+  for (const auto& d : p.detection) t.detection.push_back(&d);
+  if (t.tiering) {
+    t.migrated_bytes = t.tiering->migrated_bytes;
+    t.late_migrations = t.tiering->late_migrations;
+    t.failed_pages = t.tiering->failed_pages;
+  } else {
+    t.migrated_bytes = migrated;
+    t.late_migrations = late;
+    t.failed_pages = failed;
+  }
+  return t;
+}
+
+std::string detection_diagnosis(const sentinel_detection& d) {
+  const std::string counts = "locks " + std::to_string(d.locks) + ", unlocks " + std::to_string(d.unlocks) +
+                             ", retracted " + std::to_string(d.retracted);
+  if (d.flags & SENTINEL_DETECT_NO_STEP)
+    return "no training step found among the tracked allocations (" + counts + "; " +
+           std::to_string(d.noise_allocations) + " allocations fit no step pattern): nothing was profiled or placed; "
+           "mark steps with sentinel_step() or set SENTINEL_STEP=N";
+  if (d.flags & SENTINEL_DETECT_LOST)
+    return "the step pattern was lost after " + plural(d.steps, "step", "steps") + " and never found again (" +
+           counts + ")";
+  if (d.flags & SENTINEL_DETECT_LOCKED)
+    return "step found: " + std::to_string(d.period) + " allocations, " + std::to_string(d.distinct_tokens) +
+           " distinct (site, size), " + plural(d.steps, "step", "steps") + "; " +
+           std::to_string(d.noise_allocations) + " noise, " + std::to_string(d.missing_allocations) +
+           " missing allocations (" + counts + ")";
+  return "no step pattern (" + counts + ")";
+}
+
+void print_tiering_text(std::ostream& os, const TieringModel& t) {
+  if (!t.present) return;
+  os << "\n";
+  if (const sentinel_tiering* x = t.tiering) {
+    os << "tiering          policy " << policy_label(x->policy) << ", fast node " << x->fast_node << ", slow node "
+       << x->slow_node << " (" << (x->move_method == 1 ? "mbind" : "move_pages") << "), budget "
+       << human_bytes(x->fast_budget_bytes);
+    if (x->flags & SENTINEL_TIER_BUDGET_SHARE) {
+      char b[48];
+      std::snprintf(b, sizeof b, " (%g%% of the peak)", x->budget_share_ppm / 1e4);
+      os << b;
+    }
+    os << "\n";
+    std::string flags;
+    if (x->flags & SENTINEL_TIER_DRY_RUN) flags += ", dry run (planned, nothing placed or moved)";
+    if (x->flags & SENTINEL_TIER_BALANCING_ON) flags += ", kernel NUMA balancing was on (it fights explicit placement)";
+    if (x->flags & SENTINEL_TIER_FAULT_INJECTION) flags += ", fault injection";
+    if (!flags.empty()) os << "                 " << flags.substr(2) << "\n";
+    os << "                 fast-tier peak " << human_bytes(x->fast_peak_bytes) << " of "
+       << human_bytes(x->fast_budget_bytes) << "; migrated " << human_bytes(x->migrated_bytes) << " at "
+       << human_bytes(x->migrate_bytes_per_s) << "/s measured; " << plural(x->late_migrations, "late migration", "late migrations")
+       << ", " << plural(x->failed_pages, "failed page", "failed pages") << ", "
+       << plural(x->raced_frees, "raced free", "raced frees") << "\n";
+    os << "                 placed at birth " << x->placed_at_birth_fast << " fast, " << x->placed_at_birth_slow
+       << " slow; fallback " << plural(x->fallback_objects, "object", "objects") << " ("
+       << human_bytes(x->fallback_bytes) << "); pinned " << plural(x->pinned_objects, "object", "objects") << " ("
+       << human_bytes(x->pinned_bytes) << ")\n";
+  } else {
+    os << "tiering          no TIERING record; migrated " << human_bytes(t.migrated_bytes) << ", "
+       << plural(t.late_migrations, "late migration", "late migrations") << "\n";
+  }
+  if (t.batches)
+    os << "                 " << plural(t.batches, "migration batch", "migration batches") << " logged ("
+       << human_bytes(t.batch_bytes) << "), " << human_duration(t.migrate_ns) << " in move calls\n";
+  if (t.plan) {
+    const sentinel_plan_header& h = t.plan->header;
+    os << "plan             phase " << h.phase << ", " << policy_label(h.policy) << ": lead " << h.lead_intervals
+       << " intervals, pool " << human_bytes(h.fast_pool_bytes) << ", planned fast peak "
+       << human_bytes(h.fast_peak_bytes) << ", " << human_bytes(h.moved_bytes_per_step)
+       << " moved per step, predicted fast-hit share " << pct(h.predicted_hit_ppm / 1e6) << "\n";
+  }
+  if (auto m = t.measured_hit()) {
+    os << "placement        measured fast-hit share " << pct(*m) << " of " << human_bytes(t.placement_touched)
+       << " touched (" << plural(t.placement_steps, "checked step", "checked steps") << ")";
+    if (auto pr = t.predicted_hit()) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%+.1f", (*m - *pr) * 100.0);
+      os << "; predicted " << pct(*pr) << " (" << b << " points)";
+    }
+    os << "\n";
+  } else if (t.has_placement) {
+    os << "placement        checked, nothing touched\n";
+  }
+  for (const sentinel_detection* d : t.detection)
+    os << "detector         phase " << d->phase << ": " << detection_diagnosis(*d) << "\n";
+}
+
+void print_tiering_json(std::ostream& os, const TieringModel& t) {
+  const sentinel_tiering* x = t.tiering;
+  os << ",\"policy\":";
+  if (x) json_string(os, policy_label(x->policy));
+  else if (t.plan) json_string(os, policy_label(t.plan->header.policy));
+  else os << "null";
+  os << ",\"fast_budget_bytes\":" << t.budget() << ",\"fast_peak_bytes\":" << t.fast_peak()
+     << ",\"migrated_bytes\":" << t.migrated_bytes << ",\"late_migrations\":" << t.late_migrations
+     << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches << ",\"fast_hit_share\":";
+  if (auto m = t.measured_hit()) os << *m;
+  else os << "null";
+  os << ",\"predicted_hit_share\":";
+  if (auto pr = t.predicted_hit()) os << *pr;
+  else os << "null";
+  os << ",\"tiering\":";
+  if (x) {
+    os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
+       << ",\"dry_run\":" << ((x->flags & SENTINEL_TIER_DRY_RUN) ? "true" : "false")
+       << ",\"budget_share_ppm\":" << x->budget_share_ppm << ",\"move_method\":";
+    json_string(os, x->move_method == 1 ? "mbind" : "move_pages");
+    os << ",\"migrate_bytes_per_s\":" << x->migrate_bytes_per_s << ",\"fallback_objects\":" << x->fallback_objects
+       << ",\"fallback_bytes\":" << x->fallback_bytes << ",\"pinned_objects\":" << x->pinned_objects
+       << ",\"pinned_bytes\":" << x->pinned_bytes << ",\"raced_frees\":" << x->raced_frees
+       << ",\"placed_at_birth_fast\":" << x->placed_at_birth_fast
+       << ",\"placed_at_birth_slow\":" << x->placed_at_birth_slow << "}";
+  } else {
+    os << "null";
+  }
+  os << ",\"plan\":";
+  if (t.plan) {
+    const sentinel_plan_header& h = t.plan->header;
+    os << "{\"phase\":" << h.phase << ",\"policy\":";
+    json_string(os, policy_label(h.policy));
+    os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
+       << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes
+       << ",\"fast_peak_bytes\":" << h.fast_peak_bytes << ",\"fast_pool_bytes\":" << h.fast_pool_bytes
+       << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm
+       << ",\"entries\":" << t.plan->entries.size() << "}";
+  } else {
+    os << "null";
+  }
+  os << ",\"placement_intervals\":[";
+  bool first = true;
+  for (const auto& e : t.intervals) {
+    os << (first ? "" : ",") << "{\"phase\":" << t.phase << ",\"interval\":" << e.interval
+       << ",\"touched_bytes\":" << e.touched << ",\"fast_bytes\":" << e.fast << ",\"hit_share\":";
+    if (e.placement && e.touched) os << static_cast<double>(e.fast) / static_cast<double>(e.touched);
+    else os << "null";
+    os << ",\"fast_bytes_max\":" << e.fast_max << ",\"fast_bytes_mean\":" << static_cast<uint64_t>(e.fast_mean)
+       << ",\"bytes_to_fast\":" << e.to_fast << ",\"bytes_to_slow\":" << e.to_slow << ",\"late\":" << e.late << "}";
+    first = false;
+  }
+  os << "],\"detection\":[";
+  first = true;
+  for (const sentinel_detection* d : t.detection) {
+    os << (first ? "" : ",") << "{\"phase\":" << d->phase << ",\"locked\":"
+       << ((d->flags & SENTINEL_DETECT_LOCKED) ? "true" : "false")
+       << ",\"lost\":" << ((d->flags & SENTINEL_DETECT_LOST) ? "true" : "false")
+       << ",\"no_step\":" << ((d->flags & SENTINEL_DETECT_NO_STEP) ? "true" : "false") << ",\"period\":" << d->period
+       << ",\"distinct_tokens\":" << d->distinct_tokens << ",\"steps\":" << d->steps
+       << ",\"noise_allocations\":" << d->noise_allocations << ",\"missing_allocations\":" << d->missing_allocations
+       << ",\"locks\":" << d->locks << ",\"unlocks\":" << d->unlocks << ",\"retracted\":" << d->retracted
+       << ",\"diagnosis\":";
+    json_string(os, detection_diagnosis(*d));
+    os << "}";
+    first = false;
+  }
+  os << "]";
+}
+
+}  // namespace sentinel::view
