@@ -114,7 +114,10 @@ def keras_tfdata(steps, on_step):
     ds = ds.batch(32, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
     model = _keras_mlp_model(tf)
     losses = _Losses(tf)
-    model.fit(ds, epochs=1, verbose=0, callbacks=[_marker_callback(tf, on_step), losses.callback])
+    # steps_per_epoch: without it Keras probes the dataset once more after the last batch (one more
+    # on_train_batch_begin than there are steps).
+    model.fit(ds, epochs=1, steps_per_epoch=steps, verbose=0,
+              callbacks=[_marker_callback(tf, on_step), losses.callback])
     return _keras_digest(model, losses.values)
 
 
