@@ -36,6 +36,7 @@ void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
         c.hits = 1;
         c.cut = cut;
         c.aligned_from = cut;
+        c.chain_from = cut;
       } else {
         const uint64_t d = cut - c.cut;
         if (d == P) {
@@ -141,6 +142,7 @@ void StepDetector::backfill(Candidate& c, uint64_t pos) const {
   if (hits) {
     c.cut = cut;
     c.aligned_from = cut - (hits - 1) * P;
+    c.chain_from = c.aligned_from;
   }
 }
 
@@ -165,7 +167,7 @@ void StepDetector::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
   const uint64_t r = rank(*slot);
   if (r == UINT64_MAX) return;
   if (origin == kFromAnchor && r > (uint64_t{1} << 32)) return;
-  Candidate c{period, 0, 0, origin, 0, 0, pos};
+  Candidate c{period, 0, 0, origin, 0, 0, 0, pos};
   backfill(c, pos);
   if (origin == kFromWindow && c.run < kWindow && c.hits == 0) return;  // a hash collision
   *slot = c;

@@ -244,6 +244,7 @@ class StepDetector {
     uint8_t origin;
     uint64_t cut;           // the chain's latest cut (position after the second window)
     uint64_t aligned_from;  // first cut of the chain's part spaced exactly by period
+    uint64_t chain_from;    // first cut of the chain
     uint64_t born;          // position when proposed
   };
   struct Failure {

@@ -23,8 +23,9 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
   if (exact) {
     s0 = pos - min_u64(uint64_t{cand.run} + P, pos - oldest + 1) + 1;
   } else {
-    uint64_t from = cand.aligned_from >= 2 * uint64_t{P} ? cand.aligned_from - 2 * uint64_t{P} : 0;
-    s0 = from >= oldest ? from : base - (base - oldest) / P * P;
+    // From the chain's first equal pair: the replay below follows the steps through its noisy ones.
+    uint64_t from = cand.chain_from >= 2 * uint64_t{P} ? cand.chain_from - 2 * uint64_t{P} : 0;
+    s0 = from >= oldest ? from : oldest;
   }
   auto C = [&](uint64_t k) { return tok(base + k); };
   auto ci = [&](uint64_t x) -> uint32_t {  // cycle index of position x
