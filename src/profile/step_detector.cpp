@@ -238,6 +238,10 @@ void StepDetector::mark(uint64_t seq) {
     distinct_ = 0;
     tmpl_phase_ = 0;
   }
+  if (phase_id_ == 0) {  // SENTINEL_STEP=marks: the marked steps are one phase, 1-based like any other
+    phase_id_ = next_phase_id_++;
+    phases_seen_++;
+  }
   if (marks_ > 0 && seq > last_mark_seq_) {
     uint64_t len = seq - last_mark_seq_;
     period_ = len > kMaxPeriod ? kMaxPeriod : static_cast<uint32_t>(len);
