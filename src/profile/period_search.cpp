@@ -1,0 +1,245 @@
+// Step detection, the search for the period: proposals (recurring windows, recurring tokens) and the
+// candidates that verify them, by exact repeat and by equal bags. See docs/step-detection.md.
+#include "step_detector.h"
+#include "step_detector_internal.h"
+
+namespace sentinel {
+
+using namespace step_internal;
+
+// Each candidate gathers two kinds of evidence at every position, from three reads of the prefix-sum ring:
+//  - run: consecutive positions j with t[j] == t[j - P] (an exact repeat: a single-threaded loop);
+//  - hits: cuts c, spaced by P, where the windows [c - 2P, c - P) and [c - P, c) hold the same bag, that
+//    is S(c) - S(c - P) == S(c - P) - S(c - 2P) with S the prefix sums of the 64-bit tokens. With thread
+//    pools only some cuts have equal bags (those no racing allocation crosses), but those recur every P.
+// The chain of hits follows one residue of the cut modulo P; it survives a noisy step (a later cut within
+// 2 of 2P or 3P continues it, shifted) and breaks after 3P + 2 positions without a hit.
+void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
+  const uint64_t cut = pos + 1;
+  for (Candidate& c : cand_) {
+    if (c.period == 0) continue;
+    const uint64_t P = c.period;
+    if (pos < valid_from_ + P) continue;
+    const uint64_t a = sum_at(cut - P), b = sum_at(pos - P);
+    if (a - b == token) {
+      if (c.run < UINT32_MAX) c.run++;
+    } else if (c.run) {
+      note_evidence(c);
+      c.run = 0;
+    }
+    if (c.hits && cut - c.cut > 3 * P + 2) {
+      note_evidence(c);
+      c.hits = 0;
+    }
+    if (cut >= valid_from_ + 2 * P && sum_ - a == a - sum_at(cut - 2 * P)) {
+      if (c.hits == 0) {
+        c.hits = 1;
+        c.cut = cut;
+        c.aligned_from = cut;
+        c.chain_from = cut;
+      } else {
+        const uint64_t d = cut - c.cut;
+        if (d == P) {
+          c.hits++;
+          c.cut = cut;
+        } else if ((d > P && d <= P + 2) || (d + 2 >= 2 * P && d <= 2 * P + 2) || (d + 2 >= 3 * P && d <= 3 * P + 2)) {
+          c.hits++;  // continued after a step whose windows were not equal (an insertion shifts the cut)
+          c.cut = cut;
+          c.aligned_from = cut;
+        }
+      }
+    }
+    // An exact mismatch frees a candidate proposed by a window unless its bags agree; one proposed by a
+    // recurring token gets one full cycle of cuts to show an equal bag.
+    if (c.run == 0 && c.hits == 0 && (c.origin == kFromWindow || pos > c.born + P + 1)) c = Candidate{};
+  }
+}
+
+void StepDetector::note_evidence(const Candidate& c) {
+  if (c.period == 0) return;
+  if (c.run > best_run_) {
+    best_run_ = c.run;
+    best_run_period_ = c.period;
+  }
+  if (c.hits > best_hits_) {
+    best_hits_ = c.hits;
+    best_hits_period_ = c.period;
+  }
+}
+
+// Every position hashes the window of its last kWindow tokens; a window seen before within kMaxPeriod
+// gives its distance. Only the table is written here (also while locked, so that the history is ready
+// when a lock is lost); returns the distance (0: none) for propose_distance().
+uint32_t StepDetector::window_distance(uint64_t pos, uint64_t token) {
+  prev_[pos & kRingMask] = 0;
+  if (pos + 1 < valid_from_ + kWindow) return 0;
+  uint64_t h = token * 0x9E3779B97F4A7C15ull + t1_ * 0xC2B2AE3D27D4EB4Full + t2_ * 0x165667B19E3779F9ull +
+               t3_ * 0xD6E8FEB86659FD93ull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  uint64_t idx = h >> (64 - kTableBits);
+  uint64_t tag = (h << kPosBits) & ~kPosMask;  // the low 24 bits of the hash (the index uses the high ones)
+  uint64_t entry = table_[idx];
+  table_[idx] = tag | ((pos + 1) & kPosMask);
+  if (entry == 0 || (entry & ~kPosMask) != tag) return 0;
+  uint64_t back = ((pos + 1) - (entry & kPosMask)) & kPosMask;  // pos - j, modulo 2^40
+  if (back == 0 || back > kMaxPeriod || back > pos || pos - back + 1 < valid_from_ + kWindow) return 0;
+  // Distances are kept in 16 bits: 65536 itself is proposed but not chained.
+  prev_[pos & kRingMask] = back < 65536 ? static_cast<uint16_t>(back) : 0;
+  return static_cast<uint32_t>(back);
+}
+
+// Proposes the window distance d and the distance to the occurrence before that, found through the
+// chain (an inner loop repeats windows inside the step; its ends are unique, so the step's own period is
+// proposed there). A hash collision proposes nothing: the back-filled run is shorter than the window.
+void StepDetector::propose_distance(uint64_t pos, uint32_t d) {
+  if (d == 0) return;
+  add_candidate(d, pos, kFromWindow);
+  const uint64_t j = pos - d;
+  const uint32_t d2 = prev_[j & kRingMask];
+  if (d2 == 0 || uint64_t{d} + d2 > kMaxPeriod || j < valid_from_ + d2 + kWindow || j < oldest_pos() + d2 + kWindow) return;
+  add_candidate(d + d2, pos, kFromWindow);
+}
+
+// While searching, a token seen again proposes its distance: a token made once per step recurs at P,
+// whatever the order of the rest of the step (the only proposal left when steps are permutations).
+void StepDetector::propose_anchor(uint64_t pos, uint64_t token) {
+  const uint64_t idx = token >> (64 - kAnchorBits);
+  const uint64_t tag = token & 0xFFFFFFull;
+  const uint64_t entry = anchors_[idx];
+  anchors_[idx] = tag << kPosBits | ((pos + 1) & kPosMask);
+  if (entry == 0 || entry >> kPosBits != tag) {
+    distinct_seen_++;
+    return;
+  }
+  const uint64_t j = (entry & kPosMask) - 1;
+  if (j < valid_from_ || j >= pos) return;
+  const uint64_t g = pos - j;
+  if (g >= kMinAnchorGap && g <= kMaxPeriod) add_candidate(static_cast<uint32_t>(g), pos, kFromAnchor);
+}
+
+// A new candidate's evidence is back-filled from the history: its exact run ending at pos (capped), and
+// the chain of equal-bag cuts at the current cut's residue. So a candidate proposed late (after a lock
+// was lost, or after a slot was freed) is as far along as one that verified the whole time.
+void StepDetector::backfill(Candidate& c, uint64_t pos) const {
+  const uint64_t P = c.period;
+  const uint64_t low = max_u64(valid_from_, oldest_pos());
+  const uint64_t cap = 3 * P + 64;
+  uint32_t run = 0;
+  for (uint64_t j = pos; j >= low + P && run < cap; j--) {
+    if (tok(j) != tok(j - P)) break;
+    run++;
+  }
+  c.run = run;
+  const uint64_t cut = pos + 1;
+  const uint32_t need = bag_windows_needed(c.period) + 4;
+  uint32_t hits = 0;
+  for (uint64_t q = cut; q >= low + 2 * P && hits < need; q -= P) {
+    if (sum_at(q) - sum_at(q - P) != sum_at(q - P) - sum_at(q - 2 * P)) break;
+    hits++;
+  }
+  c.hits = hits;
+  if (hits) {
+    c.cut = cut;
+    c.aligned_from = cut - (hits - 1) * P;
+    c.chain_from = c.aligned_from;
+  }
+}
+
+// A slot with evidence (a run beyond its proposing window, or an equal-bag hit) is never evicted. A
+// window proposal may evict a slot without evidence (token proposals first); a token proposal only takes
+// a free slot or another token proposal's.
+void StepDetector::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
+  Candidate* slot = nullptr;
+  auto weak = [](const Candidate& c) { return c.hits == 0 && c.run <= kWindow; };
+  auto rank = [&](const Candidate& c) -> uint64_t {  // lower: evicted first
+    if (c.period == 0) return 0;
+    if (!weak(c)) return UINT64_MAX;
+    return (c.origin == kFromAnchor ? 1 : uint64_t{2} << 32) + c.run;
+  };
+  for (Candidate& c : cand_) {
+    if (c.period == period) {
+      if (origin == kFromWindow) c.origin = kFromWindow;
+      return;
+    }
+    if (!slot || rank(c) < rank(*slot)) slot = &c;
+  }
+  const uint64_t r = rank(*slot);
+  if (r == UINT64_MAX) return;
+  if (origin == kFromAnchor && r > (uint64_t{1} << 32)) return;
+  Candidate c{period, 0, 0, origin, 0, 0, 0, pos};
+  backfill(c, pos);
+  if (origin == kFromWindow && c.run < kWindow && c.hits == 0) return;  // a hash collision
+  *slot = c;
+}
+
+const StepDetector::Failure* StepDetector::failure(uint32_t period) const {
+  for (const Failure& f : fail_)
+    if (f.period == period) return &f;
+  return nullptr;
+}
+
+void StepDetector::remember_failure(uint32_t period, uint32_t run, uint32_t hits) {
+  Failure* slot = nullptr;
+  for (Failure& f : fail_) {
+    if (f.period == period) {
+      slot = &f;
+      break;
+    }
+    if (!slot || f.stamp < slot->stamp) slot = &f;
+  }
+  if (slot->period == period) {
+    if (slot->run > run) run = slot->run;
+    if (slot->hits > hits) hits = slot->hits;
+  }
+  *slot = Failure{period, run, hits, ++stamp_};
+}
+
+bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
+  if (c.run < c.period) return false;
+  if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
+  const Failure* f = failure(c.period);
+  if (f && f->run != 0 && uint64_t{c.run} <= uint64_t{f->run} + c.period) return false;
+  // A multiple of the true period can become lockable first (its run reaches P before a small true
+  // period has the longer run it needs): refuse P while its last P tokens are periodic with a divisor
+  // of P; the divisor locks when its own run allows (a DataLoader loop of 5 allocations a step was
+  // locked at 10, two steps at a time, before this).
+  if (c.period <= kDivisorCheckMax) {
+    for (uint32_t d = 1; d <= c.period / 2; d++) {
+      if (c.period % d || pos < valid_from_ + c.period + d) continue;
+      bool periodic = true;
+      for (uint64_t j = pos - c.period + 1; j <= pos && periodic; j++) periodic = tok(j) == tok(j - d);
+      if (periodic) return false;
+    }
+  }
+  return true;
+}
+
+// Equal bags are weaker evidence than an exact repeat (two windows of a random stream over a small
+// alphabet often hold the same bag), so a bag lock needs a chain of at least kBagMinWindows equal pairs
+// covering kBagMinTokens allocations.
+uint32_t StepDetector::bag_windows_needed(uint32_t period) const {
+  uint32_t by_tokens = (kBagMinTokens + period - 1) / period;
+  return by_tokens > kBagMinWindows ? by_tokens : kBagMinWindows;
+}
+
+bool StepDetector::lockable_bag(const Candidate& c, uint64_t pos) const {
+  const uint32_t P = c.period;
+  if (c.hits < bag_windows_needed(P) || c.cut != pos + 1) return false;  // lock at a cut with equal bags
+  const Failure* f = failure(P);
+  if (f && f->hits != 0 && c.hits <= f->hits + 1) return false;
+  // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.
+  if (P <= kDivisorCheckMax) {
+    const uint64_t cut = pos + 1, top = sum_;
+    for (uint32_t d = 1; d <= P / 2; d++) {
+      if (P % d || cut < valid_from_ + P) continue;
+      const uint64_t h = top - sum_at(cut - d);
+      bool periodic = true;
+      for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
+      if (periodic) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace sentinel
