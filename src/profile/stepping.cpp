@@ -105,7 +105,7 @@ void Stepper::update_sync() {
   if (!want && profiling_mode && locked_phase_) {
     const PhaseRecord* p = find_phase(locked_phase_);
     // From the lock to the profile; and the step before a placement check.
-    want = p && (p->profile == PhaseRecord::kNotYet ||
+    want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
                  (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
                   p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run()));
   }
@@ -146,7 +146,9 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // before the window, not in the first profiled one.
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
     bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
-    if (window_ == Window::none && profiling_mode && lock_ok && p->period) {
+    // A step of fewer than kMinPlannedPeriod tracked allocations has nothing to schedule (a data loop
+    // that repeats one allocation): it is neither profiled nor planned.
+    if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
         open_window(Window::profile, *p, seq, now);
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
@@ -362,14 +364,17 @@ void Stepper::drain_events(uint64_t now) {
       continue;
     }
     PhaseRecord* p = record(ev.phase);
+    // A phase's interval cut is frozen once its window opens: its identities, touches and plan are
+    // all on that cut.
+    bool frozen = p && (p->profile != PhaseRecord::kNotYet || (window_ != Window::none && window_phase_ == p->id));
     if (ev.flags & kStepLock) {
       if (p) {
         p->steps_in_lock = 0;
-        if (window_ == Window::none || window_phase_ != p->id) set_period(*p, ev.period);
+        if (!frozen) set_period(*p, ev.period);
       }
       locked_phase_ = ev.phase;
       if (tiering_) tiering_->on_locked();
-    } else if (p && ev.period && ev.period != p->period && !(window_ != Window::none && window_phase_ == p->id)) {
+    } else if (p && ev.period && ev.period != p->period && !frozen) {
       // Marks: the period is what the last step measured. The interval geometry stays frozen during a
       // window, so that every touch of the window falls in the table that is written.
       set_period(*p, ev.period);
@@ -439,7 +444,9 @@ void Stepper::maybe_diagnose(bool at_exit) {
   diagnosed_ = true;
   char buf[320];
   detector_.describe(buf, sizeof(buf));
-  log_line(LogLevel::warn, buf);
+  // Where steps are what the user asked for (profile, run) it is a warning; in track mode steps are
+  // extra information, and the dump's DETECTION record says the same.
+  log_line(cfg_.mode == Mode::track ? LogLevel::info : LogLevel::warn, buf);
 }
 
 void Stepper::finish(uint64_t seq, uint64_t now) {

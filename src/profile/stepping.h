@@ -85,6 +85,7 @@ struct PhaseRecord {
 class Stepper {
  public:
   static constexpr uint32_t kMaxPhases = 64;
+  static constexpr uint32_t kMinProfiledPeriod = 4;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.

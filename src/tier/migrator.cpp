@@ -91,7 +91,9 @@ void Migrator::probe(MoveMethod wanted) {
                              ? numa::mbind_move_range(a, kProbeBytes, node)
                              : numa::move_range(a, kProbeBytes, node, pages_, status_, nodes_, kBatchPages);
     uint64_t t = monotonic_ns() - t0;
-    return r.error || r.pages_failed ? 0 : (t ? t : 1);
+    // A page or two of a freshly written buffer may be busy (still in a per-CPU LRU batch): the probe
+    // measures the kernel's speed, not that.
+    return r.error || r.pages_moved * 10 < (kProbeBytes / kPage) * 9 ? 0 : (t ? t : 1);
   };
   // Fault injection must not decide the method: the probe measures the kernel.
   FaultInjection saved = numa::fault_injection();
@@ -187,10 +189,19 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   if (!plan || interval >= plan->intervals || interval >= 64) return;
   MigrationStats& st = stats_[slot][interval];
   ++st.steps;
-  uint64_t occupancy = fast_bytes();
-  st.fast_bytes_sum += occupancy;
-  if (occupancy > st.fast_bytes_max) st.fast_bytes_max = occupancy;
   const uint32_t n = plan->intervals;
+  // The fast tier's occupancy during this interval: what the boundary's moves left (sampled at the end
+  // of the pass, also when a newer boundary cut it short).
+  struct Sample {
+    Migrator* m;
+    MigrationStats* st;
+    ~Sample() {
+      uint64_t occupancy = m->fast_bytes();
+      st->fast_bytes_sum += occupancy;
+      if (occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;
+      if (occupancy > m->steady_peak_.load(std::memory_order_relaxed)) m->steady_peak_.store(occupancy, std::memory_order_relaxed);
+    }
+  } sample{this, &st};
   auto superseded = [&] { return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire); };
 
   // Demotions first: they make the room the promotions need.

@@ -107,7 +107,11 @@ class Migrator {
   uint64_t late() const { return late_total_.load(std::memory_order_relaxed); }
   uint64_t failed_pages() const { return failed_total_.load(std::memory_order_relaxed); }
   uint64_t raced_frees() const { return raced_.load(std::memory_order_relaxed); }
+  // The highest occupancy at any moment (births and moves included, also the transient when a plan
+  // takes over objects that were on the fast node before it), and the highest left by a boundary's moves
+  // (what the budget bounds).
   uint64_t fast_peak_bytes() const { return fast_peak_.load(std::memory_order_relaxed); }
+  uint64_t steady_peak_bytes() const { return steady_peak_.load(std::memory_order_relaxed); }
   // Fast-tier occupancy of planned objects, kept by both sides (births on the fast tier, moves, deaths).
   void add_fast_bytes(int64_t delta);
   uint64_t fast_bytes() const;
@@ -141,7 +145,7 @@ class Migrator {
   MigrationStats stats_[kMaxPlans][64] = {};
   sentinel_migration_batch* log_ = nullptr;
   std::atomic<uint64_t> log_count_{0};
-  std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0};
+  std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0}, steady_peak_{0};
   std::atomic<int64_t> fast_bytes_{0};
   // Scratch for move_pages: page, status and node arrays.
   static constexpr size_t kBatchPages = 1024;

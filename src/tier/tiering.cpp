@@ -1,6 +1,10 @@
 #include "tiering.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include "arena.h"
+#include "numa_ops.h"
 #include "log.h"
 #include "vm_region.h"
 
@@ -150,7 +154,7 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
     uint32_t li = p.identity_objects[e];
     if (li == kNoLogIndex || li >= log_capacity_) continue;
     const sentinel_object* o = log_->at(li);
-    if (o->death_seq != UINT64_MAX || o->kind != SENTINEL_KIND_HEAP || log_entry_[li]) continue;
+    if (o->death_seq != UINT64_MAX || o->kind != SENTINEL_KIND_HEAP) continue;
     unsigned cls;
     uint32_t index;
     Slot* sl = arena_->owns(reinterpret_cast<void*>(o->address))
@@ -158,9 +162,19 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
                    : nullptr;
     if (!sl || sl->user.load(std::memory_order_acquire) != o->address) continue;
     uint8_t tier = sl->tier.load(std::memory_order_relaxed);
+    bool counted = false;
+    if (uint32_t owner = log_entry_[li]) {
+      // An earlier phase's plan had it (weights live through every phase): this plan takes it over,
+      // with the tier it is on now; its bytes are already counted.
+      EntryState& old = slots_[owner >> kSlotShift].states[(owner & kEntryMask) - 1];
+      if (old.address.load(std::memory_order_relaxed) == o->address) {
+        uint8_t was = old.died();
+        if (was != EntryState::kNone) tier = was, counted = true;
+      }
+    }
     log_entry_[li] = (slot << kSlotShift) | (e + 1);
     s.states[e].born(o->address, o->size, tier);
-    if (tier == kTierFast) migrator_.add_fast_bytes(static_cast<int64_t>(o->size));
+    if (tier == kTierFast && !dry_run_ && !counted) migrator_.add_fast_bytes(static_cast<int64_t>(o->size));
   }
 }
 
@@ -233,6 +247,7 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
     fallback_bytes_ += size;
     return;
   }
+  if (dry_run_) return;  // nothing is placed: no occupancy to keep
   if (tier == kTierFast) ++born_fast_;
   else ++born_slow_;
   if (pinned || log_index == kNoLogIndex || log_index >= log_capacity_) return;  // never moved
@@ -323,7 +338,7 @@ sentinel_tiering Tiering::record() const {
   t.fallback_bytes = fallback_bytes_;
   t.pinned_objects = pinned_objects_;
   t.pinned_bytes = pinned_bytes_;
-  t.fast_peak_bytes = migrator_.fast_peak_bytes();
+  t.fast_peak_bytes = migrator_.steady_peak_bytes();
   t.migrated_bytes = migrator_.migrated_bytes();
   t.late_migrations = migrator_.late();
   t.failed_pages = migrator_.failed_pages();

@@ -32,7 +32,7 @@ TEST_CASE("dump write -> read round trip", "[dump]") {
   REQUIRE(s->log.init(100000));
   REQUIRE(s->sites.init());
   REQUIRE(s->marks.init());
-  REQUIRE(s->stepper.init(s->config, &s->profiler, &s->log));
+  REQUIRE(s->stepper.init(s->config, &s->profiler, &s->log, nullptr, &s->clock));
   REQUIRE(s->threads.init());
   REQUIRE(s->sequencer.init(&s->log, &s->marks, &s->stepper, &s->threads, &s->arena, 100000));
   s->owner_pid = getpid();

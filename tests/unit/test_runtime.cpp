@@ -114,7 +114,7 @@ TEST_CASE("CUDA host objects are registered and retired", "[runtime]") {
   static char pinned[8192];
   sentinel_stats before{};
   rt::get_stats(&before);
-  rt::note_cuda_host_alloc(pinned, sizeof(pinned), {});
+  rt::note_cuda_host_alloc(pinned, sizeof(pinned), {}, nullptr);
   sentinel_stats mid{};
   rt::get_stats(&mid);
   CHECK(mid.live_bytes == before.live_bytes + sizeof(pinned));
