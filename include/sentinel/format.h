@@ -265,8 +265,10 @@ struct sentinel_placement_entry {
   uint64_t touched_bytes;
   uint64_t fast_bytes;  /* of touched_bytes, on the fast node at touch time */
   uint32_t steps;       /* checked steps */
+  uint32_t misplaced;   /* objects found, right after the boundary's moves, on the other node than the plan says */
+  uint32_t verified;    /* objects whose pages were asked where they are at the boundary (checked steps) */
   uint32_t reserved;
-}; /* 32 bytes */
+}; /* 40 bytes */
 
 #define SENTINEL_DETECT_LOCKED 0x1u   /* a step pattern was found */
 #define SENTINEL_DETECT_LOST 0x2u     /* a lock was lost and never regained */

@@ -408,12 +408,17 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
   }
   // The placement check.
   sentinel_placement_entry prow[64];
+  static_assert(sizeof(sentinel_placement_entry) == 40);
   for (uint32_t i = 0; i < s.stepper.phase_count(); ++i) {
     const PhaseRecord& p = s.stepper.phase(i);
     if (p.check != PhaseRecord::kDone) continue;
+    int32_t slot = t.slot_for_phase(p.id);
     uint32_t n = 0;
-    for (uint32_t k = 0; k < p.intervals; ++k)
-      prow[n++] = sentinel_placement_entry{p.id, k, p.check_touched[k], p.check_fast[k], p.checked_steps, 0};
+    for (uint32_t k = 0; k < p.intervals; ++k) {
+      Migrator::VerifyStats v = slot >= 0 && k < 64 ? m.verify_stats(static_cast<uint32_t>(slot), k) : Migrator::VerifyStats{};
+      prow[n++] = sentinel_placement_entry{p.id, k, p.check_touched[k], p.check_fast[k], p.checked_steps, v.misplaced,
+                                           v.verified, 0};
+    }
     write_entries(w, SENTINEL_REC_PLACEMENT, prow, n, [](auto&) {});
   }
 }

@@ -57,14 +57,14 @@ constexpr size_t kPlanHeaderSize = 72;
 constexpr size_t kPlanEntrySize = 24;
 constexpr size_t kMigrationSize = 64;
 constexpr size_t kBatchSize = 48;
-constexpr size_t kPlacementSize = 32;
+constexpr size_t kPlacementSize = 32;  // 40 with the boundary verification
 constexpr size_t kDetectionSize = 64;
 static_assert(sizeof(sentinel_tiering) == kTieringSize);
 static_assert(sizeof(sentinel_plan_header) == kPlanHeaderSize);
 static_assert(sizeof(sentinel_plan_entry) == kPlanEntrySize);
 static_assert(sizeof(sentinel_migration_entry) == kMigrationSize);
 static_assert(sizeof(sentinel_migration_batch) == kBatchSize);
-static_assert(sizeof(sentinel_placement_entry) == kPlacementSize);
+static_assert(sizeof(sentinel_placement_entry) == 40);
 static_assert(sizeof(sentinel_detection) == kDetectionSize);
 
 uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
@@ -662,14 +662,15 @@ class Parser {
   }
 
   void placement(Cursor c) {
-    fixed_entries(c, kPlacementSize, "placement", prof_.placement, [](const uint8_t* p) {
+    fixed_entries(c, kPlacementSize, "placement", prof_.placement, [](const uint8_t* p, uint32_t size) {
       sentinel_placement_entry e{};
       e.phase = load32(p + 0);
       e.interval = load32(p + 4);
       e.touched_bytes = load64(p + 8);
       e.fast_bytes = load64(p + 16);
       e.steps = load32(p + 24);
-      e.reserved = load32(p + 28);
+      e.misplaced = load32(p + 28);
+      if (size >= 40) e.verified = load32(p + 32);
       return e;
     });
   }

@@ -196,6 +196,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   unprotects_at_open_ = profiler_->syscall_unprotects();
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
+  if (kind == Window::check && tiering_) tiering_->set_verify(true);
   if (kind == Window::profile) {
     if (!p.samples)
       p.samples = static_cast<IntervalSample*>(vm_map_lazy(sizeof(IntervalSample) * kMaxIntervals * kMaxWindowSteps));
@@ -239,6 +240,7 @@ void Stepper::close_window(uint64_t now, Outcome outcome) {
   window_ = Window::none;
   profiler_->finish();
   profiler_->set_node_check(-1);
+  if (kind == Window::check && tiering_) tiering_->set_verify(false);
   if (papi::attached_this_thread()) papi::detach_this_thread();
   PhaseRecord* p = record(window_phase_);
   if (p) {

@@ -267,6 +267,35 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
                 static_cast<uint32_t>(failed_total));
     }
   }
+  if (verify_.load(std::memory_order_acquire) && !superseded()) verify(*plan, slot, interval);
+}
+
+// Samples up to 64 pages of each live object (first, last and evenly between): the object is where
+// most of its present pages are. Objects with no page present yet are not counted.
+void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
+  VerifyStats& vs = verify_stats_[slot][interval];
+  constexpr uint64_t kSample = 64;
+  for (uint32_t e = 0; e < plan.count; ++e) {
+    EntryState& es = plan.states[e];
+    uintptr_t addr = es.address.load(std::memory_order_acquire);
+    uint64_t size = es.size.load(std::memory_order_relaxed);
+    if (!addr || !size) continue;
+    uintptr_t first = addr & ~(kPage - 1);
+    uint64_t pages = (((addr + size + kPage - 1) & ~(kPage - 1)) - first) / kPage;
+    uint64_t n = pages < kSample ? pages : kSample;
+    for (uint64_t i = 0; i < n; ++i) pages_[i] = first + (n > 1 ? i * (pages - 1) / (n - 1) : 0) * kPage;
+    if (numa::query_nodes(pages_, n, status_) != 0) continue;
+    uint64_t on_fast = 0, present = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (status_[i] < 0) continue;
+      ++present;
+      if (status_[i] == node_[kTierFast]) ++on_fast;
+    }
+    if (!present) continue;
+    bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
+    ++vs.verified;
+    if ((on_fast * 2 > present) != want_fast) ++vs.misplaced;
+  }
 }
 
 Slot* Migrator::locate_slot(uintptr_t addr) const {

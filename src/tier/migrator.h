@@ -89,6 +89,13 @@ class Migrator {
   void post_boundary(uint32_t slot, uint64_t step, uint32_t interval);
   // The step left the planned phase (unlock, phase change): nothing more to do for it.
   void post_idle();
+  // While set (the placement check), each boundary pass ends by asking the kernel where every live
+  // object of the plan is and counting those not on the node the plan wants for the interval.
+  void set_verify(bool on) { verify_.store(on, std::memory_order_release); }
+  struct VerifyStats {
+    uint32_t verified = 0, misplaced = 0;
+  };
+  const VerifyStats& verify_stats(uint32_t slot, uint32_t interval) const { return verify_stats_[slot][interval]; }
 
   // In a forked child: the thread is not there.
   void forget();
@@ -122,6 +129,7 @@ class Migrator {
   void probe(MoveMethod method);
   void run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation);
   bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
+  void verify(const ExecPlan& plan, uint32_t slot, uint32_t interval);
   Slot* locate_slot(uintptr_t addr) const;
   void log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
                  uint32_t objects, uint32_t flags, uint32_t failed);
@@ -143,6 +151,8 @@ class Migrator {
   std::atomic<uint64_t> boundary_{0};  // (slot << 56) | (interval << 48) | step (48 bits)
   std::atomic<uint64_t> position_{0};
   MigrationStats stats_[kMaxPlans][64] = {};
+  VerifyStats verify_stats_[kMaxPlans][64] = {};
+  std::atomic<bool> verify_{false};
   sentinel_migration_batch* log_ = nullptr;
   std::atomic<uint64_t> log_count_{0};
   std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0}, steady_peak_{0};

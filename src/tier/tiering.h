@@ -65,6 +65,11 @@ class Tiering {
   void on_step_start(uint16_t phase);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
   void on_phase_left();
+  // The placement check runs: the migrator also verifies where objects are at each boundary.
+  void set_verify(bool on) {
+    if (enabled_ && !dry_run_) migrator_.set_verify(on);
+  }
+  int32_t slot_for_phase(uint16_t phase) const { return slot_of_phase(phase); }
 
   // The tracked path: the tier a new object of (site, size) is born on.
   uint8_t birth_tier(uint32_t site, uint64_t size);

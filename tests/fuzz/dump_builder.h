@@ -325,12 +325,14 @@ class DumpBuilder {
     return record(SENTINEL_REC_MIGRATION_LOG, b);
   }
 
-  DumpBuilder& placement(const std::vector<sentinel_placement_entry>& v, uint32_t entry_size = 32) {
+  // entry_size 32 writes the entry without the boundary verification (verified is then read as 0).
+  DumpBuilder& placement(const std::vector<sentinel_placement_entry>& v, uint32_t entry_size = 40) {
     Bytes b;
     b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
     for (const auto& e : v) {
-      b.u32(e.phase).u32(e.interval).u64(e.touched_bytes).u64(e.fast_bytes).u32(e.steps).u32(e.reserved);
-      pad(b, 32, entry_size);
+      b.u32(e.phase).u32(e.interval).u64(e.touched_bytes).u64(e.fast_bytes).u32(e.steps).u32(e.misplaced);
+      if (entry_size >= 40) b.u32(e.verified).u32(e.reserved);
+      pad(b, entry_size >= 40 ? 40 : 32, entry_size);
     }
     return record(SENTINEL_REC_PLACEMENT, b);
   }

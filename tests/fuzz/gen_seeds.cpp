@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       d.plan(h, e);
       d.migrations({{0, 1, 65536, 0, 1000, 1, 0, 0, 1, 65536, 65536}});
       d.migration_log({{10, 20, 65536, 0, 1, 1, SENTINEL_MIGRATE_TO_FAST, 0, 0}});
-      d.placement({{0, 0, 65536, 32768, 1, 0}});
+      d.placement({{0, 0, 65536, 32768, 1, 0, 0, 0}});
       d.detection({{0, SENTINEL_DETECT_LOCKED, 2, 2, 3, 0, 0, 1, 0, 0}});
     };
     ok &= put(dir, "tiering.prof", sentinel::testing::make_loop_dump(s).bytes);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     d.plan(h, {});
     d.migrations({}, 72);
     d.migration_log({{0, 0, 0, 0, 0, 0, 0, 0, 0}}, 56);
-    d.placement({{1, 2, 3, 4, 5, 0}}, 40);
+    d.placement({{1, 2, 3, 4, 5, 0, 0, 0}}, 48);
     d.detection({{0, SENTINEL_DETECT_NO_STEP, 0, 0, 0, 9, 0, 0, 0, 0}}, 72);
     d.phase_counters(5, 1, {{0, 0, 5, {7}}});
     d.counters(0, {{0, 1, 6, {}}});

@@ -90,7 +90,7 @@ std::vector<uint8_t> dump12(uint32_t pad = 0) {
   d.plan(sample_header(), {{5, SENTINEL_PLAN_POOL | SENTINEL_PLAN_BIRTH_FAST, 0xF0, 0x30}}, 72 + pad, 24 + pad);
   d.migrations({{2, 4, 1000, 2000, 3000, 4, 1, 9, 10, 5000, 6000}}, 64 + pad);
   d.migration_log({{11, 22, 33, 2, 4, 5, SENTINEL_MIGRATE_TO_FAST | SENTINEL_MIGRATE_LATE, 6, 0}}, 48 + pad);
-  d.placement({{2, 4, 8000, 6000, 10, 0}}, 32 + pad);
+  d.placement({{2, 4, 8000, 6000, 10, 3, 12, 0}}, 40 + pad);
   d.detection({{0, SENTINEL_DETECT_LOCKED | SENTINEL_DETECT_LOST, 61, 40, 100, 7, 8, 3, 1, 1}}, 64 + pad);
   d.end();
   return d.bytes();
@@ -129,7 +129,8 @@ void check_dump12(const Profile& p) {
          b.objects == 5 && b.flags == 3 && b.failed_pages == 6));
   REQUIRE(p.placement.size() == 1);
   const sentinel_placement_entry& pl = p.placement[0];
-  CHECK((pl.phase == 2 && pl.interval == 4 && pl.touched_bytes == 8000 && pl.fast_bytes == 6000 && pl.steps == 10));
+  CHECK((pl.phase == 2 && pl.interval == 4 && pl.touched_bytes == 8000 && pl.fast_bytes == 6000 && pl.steps == 10 &&
+         pl.misplaced == 3 && pl.verified == 12));
   REQUIRE(p.detection.size() == 1);
   const sentinel_detection& dt = p.detection[0];
   CHECK((dt.phase == 0 && dt.flags == 3 && dt.period == 61 && dt.distinct_tokens == 40 && dt.steps == 100 &&
