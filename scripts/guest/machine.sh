@@ -32,7 +32,7 @@ slow_tier_delays() {
   case $1 in
     none) delay_r=0 delay_w=0 delay_s=0 ;;
     optane) delay_r=300 delay_w=450 delay_s=170 ;;
-    cxl) delay_r=200 delay_w=100 delay_s=40 ;;
+    cxl) delay_r=170 delay_w=100 delay_s=40 ;;
     custom:*)
       [[ $1 =~ ^custom:([0-9]+),([0-9]+)(,([0-9]+))?$ ]] || return 1
       delay_r=${BASH_REMATCH[1]} delay_w=${BASH_REMATCH[2]} delay_s=${BASH_REMATCH[4]:-${BASH_REMATCH[1]}} ;;

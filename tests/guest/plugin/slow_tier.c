@@ -6,8 +6,10 @@
  * miss (a sequential stream, which real memory serves faster through prefetch and parallelism). A store to a
  * line not yet stored to costs write_ns (a line read then written pays both, like a read-for-ownership and a
  * write-back). The charge is paid by busy-waiting on the vCPU's thread, so the guest's own clock sees it: a
- * dependent load that misses waits (latency) and a stream pays per line (bandwidth). Debt is paid in slices of
- * at least quantum_ns to keep clock reads off the hot path; overshoot is credited to the next slice.
+ * dependent load that misses waits (latency) and a stream pays per line (bandwidth). The wait is measured in
+ * the thread's CPU time (clock=cpu, the default; clock=wall for wall-clock time), so that a busy host
+ * stretches it as much as the rest of the emulation. Debt is paid in slices of at least quantum_ns to keep
+ * clock reads off the hot path; overshoot is credited to the next slice.
  *
  * The address is what qemu_plugin_hwaddr_phys_addr() returns; in QEMU 7.2 that is the RAM block's offset in
  * QEMU's RAM space plus the block's address in its container plus the offset in the block, not the
@@ -15,7 +17,8 @@
  *
  * Arguments (-plugin file=slow-tier.so,K=V,...): lo, hi (plugin addresses, required); read_ns, write_ns (per
  * line miss, default 0); stream_ns (default read_ns); lines (buffer entries per vCPU, a power of two, default
- * 512); quantum_ns (default 500). At exit it prints one line of counts to QEMU's log (-d plugin -D FILE). */
+ * 512); clock (cpu or wall); quantum_ns (default 4000 with clock=cpu, 500 with wall). At exit it prints one
+ * line of counts to QEMU's log (-d plugin -D FILE). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,22 +44,44 @@ struct vcpu {
   uint64_t read_misses, stream_misses, write_misses;
 } __attribute__((aligned(64)));
 
-static uint64_t lo, hi, span, read_ns, stream_ns = UINT64_MAX, write_ns, lines = 512, quantum_ns = 500;
+static uint64_t lo, hi, span, read_ns, stream_ns = UINT64_MAX, write_ns, lines = 512, quantum_ns;
 static struct vcpu* vcpus;
 static unsigned int n_vcpus;
+static clockid_t spin_clock = CLOCK_THREAD_CPUTIME_ID;
+static uint64_t read_cost_ns; /* one clock read, not seen by the spin that it starts and ends */
 
 static inline uint64_t now_ns(void) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(spin_clock, &t);
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* Spins until the debt is paid in the spin clock. With the default clock, the vCPU thread's CPU time, a
+ * host that runs the thread only part of the time stretches the wait exactly as it stretches the emulation
+ * of every other access, so node 1's slowdown relative to node 0 does not depend on host load. */
 static void __attribute__((noinline)) pay(struct vcpu* v) {
-  uint64_t end = now_ns() + (uint64_t)v->debt_ns, t;
+  uint64_t end = now_ns() + (uint64_t)v->debt_ns - read_cost_ns, t;
   do {
     t = now_ns();
   } while (t < end);
   v->debt_ns = -(int64_t)(t - end);
+}
+
+/* The median cost of one read of the spin clock. */
+static uint64_t measure_read_cost(void) {
+  enum { N = 201 };
+  uint64_t d[N], prev = now_ns();
+  for (int i = 0; i < N; i++) {
+    uint64_t t = now_ns();
+    d[i] = t - prev;
+    prev = t;
+  }
+  for (int i = 1; i < N; i++)
+    for (int j = i; j > 0 && d[j - 1] > d[j]; j--) {
+      uint64_t x = d[j];
+      d[j] = d[j - 1], d[j - 1] = x;
+    }
+  return d[N / 2];
 }
 
 /* Called for every guest load and store, so kept lean: every cycle here slows node 0 too. The line is the
@@ -112,10 +137,24 @@ static void report(qemu_plugin_id_t id, void* udata) {
   char line[320];
   snprintf(line, sizeof line,
            "slow-tier: range [%#" PRIx64 ", %#" PRIx64 "), read %" PRIu64 " ns, stream %" PRIu64 " ns, write %" PRIu64
-           " ns: line misses %" PRIu64 " read, %" PRIu64 " stream, %" PRIu64 " write; %.3f s charged\n",
-           lo, hi, read_ns, stream_ns, write_ns, rm, sm, wm,
-           (double)(rm * read_ns + sm * stream_ns + wm * write_ns) / 1e9);
+           " ns (%s clock, read in %" PRIu64 " ns): line misses %" PRIu64 " read, %" PRIu64 " stream, %" PRIu64
+           " write; %.3f s charged\n",
+           lo, hi, read_ns, stream_ns, write_ns, spin_clock == CLOCK_MONOTONIC ? "wall" : "cpu", read_cost_ns, rm, sm,
+           wm, (double)(rm * read_ns + sm * stream_ns + wm * write_ns) / 1e9);
   qemu_plugin_outs(line);
+}
+
+static int parse_clock(const char* arg) {
+  if (strncmp(arg, "clock=", 6) != 0) return 0;
+  if (!strcmp(arg + 6, "cpu"))
+    spin_clock = CLOCK_THREAD_CPUTIME_ID;
+  else if (!strcmp(arg + 6, "wall"))
+    spin_clock = CLOCK_MONOTONIC;
+  else {
+    fprintf(stderr, "slow-tier: clock must be cpu or wall, not '%s'\n", arg + 6);
+    return -1;
+  }
+  return 1;
 }
 
 static int parse_u64(const char* arg, const char* key, uint64_t* out) {
@@ -137,7 +176,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   uint64_t* const vals[] = {&lo, &hi, &read_ns, &stream_ns, &write_ns, &lines, &quantum_ns};
   int have_lo = 0, have_hi = 0;
   for (int i = 0; i < argc; i++) {
-    int matched = 0;
+    int matched = parse_clock(argv[i]);
+    if (matched < 0) return -1;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !matched; k++) {
       int r = parse_u64(argv[i], keys[k], vals[k]);
       if (r < 0) return -1;
@@ -148,7 +188,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       }
     }
     if (!matched) {
-      fprintf(stderr, "slow-tier: unknown argument '%s' (lo, hi, read_ns, stream_ns, write_ns, lines, quantum_ns)\n",
+      fprintf(stderr,
+              "slow-tier: unknown argument '%s' (lo, hi, read_ns, stream_ns, write_ns, lines, quantum_ns, clock)\n",
               argv[i]);
       return -1;
     }
@@ -167,6 +208,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   }
   span = hi - lo;
   if (stream_ns == UINT64_MAX) stream_ns = read_ns;
+  if (!quantum_ns) quantum_ns = spin_clock == CLOCK_MONOTONIC ? 500 : 4000; /* the CPU clock is a system call */
+  read_cost_ns = measure_read_cost();
+  if (read_cost_ns > quantum_ns / 4) read_cost_ns = quantum_ns / 4;
   n_vcpus = info->system.max_vcpus > 0 ? (unsigned int)info->system.max_vcpus : 1;
   vcpus = aligned_alloc(64, n_vcpus * sizeof *vcpus);
   if (!vcpus) return -1;
