@@ -3,7 +3,8 @@
  * stores), memcpy bandwidth (glibc, both buffers on the node) and dependent-load latency (a random cyclic
  * pointer chase, one pointer per 64-byte line). Buffers are mbind()-bound to the node before first touch
  * and their placement is checked with move_pages(). Each figure is the best of --reps rounds, after one
- * warm-up round; within a round each kernel runs on node 0 and then straight away on node 1.
+ * warm-up round; within a round each kernel runs on node 0 and then straight away on node 1. Buffers use
+ * 4 KiB pages (THP off; CALIBRATE_THP=1 asks for huge pages): THP made the figures vary by up to 2x.
  *
  * Output, one line each:
  *   node=N read_gbps=X write_gbps=X memcpy_gbps=X latency_ns=X on_node=F
@@ -41,6 +42,8 @@ static void die(const char* what) {
 static void* alloc_on(int node, size_t bytes) {
   void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) die("mmap");
+  /* 4 KiB pages: whether THP backs a buffer changes TCG's cost of a random access by up to 2x */
+  if (madvise(p, bytes, getenv("CALIBRATE_THP") ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) die("madvise");
   unsigned long mask = 1ul << node;
   if (mbind(p, bytes, MPOL_BIND, &mask, sizeof mask * 8, 0) != 0) die("mbind");
   memset(p, 1, bytes);
