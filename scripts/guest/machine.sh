@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sets variables for scripts/guest/run
 # The guest machine's definition, sourced by scripts/guest/run: its memory layout per variant, where the
 # slow-tier plugin finds node 1 in that layout, and the slow-tier presets. docs/guest.md explains each value.
 
