@@ -1,0 +1,249 @@
+/* tier_calibrate: measures how much slower NUMA node 1 is than node 0 in the guest, for the slow-tier
+ * presets (docs/guest.md). For each node: sequential read bandwidth (8-byte loads), write bandwidth (8-byte
+ * stores), memcpy bandwidth (glibc, both buffers on the node) and dependent-load latency (a random cyclic
+ * pointer chase, one pointer per 64-byte line). Buffers are mbind()-bound to the node before first touch
+ * and their placement is checked with move_pages(). Each figure is the best of --reps rounds, after one
+ * warm-up round; within a round each kernel runs on node 0 and then straight away on node 1. Buffers use
+ * 4 KiB pages (THP off; CALIBRATE_THP=1 asks for huge pages): THP made the figures vary by up to 2x.
+ *
+ * Output, one line each:
+ *   node=N read_gbps=X write_gbps=X memcpy_gbps=X latency_ns=X on_node=F
+ *   ratio read=X write=X memcpy=X latency=X        (node 1 / node 0 cost: >1 means node 1 is slower)
+ * With --check NAME=LO:HI (repeatable) it also prints "check NAME=X in [LO, HI]: ok|FAIL" and exits 1 if
+ * any ratio falls outside its band. With --attempts N a failed measurement is repeated with fresh buffers, up to
+ * N in all, and the first one inside every band passes; every attempt is printed (on a shared host about one
+ * measurement in ten had one ratio far off, e.g. the chase on node 1 alone 8x slower in every round).
+ * Options: --mib N (buffer size, default 8), --reps N (default 8), --attempts N (default 1). */
+#include <errno.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { LINE = 64 };
+
+struct figures {
+  double read_gbps, write_gbps, memcpy_gbps, latency_ns, on_node;
+};
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char* what) {
+  fprintf(stderr, "tier_calibrate: %s: %s\n", what, strerror(errno));
+  exit(2);
+}
+
+/* An anonymous buffer bound to one node, touched so that every page exists there. */
+static void* alloc_on(int node, size_t bytes) {
+  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) die("mmap");
+  /* 4 KiB pages: whether THP backs a buffer changes TCG's cost of a random access by up to 2x */
+  if (madvise(p, bytes, getenv("CALIBRATE_THP") ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) die("madvise");
+  unsigned long mask = 1ul << node;
+  if (mbind(p, bytes, MPOL_BIND, &mask, sizeof mask * 8, 0) != 0) die("mbind");
+  memset(p, 1, bytes);
+  return p;
+}
+
+/* Share of the buffer's pages found on the node (move_pages with no target nodes only queries). */
+static double share_on(void* p, size_t bytes, int node) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = bytes / page, hits = 0;
+  void** pages = malloc(n * sizeof *pages);
+  int* status = malloc(n * sizeof *status);
+  if (!pages || !status) die("malloc");
+  for (size_t i = 0; i < n; i++) pages[i] = (char*)p + i * page;
+  if (move_pages(0, n, pages, NULL, status, 0) != 0) die("move_pages");
+  for (size_t i = 0; i < n; i++) hits += status[i] == node;
+  free(pages);
+  free(status);
+  return (double)hits / (double)n;
+}
+
+static volatile uint64_t sink;
+
+static double time_read(const uint64_t* a, size_t n) {
+  double t = now();
+  uint64_t s = 0;
+  for (size_t i = 0; i < n; i++) s += a[i];
+  t = now() - t;
+  sink = s;
+  return t;
+}
+
+static double time_write(uint64_t* a, size_t n, uint64_t seed) {
+  double t = now();
+  for (size_t i = 0; i < n; i++) a[i] = i ^ seed; /* not a constant: the compiler must not turn it into memset */
+  t = now() - t;
+  sink = a[n / 2];
+  return t;
+}
+
+static double time_memcpy(void* dst, const void* src, size_t bytes) {
+  double t = now();
+  memcpy(dst, src, bytes);
+  t = now() - t;
+  sink = ((volatile uint64_t*)dst)[bytes / 16];
+  return t;
+}
+
+/* A random cyclic permutation of the buffer's lines; each line holds the index of the next. */
+static void build_chase(uint64_t* a, size_t lines) {
+  size_t stride = LINE / sizeof(uint64_t);
+  size_t* order = malloc(lines * sizeof *order);
+  if (!order) die("malloc");
+  for (size_t i = 0; i < lines; i++) order[i] = i;
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = lines - 1; i > 0; i--) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t j = (size_t)(x % (i + 1)), tmp = order[i];
+    order[i] = order[j], order[j] = tmp;
+  }
+  for (size_t i = 0; i < lines; i++) a[order[i] * stride] = order[(i + 1) % lines] * stride;
+  free(order);
+}
+
+static double time_chase(const uint64_t* a, size_t steps) {
+  double t = now();
+  uint64_t i = 0;
+  for (size_t k = 0; k < steps; k++) i = a[i];
+  t = now() - t;
+  sink = i;
+  return t;
+}
+
+static double best(double a, double b) {
+  return b < a ? b : a;
+}
+
+struct buffers {
+  uint64_t *a, *b, *c; /* a: read, write and memcpy source; b: memcpy destination; c: the chase */
+};
+
+/* Short measurements, each kernel timed on node 0 then at once on node 1 so that both see the same host
+ * load; each figure is the best of --reps rounds (on a busy host, the least disturbed one). Round 0 warms
+ * up (translation, page tables) and is not counted. */
+static void measure(struct figures f[2], size_t bytes, int reps) {
+  struct buffers buf[2];
+  size_t n = bytes / sizeof(uint64_t), lines = bytes / LINE;
+  double t[4][2];
+  for (int node = 0; node < 2; node++) {
+    buf[node].a = alloc_on(node, bytes);
+    buf[node].b = alloc_on(node, bytes);
+    buf[node].c = alloc_on(node, bytes);
+    build_chase(buf[node].c, lines);
+    for (int m = 0; m < 4; m++) t[m][node] = 1e30;
+  }
+  for (int k = 0; k <= reps; k++) {
+    for (int m = 0; m < 4; m++) {
+      for (int node = 0; node < 2; node++) {
+        struct buffers* x = &buf[node];
+        double s = m == 0   ? time_read(x->a, n)
+                   : m == 1 ? time_write(x->a, n, (uint64_t)k)
+                   : m == 2 ? time_memcpy(x->b, x->a, bytes)
+                            : time_chase(x->c, lines);
+        if (k > 0) t[m][node] = best(t[m][node], s);
+      }
+    }
+  }
+  for (int node = 0; node < 2; node++) {
+    f[node] = (struct figures){
+        .read_gbps = (double)bytes / t[0][node] / 1e9,
+        .write_gbps = (double)bytes / t[1][node] / 1e9,
+        .memcpy_gbps = (double)bytes / t[2][node] / 1e9,
+        .latency_ns = t[3][node] / (double)lines * 1e9,
+        .on_node = (share_on(buf[node].a, bytes, node) + share_on(buf[node].b, bytes, node) +
+                    share_on(buf[node].c, bytes, node)) /
+                   3,
+    };
+    munmap(buf[node].a, bytes);
+    munmap(buf[node].b, bytes);
+    munmap(buf[node].c, bytes);
+  }
+}
+
+struct band {
+  const char* name;
+  double lo, hi;
+};
+
+/* One measurement: prints the figures, the ratios and the checks; returns 1 if a check failed, 2 on misuse. */
+static int calibrate(size_t bytes, int reps, const struct band* bands, int nbands) {
+  struct figures f[2];
+  measure(f, bytes, reps);
+  for (int node = 0; node < 2; node++) {
+    printf("node=%d read_gbps=%.3f write_gbps=%.3f memcpy_gbps=%.3f latency_ns=%.1f on_node=%.3f\n", node,
+           f[node].read_gbps, f[node].write_gbps, f[node].memcpy_gbps, f[node].latency_ns, f[node].on_node);
+  }
+  struct band ratios[] = {
+      {"read", f[0].read_gbps / f[1].read_gbps, 0},
+      {"write", f[0].write_gbps / f[1].write_gbps, 0},
+      {"memcpy", f[0].memcpy_gbps / f[1].memcpy_gbps, 0},
+      {"latency", f[1].latency_ns / f[0].latency_ns, 0},
+  };
+  printf("ratio read=%.2f write=%.2f memcpy=%.2f latency=%.2f\n", ratios[0].lo, ratios[1].lo, ratios[2].lo,
+         ratios[3].lo);
+  int failed = f[0].on_node < 0.99 || f[1].on_node < 0.99;
+  if (failed) printf("check placement: FAIL (buffers not on their node)\n");
+  for (int b = 0; b < nbands; b++) {
+    size_t k = 0;
+    while (k < 4 && strcmp(ratios[k].name, bands[b].name)) k++;
+    if (k == 4) {
+      fprintf(stderr, "tier_calibrate: unknown ratio '%s' (read, write, memcpy, latency)\n", bands[b].name);
+      return 2;
+    }
+    int ok = ratios[k].lo >= bands[b].lo && ratios[k].lo <= bands[b].hi;
+    printf("check %s=%.2f in [%g, %g]: %s\n", bands[b].name, ratios[k].lo, bands[b].lo, bands[b].hi,
+           ok ? "ok" : "FAIL");
+    failed |= !ok;
+  }
+  fflush(stdout);
+  return failed;
+}
+
+int main(int argc, char** argv) {
+  size_t mib = 8;
+  int reps = 8, attempts = 1, nbands = 0;
+  struct band bands[8];
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--mib") && i + 1 < argc) {
+      mib = (size_t)strtoul(argv[++i], NULL, 10);
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--attempts") && i + 1 < argc) {
+      attempts = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--check") && i + 1 < argc && nbands < 8) {
+      char *spec = argv[++i], *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
+      if (!eq || !colon) {
+        fprintf(stderr, "tier_calibrate: --check wants NAME=LO:HI, not '%s'\n", spec);
+        return 2;
+      }
+      *eq = 0;
+      bands[nbands++] = (struct band){spec, strtod(eq + 1, NULL), strtod(colon + 1, NULL)};
+    } else {
+      fprintf(stderr, "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--check NAME=LO:HI]...\n");
+      return 2;
+    }
+  }
+  if (mib < 1 || reps < 1 || attempts < 1) {
+    fprintf(stderr, "tier_calibrate: --mib, --reps and --attempts must be positive\n");
+    return 2;
+  }
+  if (access("/sys/devices/system/node/node1/meminfo", R_OK) != 0) {
+    fprintf(stderr, "tier_calibrate: no NUMA node 1 here (run it in the two-node guest)\n");
+    return 2;
+  }
+  int r = 1;
+  for (int a = 1; a <= attempts && r == 1; a++) {
+    if (attempts > 1) printf("attempt %d of %d\n", a, attempts);
+    r = calibrate(mib << 20, reps, bands, nbands);
+  }
+  return r;
+}
