@@ -67,6 +67,20 @@ bool SubcommandArgs::output_option(std::string& out, int& rc) {
   return true;
 }
 
+bool SubcommandArgs::phase_option(int64_t& phase, int& rc) {
+  if (!is("--phase")) return false;
+  rc = 0;
+  std::string v;
+  size_t n = 0;
+  if (!value("--phase", v))
+    rc = error("--phase needs a phase number");
+  else if (!parse_count(v, n))
+    rc = error("--phase: not a number: '" + v + "'");
+  else
+    phase = static_cast<int64_t>(n);
+  return true;
+}
+
 int SubcommandArgs::error(const std::string& message) const {
   return usage_error(std::string(command_) + ": " + message);
 }

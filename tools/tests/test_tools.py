@@ -419,12 +419,14 @@ def test_profile(a, tmp):
     print(r.stdout)
     for needle in ["steps            15 detected in 2 phases (2 inferred before lock-on, 0 marked, 2 profiled)",
                    "per step         6 allocations, 3 intervals (phase 0",
-                   "phase 0: 12 steps (#0-#11), 6 allocations per step, 3 intervals, step time 12.0 ms, 2 profiled",
+                   "phase 0 (main): 12 steps (#0-#11), 6 allocations per step, 3 intervals, step time 12.0 ms, 2 profiled",
+                   "    profiled 2 steps from step #1, 9 identities, 8 groups\n",
+                   "phase 1: 3 steps (#12-#14), 4 allocations per step, 2 intervals, step time 5.0 ms\n",
                    "intervals (in-step ordinals) [0,2) [2,4) [4,6)",
                    "profile          2 steps from step #1 (phase 0), granularity 64.0 KiB, 530 faults",
                    "counters: PAPI_TOT_INS, PAPI_L3_TCM",
                    "identities       9 (4 persistent, 3 step-scoped, 2 short-lived), 8 groups",
-                   "top 9 of 9 identities by bytes", "co-allocation groups by bytes"]:
+                   "top 9 of 9 identities of phase 0 by bytes", "co-allocation groups of phase 0 by bytes"]:
         check(needle in r.stdout, f"summary loop text has {needle!r}")
 
     # Track mode: steps and intervals, no profile.
@@ -630,13 +632,15 @@ def test_plan(a, tmp):
     r = run([view, "summary", "--no-symbols", d("tiered.prof")])
     print(r.stdout[r.stdout.find("\ntiering"):])
     check(r.returncode == 0, "summary tiered: exit 0")
-    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 2.70 MiB (25% of the peak)",
-                   "fast-tier peak 2.56 MiB of 2.70 MiB; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
+    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 25% of each phase's profiled peak (phase 0: 2.70 MiB)",
+                   "fast-tier peak 2.56 MiB over the run; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
                    "kernel NUMA balancing was on (it fights explicit placement)",
                    "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
-                   "plan             phase 0, sentinel: lead ",
-                   "placement        measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points)",
-                   "detector         phase 0: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
+                   "plan             phase 0, sentinel: budget 2.70 MiB, lead ",
+                   "migrations       phase 0: 81.0 MiB moved over 9 steps, 3 late, 17 failed pages; fast tier at most 2.56 MiB (budget 2.70 MiB)",
+                   "placement        phase 0: measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points); 2 of 108 objects misplaced at boundaries",
+                   "    profiled 2 steps from step #1, 9 identities, 8 groups; planned sentinel, budget 2.70 MiB, predicted fast-hit share 30.6%; checked: measured 31.9%, 2 of 108 objects misplaced\n",
+                   "detector         whole run: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
         check(needle in r.stdout, f"summary tiered text has {needle!r}")
     r = run([view, "summary", "--json", "--no-symbols", d("tiered.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
@@ -647,10 +651,19 @@ def test_plan(a, tmp):
         check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
     check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
           f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
+    check(j.get("misplaced_objects") == 2 and j.get("verified_objects") == 108,
+          f"misplaced / verified objects ({j.get('misplaced_objects')}, {j.get('verified_objects')})")
+    ph0 = (j.get("phases") or [{}])[0]
+    check(ph0.get("main") is True and ph0.get("planned") is True and ph0.get("checked") is True
+          and ph0.get("misplaced_objects") == 2 and ph0.get("verified_objects") == 108
+          and ph0.get("fast_budget_bytes") == 2834432 and abs((ph0.get("fast_hit_share") or 0) - place) < 1e-5,
+          f"phases[0]: planned, checked, its figures ({ph0})")
     check(abs(j.get("predicted_hit_share", -1) - j["plan"]["predicted_hit_ppm"] / 1e6) < 1e-6, "predicted_hit_share from PLAN")
     pi = j.get("placement_intervals", [])
     check([e["interval"] for e in pi] == [0, 1, 2] and pi[1]["late"] == 3 and pi[0]["bytes_to_fast"] == 9 * MiB,
           f"placement_intervals ({pi[:1]})")
+    check([(e["misplaced"], e["verified"], e["checked_steps"], e["steps"]) for e in pi] == [(0, 36, 9, 9), (2, 36, 9, 9), (0, 36, 9, 9)],
+          f"placement_intervals: boundary verification per interval ({pi})")
     check(j.get("tiering", {}).get("raced_frees") == 1 and j["tiering"]["move_method"] == "move_pages", "tiering object")
     check(len(j.get("detection", [])) == 1 and j["detection"][0]["locked"] and j["detection"][0]["period"] == 6,
           "detection entries")
@@ -660,7 +673,7 @@ def test_plan(a, tmp):
           and j.get("migrated_bytes") == 0 and j.get("detection") == [],
           "summary --json without tiering records: policy and fast_hit_share null")
     r = run([view, "summary", "--no-symbols", d("nostep.prof")])
-    check(r.returncode == 0 and "detector         phase 0: no training step found among the tracked allocations" in r.stdout
+    check(r.returncode == 0 and "detector         whole run: no training step found among the tracked allocations" in r.stdout
           and "set SENTINEL_STEP=N" in r.stdout, "summary: the detector's diagnosis when it found no step")
     trace = os.path.join(tmp, "tiered.json")
     r = run([view, "trace", "--no-symbols", d("tiered.prof"), "-o", trace])
@@ -687,8 +700,12 @@ def test_plan(a, tmp):
               and r.stderr.startswith(f"sentinel-view: {d(name)}: ") and needle in r.stderr,
               f"plan {name}: exit 1, one line ({r.stderr!r})")
     r = run([view, "plan", "--phase", "5", d("loop12.prof")])
-    check(r.returncode == 1 and "no INTERVALS record for phase 5" in r.stderr and r.stderr.count("\n") == 1,
-          f"--phase 5: exit 1, one line ({r.stderr!r})")
+    check(r.returncode == 1 and r.stderr == f"sentinel-view: {d('loop12.prof')}: no phase 5 in this dump (phases: 0, 1)\n",
+          f"--phase 5: exit 1, one line naming the phases ({r.stderr!r})")
+    r = run([view, "plan", "--phase", "1", d("loop12.prof")])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1
+          and "phase 1 was not profiled: nothing to plan (profiled phases: 0)" in r.stderr,
+          f"--phase 1 (not profiled): exit 1, one line ({r.stderr!r})")
     for args, needle in [(["--policy", "bogus"], "plan: --policy: one of sentinel, first-touch, all-slow, all-fast, hot, not 'bogus'"),
                          (["--fast-bytes", "0%"], "plan: --fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '0%'"),
                          (["--fast-bytes", "150%"], "not '150%'"), (["--fast-bytes", "4X"], "not '4X'"),
@@ -780,6 +797,10 @@ def test_report(a, tmp):
         if name == "tiered.prof":
             check("<h2>Placement</h2>" in dom and "Measured fast-hit share <b>31.9%</b>, predicted" in dom
                   and "budget 2.70 MiB</text>" in dom, "report tiered: placement section with budget and shares")
+            rows = re.findall(r"<tr><td>(\d+)</td>(.*?)</tr>", dom[dom.find('id="placement-intervals"'):].split("</table>")[0])
+            check([r[0] for r in rows] == ["0", "1", "2"] and rows[1][1].endswith("<td>9</td><td>2 of 36</td>")
+                  and "Boundary check: <b>2 of 108</b> objects" in dom,
+                  f"report tiered: per-interval table with the boundary verification ({rows[1:2]})")
         if name == "loop.prof":
             check("No tiering records in this dump" in dom, "report loop: placement section says there is none")
         if name == "demo.prof":
