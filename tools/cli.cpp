@@ -71,11 +71,20 @@ bool SubcommandArgs::phase_option(int64_t& phase, int& rc) {
   if (!is("--phase")) return false;
   rc = 0;
   std::string v;
-  size_t n = 0;
-  if (!value("--phase", v))
+  if (!value("--phase", v)) {
     rc = error("--phase needs a phase number");
-  else if (!parse_count(v, n))
+    return true;
+  }
+  uint64_t n = 0;
+  bool digits = !v.empty(), big = false;
+  for (char c : v) {
+    if (c < '0' || c > '9') digits = false;
+    else if (!big && (n = n * 10 + static_cast<uint64_t>(c - '0')) > UINT32_MAX) big = true;
+  }
+  if (!digits)
     rc = error("--phase: not a number: '" + v + "'");
+  else if (big)
+    rc = error("--phase: out of range (phases are 0 to 4294967295): '" + v + "'");
   else
     phase = static_cast<int64_t>(n);
   return true;
