@@ -199,7 +199,7 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
     unlock(pos, tentative);
     return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
   }
-  if (a.kind == kNoise) return noise(pos);
+  if (a.kind == kNoise) return noise(pos, token);
   if (a.displaced) displaced_tokens_++;
   ordinal_ = a.ordinal;
   consecutive_noise_ = 0;
@@ -223,11 +223,16 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
 }
 
 // An allocation that fits no identity: counted against the newest step's budget and against the run of
-// noise in a row; the clock stays where it is.
-FeedResult StepDetector::noise(uint64_t pos) {
+// noise in a row; the clock stays where it is. A burst of one token (a prefetch thread delivering two or
+// three batches at once) is one irregularity: its repeats right after it count once per kNoiseBurst.
+FeedResult StepDetector::noise(uint64_t pos, uint64_t token) {
   const bool tentative = state_ == kTentative;
   noise_tokens_++;
   if (cur_phase_) cur_phase_->noise++;
+  if (consecutive_noise_ > 0 && token == last_noise_token_ && ++noise_burst_ % kNoiseBurst != 0)
+    return {ordinal_, kNoOrdinal, clock_, phase_id_, static_cast<uint16_t>(kFedLocked | kFedNoise)};
+  if (token != last_noise_token_ || consecutive_noise_ == 0) noise_burst_ = 0;
+  last_noise_token_ = token;
   OpenStep& st = next_open_ ? next_ : cur_;
   st.noise++;
   if (consecutive_noise_++ == 0) first_noise_seq_ = cur_seq_;

@@ -195,6 +195,21 @@ void StepDetector::remember_failure(uint32_t period, uint32_t run, uint32_t hits
   *slot = Failure{period, run, hits, ++stamp_};
 }
 
+// The shortest divisor d of P such that the last P tokens are P/d windows of d with the same bag; 0 when
+// there is none (or P is too long to check).
+uint32_t StepDetector::bag_divisor(uint32_t P, uint64_t pos) const {
+  if (P > kDivisorCheckMax) return 0;
+  const uint64_t cut = pos + 1, top = sum_;
+  for (uint32_t d = 1; d <= P / 2; d++) {
+    if (P % d || cut < valid_from_ + P) continue;
+    const uint64_t h = top - sum_at(cut - d);
+    bool periodic = true;
+    for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
+    if (periodic) return d;
+  }
+  return 0;
+}
+
 bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
   if (c.run < c.period) return false;
   if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
@@ -229,17 +244,7 @@ bool StepDetector::lockable_bag(const Candidate& c, uint64_t pos) const {
   const Failure* f = failure(P);
   if (f && f->hits != 0 && c.hits <= f->hits + 1) return false;
   // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.
-  if (P <= kDivisorCheckMax) {
-    const uint64_t cut = pos + 1, top = sum_;
-    for (uint32_t d = 1; d <= P / 2; d++) {
-      if (P % d || cut < valid_from_ + P) continue;
-      const uint64_t h = top - sum_at(cut - d);
-      bool periodic = true;
-      for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
-      if (periodic) return false;
-    }
-  }
-  return true;
+  return bag_divisor(P, pos) == 0;
 }
 
 }  // namespace sentinel

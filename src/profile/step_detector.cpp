@@ -281,7 +281,28 @@ FeedResult StepDetector::feed_auto(uint64_t pos, uint64_t token) {
     best = static_cast<int>(k);
     best_exact = exact;
   }
-  if (best < 0 || !lock(pos, cand_[best], best_exact)) return r;
+  if (best < 0) return r;
+  Candidate chosen = cand_[best];
+  if (best_exact) {
+    // A single exact repeat of an unrelated period is a coincidence when another candidate already has
+    // more allocations verified by equal bags (a batch made by another thread fell outside two windows
+    // of the step's other allocations): wait for that one.
+    for (const Candidate& o : cand_) {
+      if (o.period == 0 || o.hits < 3 || o.period % chosen.period == 0 || chosen.period % o.period == 0) continue;
+      if (uint64_t{o.hits} * o.period > uint64_t{chosen.run} + chosen.period) return r;
+    }
+    // Two steps whose orders alternate repeat exactly at 2P before P repeats at all: an exact repeat
+    // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
+    // shows four equal windows of P).
+    if (uint32_t d = bag_divisor(chosen.period, pos)) {
+      Candidate dc{d, 0, 0, kFromWindow, 0, 0, 0, pos};
+      backfill(dc, pos);
+      if (dc.hits < 2) return r;
+      chosen = dc;
+      best_exact = false;
+    }
+  }
+  if (!lock(pos, chosen, best_exact)) return r;
   uint16_t flags = kFedLocked | kFedLockedNow;
   if (step_start_ == cur_seq_) flags |= kFedStepStart;
   return {ordinal_, tmpl_[ordinal_] & 0xFFFFu, clock_, phase_id_, flags};

@@ -137,6 +137,7 @@ class StepDetector {
   static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
   static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
   static constexpr uint32_t kTentativeBudget = 2;       // noise per step, and in a row, of a tentative lock
+  static constexpr uint32_t kNoiseBurst = 4;            // repeats of one noise token that count as one event
   static constexpr uint32_t kFailSlots = 16;            // memory of retracted (spurious) periods
   static constexpr uint32_t kPhaseSlots = 64;           // patterns remembered for phase ids
   static constexpr uint32_t kSegmentSlots = 32;         // recent locks, for absorption of inner-loop locks
@@ -329,8 +330,10 @@ class StepDetector {
   uint64_t step_start_ = 0;
   uint64_t lock_pos_ = 0;
   uint64_t matches_since_lock_ = 0;
-  uint32_t consecutive_noise_ = 0;
+  uint32_t consecutive_noise_ = 0;  // noise events in a row (a burst of one token is one event)
   uint64_t first_noise_seq_ = 0;
+  uint64_t last_noise_token_ = 0;
+  uint32_t noise_burst_ = 0;
   uint16_t phase_id_ = 0;
   Phase* cur_phase_ = nullptr;
   uint64_t cur_steps_ = 0;      // steps of the current lock
@@ -397,6 +400,7 @@ class StepDetector {
   void add_candidate(uint32_t period, uint64_t pos, Origin origin);
   bool lockable_exact(const Candidate& c, uint64_t pos) const;
   bool lockable_bag(const Candidate& c, uint64_t pos) const;
+  uint32_t bag_divisor(uint32_t period, uint64_t pos) const;
   uint32_t bag_windows_needed(uint32_t period) const;
   const Failure* failure(uint32_t period) const;
   void remember_failure(uint32_t period, uint32_t run, uint32_t hits);
@@ -405,6 +409,7 @@ class StepDetector {
   // step_lock.cpp
   bool lock(uint64_t pos, const Candidate& c, bool exact);
   uint64_t bag_signature(uint64_t pos, uint32_t period) const;
+  bool repeated_composition(uint32_t period) const;
 
   // bag_follower.cpp
   int32_t find_slot(uint64_t token) const;
@@ -425,7 +430,7 @@ class StepDetector {
   Assignment assign(uint64_t token, uint32_t open_allowance, bool plausible_late);
   void close_current(Assignment* a);
   FeedResult follow(uint64_t pos, uint64_t token);
-  FeedResult noise(uint64_t pos);
+  FeedResult noise(uint64_t pos, uint64_t token);
 
   // step_detector.cpp
   void unlock(uint64_t pos, bool retract);
