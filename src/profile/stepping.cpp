@@ -238,8 +238,10 @@ void Stepper::drain_events(uint64_t now) {
 void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now) {
   FeedResult r = detector_.feed(seq, site, size);
   drain_events(now);
-  if (profiling_ && (r.flags & kFedLocked) && r.ordinal != kNoOrdinal && intervals_) {
-    uint32_t interval = StepDetector::interval_of(r.ordinal, period_, static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16));
+  // Where the step is now: the in-step clock (the ordinal is the identity's place in the template, which
+  // goes back and forth when threads interleave).
+  if (profiling_ && (r.flags & kFedLocked) && r.clock != kNoOrdinal && intervals_) {
+    uint32_t interval = StepDetector::interval_of(r.clock, period_, static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16));
     if (static_cast<int32_t>(interval) != current_interval_) enter_interval(interval, now);
   }
 }
