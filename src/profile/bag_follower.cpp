@@ -77,6 +77,7 @@ bool StepDetector::build_template(uint64_t pos, uint32_t period, uint32_t beta) 
     uint32_t k = count_of(s, filled);
     bump(s, filled);
     by_token_[s.base + k] = static_cast<uint16_t>(o);
+    if (k == 0) s.first = o;
     tmpl_[o] |= k;
   }
   return true;
@@ -142,7 +143,7 @@ StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allo
   TokenSlot& s = slots_[si];
   OpenStep* st = nullptr;
   const uint32_t kc = count_of(s, cur_);
-  if (kc < s.m && (!next_open_ || !plausible_late || by_token_[s.base + kc] + budget >= cur_.assigned)) {
+  if (kc < s.m && (!next_open_ || !plausible_late || ordinal_of(s, kc) + budget >= cur_.assigned)) {
     st = &cur_;
     a.kind = next_open_ ? kLate : kCurrent;
   } else if (next_open_) {
@@ -165,7 +166,7 @@ StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allo
   }
   a.k = count_of(s, *st);
   bump(s, *st);
-  a.ordinal = by_token_[s.base + a.k];
+  a.ordinal = ordinal_of(s, a.k);
   a.displaced = st->assigned > 0 && a.ordinal < st->last_ordinal;
   st->assigned++;
   st->last_ordinal = a.ordinal;

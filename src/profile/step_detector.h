@@ -281,7 +281,7 @@ class StepDetector {
     uint16_t m;     // occurrences per step
     uint32_t ep[2];
     uint16_t cnt[2];
-    uint32_t spare;
+    uint32_t first;  // template ordinal of k = 0 (most tokens occur once a step: no by_token_ read)
   };
   struct OpenStep {
     uint32_t epoch;
@@ -416,6 +416,7 @@ class StepDetector {
   int32_t insert_slot(uint64_t token);
   uint32_t count_of(const TokenSlot& s, const OpenStep& st) const { return s.ep[st.field] == st.epoch ? s.cnt[st.field] : 0; }
   void bump(TokenSlot& s, const OpenStep& st);
+  uint32_t ordinal_of(const TokenSlot& s, uint32_t k) const { return k == 0 ? s.first : by_token_[s.base + k]; }
   bool build_template(uint64_t pos, uint32_t period, uint32_t beta);
   void start_following(uint64_t pos, uint32_t beta);
   uint32_t occurrence_since_mark(uint64_t token);
