@@ -191,7 +191,9 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   const uint32_t P = period_;
   const bool tentative = state_ == kTentative;
   const uint32_t budget = step_budget(P, tentative);
-  const Assignment a = assign(token, budget, true);
+  // The next step may begin while this one misses at most budget identities, and at most a quarter of
+  // the step: with a tiny step over few tokens, any stream of those tokens would fit otherwise.
+  const Assignment a = assign(token, budget < P / 4 ? budget : P / 4, true);
   if (a.closed_missing) {
     skipped_tokens_ += a.closed_missing;
     if (cur_phase_) cur_phase_->missing += a.closed_missing;
@@ -201,7 +203,16 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
     return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
   }
   if (a.kind == kNoise) return noise(pos, token);
-  if (a.displaced) displaced_tokens_++;
+  if (a.displaced) {
+    displaced_tokens_++;
+    if (order_required_) {  // out of order counts against the budget (the identity stands)
+      OpenStep& st = next_open_ ? next_ : cur_;
+      if (++st.noise > budget) {
+        unlock(pos, tentative);
+        return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
+      }
+    }
+  }
   ordinal_ = a.ordinal;
   consecutive_noise_ = 0;
   last_match_seq_ = cur_seq_;

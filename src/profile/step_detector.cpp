@@ -274,7 +274,7 @@ FeedResult StepDetector::feed_auto(uint64_t pos, uint64_t token) {
   int best = -1;
   bool best_exact = false;
   for (uint32_t k = 0; k < kCandidates; k++) {
-    const Candidate& c = cand_[k];
+    Candidate& c = cand_[k];
     if (c.period == 0 || (best >= 0 && c.period >= cand_[best].period)) continue;
     bool exact = lockable_exact(c, pos);
     if (!exact && !lockable_bag(c, pos)) continue;
@@ -295,7 +295,9 @@ FeedResult StepDetector::feed_auto(uint64_t pos, uint64_t token) {
     // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
     // shows four equal windows of P).
     if (uint32_t d = bag_divisor(chosen.period, pos)) {
-      Candidate dc{d, 0, 0, kFromWindow, 0, 0, 0, pos};
+      Candidate dc{};
+      dc.period = d;
+      dc.born = pos;
       backfill(dc, pos);
       if (dc.hits < 2) return r;
       chosen = dc;

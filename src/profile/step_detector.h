@@ -131,8 +131,7 @@ class StepDetector {
   static constexpr uint32_t kCandidates = 8;       // periods verified at the same time
   static constexpr uint32_t kSmallPeriod = 8;      // periods below this need a run of kSmallRun to lock
   static constexpr uint32_t kSmallRun = 32;
-  static constexpr uint32_t kBagMinWindows = 4;     // equal-bag window pairs a bag lock needs, at least...
-  static constexpr uint32_t kBagMinTokens = 96;     // ...and enough to cover this many allocations
+  static constexpr uint32_t kBagMinWindows = 3;     // equal-bag window pairs a bag lock needs, at least
   static constexpr uint32_t kMinAnchorGap = 8;      // shorter recurrences of one token are not proposed
   static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
   static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
@@ -246,6 +245,8 @@ class StepDetector {
     uint64_t cut;           // the chain's latest cut (position after the second window)
     uint64_t aligned_from;  // first cut of the chain's part spaced exactly by period
     uint64_t chain_from;    // first cut of the chain
+    uint32_t distinct;      // distinct tokens of the chain's bag (estimated once; 0: not yet)
+    uint32_t needed;        // equal-bag windows a lock needs, from P and distinct (see bag_windows_needed)
     uint64_t born;          // position when proposed
   };
   struct Failure {
@@ -342,6 +343,7 @@ class StepDetector {
   uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
   OpenStep cur_{}, next_{};
   bool next_open_ = false;
+  bool order_required_ = false;  // the template's bag alone is weak evidence: displaced tokens are noise
   uint32_t epoch_ = 0;
   uint32_t gen_ = 0;  // template generation
   uint32_t distinct_ = 0;
@@ -399,9 +401,11 @@ class StepDetector {
   void backfill(Candidate& c, uint64_t pos) const;
   void add_candidate(uint32_t period, uint64_t pos, Origin origin);
   bool lockable_exact(const Candidate& c, uint64_t pos) const;
-  bool lockable_bag(const Candidate& c, uint64_t pos) const;
+  bool lockable_bag(Candidate& c, uint64_t pos);
+  uint32_t distinct_in_window(uint64_t pos, uint32_t period) const;
   uint32_t bag_divisor(uint32_t period, uint64_t pos) const;
-  uint32_t bag_windows_needed(uint32_t period) const;
+  static uint32_t bag_windows_needed(uint32_t period, uint32_t distinct);
+  static double bag_chance_log10(uint32_t period, uint32_t distinct);
   const Failure* failure(uint32_t period) const;
   void remember_failure(uint32_t period, uint32_t run, uint32_t hits);
   void note_evidence(const Candidate& c);

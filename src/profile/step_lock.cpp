@@ -348,6 +348,9 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
   tmpl_phase_ = phase_id_;
   tmpl_period_ = P;
   known->distinct = distinct_;
+  // Few distinct tokens: a random stream of them fits the bag step after step (two tokens in 9: about
+  // one step in 7 by chance), so the follower also asks for their order.
+  order_required_ = bag_chance_log10(P, distinct_) > -3;
   state_ = kTentative;
   period_ = P;
   lock_pos_ = pos;
