@@ -493,10 +493,16 @@ size_t StepDetector::describe(char* buf, size_t cap) const {
   } else {
     l.s("no step found in ").u(d.allocations).s(" tracked allocations");
   }
-  l.s(": ").u(d.distinct_tokens).s(" distinct (site,size) tokens, longest exact repeat ").u(d.longest_run);
-  if (d.longest_run) l.s(" allocations at distance ").u(d.longest_run_period);
-  l.s(", longest same-bag repeat ").u(d.best_bag_windows).s(" windows");
-  if (d.best_bag_windows) l.s(" of ").u(d.best_bag_period).s(" allocations");
+  l.s(": ").u(d.distinct_tokens).s(" distinct (site,size) tokens, ");
+  if (d.longest_run)
+    l.s("longest exact repeat ").u(d.longest_run).s(" allocations at distance ").u(d.longest_run_period);
+  else
+    l.s("no exact repeat");
+  if (d.best_bag_windows)
+    l.s(", longest same-bag repeat ").u(d.best_bag_windows).s(" windows of ").u(d.best_bag_period)
+        .s(d.best_bag_period == 1 ? " allocation" : " allocations");
+  else
+    l.s(", no same-bag repeat");
   l.s(", ").u(d.locks).s(" locks (").u(d.retracted).s(" voided)");
   return l.end();
 }

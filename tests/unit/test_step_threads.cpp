@@ -162,8 +162,10 @@ TEST_CASE("step detector on thread-pool fixtures, report", "[.][step-report]") {
     auto d = make();
     Run r = run_detector(*d, s, s.tokens.size());
     Measure m = measure(s, r, 2, {});
-    std::printf("%-18s %5zu allocs %3zu marks | locks", f, s.tokens.size(), s.marks.size());
-    for (auto [seq, P] : r.locks) std::printf(" %llu:P%u", static_cast<unsigned long long>(seq), P);
+    std::printf("%-18s %5zu allocs %3zu marks, before step 1 %llu | locks", f, s.tokens.size(), s.marks.size(),
+                static_cast<unsigned long long>(s.marks[0]));
+    for (auto [seq, P] : r.locks)
+      std::printf(" P%u in step %ld", P, std::upper_bound(s.marks.begin(), s.marks.end(), seq) - s.marks.begin());
     std::printf(" | steps() %llu, found %zu of %zu after step 3, worst slack %llu | ids %.4f (worst %.3f) ranges %.4f | noise %llu "
                 "missing %llu late %llu displaced %llu unlocks %llu retracted %llu phases %u\n",
                 static_cast<unsigned long long>(r.steps), m.found, m.true_steps,
