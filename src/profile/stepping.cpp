@@ -62,7 +62,7 @@ void Stepper::set_period(uint32_t period) {
 
 void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags) {
   bool previous_regular = false;  // the step that just ended had the expected length
-  if (sentinel_step_entry* last = steps_.last(); last && in_step_ && last->start_seq < seq) {
+  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq && last->start_seq != ended_start_) {
     last->allocations = static_cast<uint32_t>(seq - last->start_seq);
     previous_regular = last->allocations == period_;
   }
@@ -205,8 +205,10 @@ void Stepper::drain_events(uint64_t now) {
       }
       if ((ev.flags & kStepUnlock) && profiling_) stop_profiling(ev.seq, now, Outcome::partial);
       if (ev.flags & kStepUnlock) {  // the last step ends where the pattern ended, not at the next lock
-        if (sentinel_step_entry* last = steps_.last(); last && in_step_ && last->start_seq < ev.seq)
+        if (sentinel_step_entry* last = steps_.last(); last && in_step_ && last->start_seq < ev.seq) {
           last->allocations = static_cast<uint32_t>(ev.seq - last->start_seq);
+          ended_start_ = last->start_seq;
+        }
         in_step_ = false;
       }
       continue;
@@ -254,7 +256,7 @@ void Stepper::on_mark(uint64_t seq, uint64_t now) {
 void Stepper::finish(uint64_t seq, uint64_t now) {
   drain_events(now);
   if (profiling_) stop_profiling(seq, now, Outcome::partial);
-  if (sentinel_step_entry* last = steps_.last(); last && in_step_ && last->start_seq < seq)
+  if (sentinel_step_entry* last = steps_.last(); last && last->start_seq < seq && last->start_seq != ended_start_)
     last->allocations = static_cast<uint32_t>(seq - last->start_seq);
 }
 

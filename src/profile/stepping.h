@@ -83,6 +83,7 @@ class Stepper {
   StepLog steps_;
 
   bool in_step_ = false;
+  uint64_t ended_start_ = UINT64_MAX;  // start of the step an unlock ended (its length is final)
   uint64_t step_start_ = 0;
   uint64_t steps_in_phase_ = 0;
   uint32_t period_ = 0;
