@@ -86,7 +86,7 @@ def main():
                 failures.append(f"{tag} the runtime's plan differs from the one recomputed offline: {rec.get('differences')}")
             by_size = {e["size"]: e for e in plan["entries"]}
             budget = plan["fast_budget_bytes"]
-            mismatches = checked = over_budget = 0
+            mismatches = settled_mismatches = checked = over_budget = 0
             fast_by_slot = {}
             first = args.steps - args.tail
             for line in open(obs):
@@ -101,8 +101,16 @@ def main():
                 want_fast = bool((e["fast_mask"] >> interval) & 1)
                 checked += 1
                 on_fast = node == FAST_NODE
+                # Settled: the plan has wanted this node for this and the two intervals before (the
+                # object alive in all three), so any move for it had two intervals to finish.
+                n = plan["intervals"]
+                alive = e.get("alive_mask", (1 << n) - 1)
+                back = [(interval - d) % n for d in range(3)]
+                settled = all((alive >> b) & 1 and bool((e["fast_mask"] >> b) & 1) == want_fast for b in back)
                 if on_fast != want_fast:
                     mismatches += 1
+                    if settled:
+                        settled_mismatches += 1
                 if on_fast:
                     fast_by_slot[(step, interval)] = fast_by_slot.get((step, interval), 0) + size
             over_budget = sum(1 for v in fast_by_slot.values() if v > budget)
@@ -118,15 +126,16 @@ def main():
             steady_peak = s.get("fast_peak_bytes") or 0
             print(f"{'':12s} at boundaries (the runtime's own check): {misplaced} of {verified} objects misplaced; "
                   f"fast-tier occupancy after each boundary's moves at most {steady_peak} B")
-            # Policies that never move must be exact. Those that move are exact at the boundary (after
-            # the moves) and may lag behind it later in the interval when the guest's migration
-            # bandwidth cannot keep up (counted as late): a share of the observations may precede their
-            # move. hot asks for more moves than the guest's bandwidth allows (it reacts to every
-            # interval); it is a baseline, and only its budget and results are checked.
+            # Policies that never move must be exact. Those that move may lag behind a boundary when the
+            # guest's migration bandwidth (or a loaded host) cannot keep up — counted as late — but an
+            # object whose planned node has not changed for three intervals must be there. hot asks for
+            # more moves than the guest's bandwidth allows (it reacts to every interval); it is a
+            # baseline, and only its budget and results are checked.
             static = policy in ("all-fast", "all-slow", "first-touch")
-            allowed = 0 if static else checked // 10
-            if policy != "hot" and mismatches > allowed:
-                failures.append(f"{tag} {mismatches} of {checked} observations not on the planned node (allowed {allowed})")
+            print(f"{'':12s} {settled_mismatches} of the mismatches where the plan's node had been the same for three intervals")
+            if policy != "hot" and (settled_mismatches > (0 if static else checked // 100) or (static and mismatches)):
+                failures.append(f"{tag} {mismatches} of {checked} observations not on the planned node, "
+                                f"{settled_mismatches} of them settled")
             if policy != "hot" and misplaced > (0 if static else max(1, verified // 20)):
                 failures.append(f"{tag} {misplaced} of {verified} objects not on the planned node right after a boundary's moves")
             if policy != "all-fast":
