@@ -361,7 +361,6 @@ void Tiering::after_fork_child() {
   dry_run_ = true;
 }
 
-void Tiering::stop() { migrator_.stop(); }
 
 sentinel_tiering Tiering::record() const {
   sentinel_tiering t{};

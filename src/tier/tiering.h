@@ -6,7 +6,8 @@
 // - the tracked path: birth_tier() (lock-free table lookups; no plan: the kernel's default node);
 // - the sequencer, under its lock: on_profiled(), on_allocation(), on_free(), on_interval(),
 //   on_step_start(), on_phase_left();
-// - the runtime: init() at start, after_fork_child(), stop() at exit.
+// - the runtime: init() at start, after_fork_child(), before_main_exit() at exit and before the main
+//   thread pthread_exits.
 //
 // Objects the plan does not know — a new identity, an allocation outside a step, a phase without a
 // plan yet — follow the fallback: the slow node (they can never push the fast tier past its budget),
@@ -84,7 +85,6 @@ class Tiering {
   int pinned_node(uint32_t site, uint64_t size);
 
   void after_fork_child();
-  void stop();
   void before_main_exit() { migrator_.stop_and_join(); }
 
   // ---- for the dump

@@ -583,7 +583,10 @@ void after_fork_child() {
     g_state.sequencer.after_fork_child(t_state);
     if (t_state) t_state->tid = this_thread_id();
   }
-  if (g_state.mode == Mode::profile) g_state.profiler.after_fork_child();
+  // Run mode profiles too. The child places nothing and moves nothing: the migrator thread stayed
+  // behind with the parent, and the child's allocations are not the parent's step.
+  if (g_state.mode == Mode::profile || g_state.mode == Mode::run) g_state.profiler.after_fork_child();
+  g_state.tiering.after_fork_child();
 }
 
 bool io_protection_armed() { return g_state.profiler.armed(); }
@@ -605,6 +608,8 @@ void at_exit() {
   Guard guard;
   int saved_errno = errno;
   g_state.modules.refresh();
+  // No page moves while the dump is written: the migrator ends after the batch it is in.
+  g_state.tiering.before_main_exit();
   // Sequence what the rings still hold, close the last step and any profiling window; do not wait
   // long for a thread still allocating.
   if (g_stepping && g_state.sequencer.try_lock_for(1000)) {
@@ -622,7 +627,9 @@ void before_thread_exit() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
   if (static_cast<pid_t>(this_thread_id()) != getpid()) return;  // only the main thread's exit matters
   Guard guard;
+  // A process ends when its last thread does: Sentinel's threads must not outlive the main one.
   g_drain_thread.stop_and_join();
+  g_state.tiering.before_main_exit();
 }
 
 void mark_step() {

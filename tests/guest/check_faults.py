@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Fault injection in the two-node guest (SENTINEL_FAULT_INJECT, docs/config.md): schedule_loop runs in
 run mode while a share of the move calls fail, while the fast node behaves as full, while objects are
-freed in the middle of their migration, and while the process forks with migrations under way. Every
+freed in the middle of their migration, while the process forks with migrations under way (the child
+allocating too), and while the main thread ends with pthread_exit during a migration batch. Every
 run must end normally with the checksum of a run without the library, and the dump must count what was
 injected.
 
@@ -25,7 +26,10 @@ def main():
     steps = ["--steps", "18"]
 
     def checksum(args, env=None):
-        p = subprocess.run([prog] + steps + args, env=env, capture_output=True, text=True, timeout=600)
+        try:
+            p = subprocess.run([prog] + steps + args, env=env, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(args, 124, "", "did not end within 300 s"), None
         line = [l for l in p.stdout.splitlines() if "checksum" in l]
         return p, (line[0].split("checksum")[-1].strip() if line else None)
 
@@ -35,6 +39,9 @@ def main():
         ("fast-full", "fast_full", [], ("arena_binding_failures", 1)),
         ("free-mid-migration", "move_delay_ms:30", ["--free-early"], None),
         ("fork-mid-migration", "move_delay_ms:200", ["--fork-at", "12"], None),
+        # The main thread ends with pthread_exit while a batch is under way: Sentinel's threads must end
+        # too (else the process never exits: the timeout below fails the case).
+        ("pthread-exit-mid-migration", "move_delay_ms:200", ["--pthread-exit"], None),
     ]
     failures = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,10 +18,12 @@
  * and prints a checksum of all data at the end, which must not depend on the library or the policy.
  * Options: --steps N (default 24), --reps R (passes over the buffers per interval, default 2),
  * --out FILE (observations; default none), --fork-at S (fork a child at step S that computes its own
- * checksum and exits, while migrations run), --free-early (free each gradient as soon as it is read,
- * to race the migrator).
+ * checksum, allocates and frees buffers of the parent's sizes and exits, while migrations run),
+ * --free-early (free each gradient as soon as it is read, to race the migrator), --pthread-exit (end
+ * main with pthread_exit() while migrations may be under way: the process must still end).
  */
 #include <numaif.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +123,7 @@ static uint64_t checksum(struct buf* w) {
 }
 
 int main(int argc, char** argv) {
-  int steps = 24, fork_at = -1, free_early = 0;
+  int steps = 24, fork_at = -1, free_early = 0, end_with_pthread_exit = 0;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -129,8 +131,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
     else if (!strcmp(argv[i], "--fork-at") && i + 1 < argc) fork_at = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--free-early")) free_early = 1;
+    else if (!strcmp(argv[i], "--pthread-exit")) end_with_pthread_exit = 1;
     else {
-      fprintf(stderr, "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early]\n");
+      fprintf(stderr, "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit]\n");
       return 2;
     }
   }
@@ -155,6 +158,13 @@ int main(int argc, char** argv) {
       pid_t pid = fork();
       if (pid == 0) {  /* the child computes on what it inherited, while the parent's pages move */
         uint64_t c = checksum(w);
+        for (int k = 0; k < 3; ++k) {  /* the child's own allocations: placed by no plan, moved by nobody */
+          struct buf x;
+          make(&x, "child", "C", k);
+          work(&x, &w[k], (uint64_t)k);
+          c ^= x.p[0];
+          drop(&x);
+        }
         _exit(c == 0 ? 3 : 0);
       }
       int status = 0;
@@ -205,5 +215,9 @@ int main(int argc, char** argv) {
   }
   if (g_out) fclose(g_out);
   printf("schedule_loop: %d steps, checksum %016llx\n", steps, (unsigned long long)checksum(w));
+  if (end_with_pthread_exit) {
+    fflush(stdout);
+    pthread_exit(NULL);
+  }
   return 0;
 }
