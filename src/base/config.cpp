@@ -26,7 +26,7 @@ const VarSpec kTable[] = {
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
     {"SENTINEL_UNWIND", VarType::unwind, "backtrace",
      "how allocation sites are found: backtrace (glibc's unwinder), libunwind, or none"},
-    {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled (after the first regular step) in profile mode",
+    {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled per phase (after the first regular step) in profile and run mode",
      &Config::profile_steps, 1, 64},
     {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "8K",
      "bytes unprotected per profiling fault: a power of two from 4K to 2M", &Config::profile_granularity, 4096,

@@ -77,6 +77,7 @@ void DrainThread::loop() {
       n = sequencer_->drain();
       sequencer_->unlock();
     }
+    sequencer_->populate_log_ahead();
     wakeups_.store(wakeups_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (n >= ThreadState::kRingEvents / 8) {
       sched_yield();  // a thread allocates fast: keep up before its ring fills

@@ -1,6 +1,14 @@
 #include "registry.h"
 
+#include <sys/mman.h>
+
+#include <cerrno>
+
 #include "vm_region.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 namespace sentinel {
 
@@ -34,6 +42,21 @@ uint32_t ObjectLog::reserve(uint32_t want, uint32_t* got) {
   }
   *got = static_cast<uint32_t>(capacity_ - i < want ? capacity_ - i : want);
   return static_cast<uint32_t>(i);
+}
+
+void ObjectLog::populate_ahead() {
+  if (populate_failed_ || !entries_) return;
+  constexpr uint64_t kHuge = 2u << 20;
+  uint64_t limit = capacity_ * sizeof(sentinel_object);
+  uint64_t want = (touched_bytes() + kPopulateAheadBytes + kHuge - 1) & ~(kHuge - 1);
+  if (want > limit) want = limit & ~uint64_t{4095};
+  if (want <= populated_bytes_) return;
+  int saved = errno;
+  char* base = reinterpret_cast<char*>(entries_);
+  // ENOMEM/EFAULT: memory is short; leave the faults to the writers rather than insist.
+  if (madvise(base + populated_bytes_, want - populated_bytes_, MADV_POPULATE_WRITE) != 0) populate_failed_ = true;
+  else populated_bytes_ = want;
+  errno = saved;
 }
 
 namespace {

@@ -76,6 +76,10 @@ class Sequencer {
   void set_async_available(bool available);  // the Sentinel thread runs (or is gone, in a child)
   void count_full_ring() { ++stats_.full_rings; }
   void count_sync_drain() { ++stats_.sync_drains; }
+  // Sentinel's thread, between drains: keep the object log backed ahead of the allocating threads.
+  void populate_log_ahead() {
+    if (log_) log_->populate_ahead();
+  }
 
   const SequencerStats& stats() const { return stats_; }
   const SeqMap& seq_map() const { return seq_map_; }
