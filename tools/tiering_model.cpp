@@ -142,6 +142,11 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
   for (const auto& b : p.migration_log) {
     ++t.batches;
     t.batch_bytes = sat_add(t.batch_bytes, b.bytes);
+    if (b.end_ns > b.start_ns) t.batch_ns = sat_add(t.batch_ns, b.end_ns - b.start_ns);
+    if (b.flags & SENTINEL_MIGRATE_TO_FAST) {
+      t.promotions = sat_add(t.promotions, b.objects);
+      if (b.flags & SENTINEL_MIGRATE_LATE) t.late_promotions = sat_add(t.late_promotions, b.objects);
+    }
   }
   for (const auto& d : p.detection) t.detection.push_back(&d);
   if (t.tiering) {
@@ -244,7 +249,9 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
   }
   if (t.batches)
     os << "                 " << plural(t.batches, "migration batch", "migration batches") << " logged ("
-       << human_bytes(t.batch_bytes) << "), " << human_duration(t.migrate_ns) << " in move calls\n";
+       << human_bytes(t.batch_bytes) << " in " << human_duration(t.batch_ns) << ": "
+       << human_bytes(static_cast<uint64_t>(t.batch_bytes_per_s())) << "/s), " << human_duration(t.migrate_ns)
+       << " in move calls\n";
   for (const PhaseTiering& ph : t.phases) {
     if (!ph.plan) continue;
     const sentinel_plan_header& h = ph.plan->header;
@@ -296,7 +303,11 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   else os << "null";
   os << ",\"fast_budget_bytes\":" << t.budget() << ",\"fast_peak_bytes\":" << t.fast_peak()
      << ",\"migrated_bytes\":" << t.migrated_bytes << ",\"late_migrations\":" << t.late_migrations
-     << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches << ",\"fast_hit_share\":";
+     << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches
+     << ",\"migration_log_bytes\":" << t.batch_bytes << ",\"migration_log_ns\":" << t.batch_ns
+     << ",\"migrator_bytes_per_s\":" << static_cast<uint64_t>(t.batch_bytes_per_s())
+     << ",\"promotions_logged\":" << t.promotions << ",\"late_promotions_logged\":" << t.late_promotions
+     << ",\"fast_hit_share\":";
   json_share(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";
   json_share(os, t.predicted_hit());

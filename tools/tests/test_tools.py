@@ -649,7 +649,7 @@ def test_plan(a, tmp):
     for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 25% of each phase's profiled peak (phase 0: 2.70 MiB)",
                    "fast-tier peak 2.56 MiB over the run; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
                    "kernel NUMA balancing was on (it fights explicit placement)",
-                   "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
+                   "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB in 3.6 ms: 2.44 GiB/s)",
                    "plan             phase 0, sentinel: budget 2.70 MiB, lead ",
                    "migrations       phase 0: 81.0 MiB moved over 9 steps, 3 late, 17 failed pages; fast tier at most 2.56 MiB (budget 2.70 MiB)",
                    "placement        phase 0: measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points); 2 of 108 objects misplaced at boundaries",
@@ -661,7 +661,9 @@ def test_plan(a, tmp):
     place = sum(4 * MiB * (i + 1) // (i + 2) for i in range(3)) / (4 * MiB * 6)
     for k, v in {"policy": "sentinel", "fast_budget_bytes": 2834432, "fast_peak_bytes": (j.get("plan") or {"fast_peak_bytes": 0})["fast_peak_bytes"] - 4096,
                  "migrated_bytes": j.get("plan", {}) and j["plan"]["moved_bytes_per_step"] * 9, "late_migrations": 3,
-                 "failed_pages": 17, "migration_batches": 6}.items():
+                 "failed_pages": 17, "migration_batches": 6, "migration_log_bytes": 9 << 20,
+                 "migration_log_ns": 3_600_000, "migrator_bytes_per_s": (9 << 20) * 10**9 // 3_600_000,
+                 "promotions_logged": 3, "late_promotions_logged": 1}.items():
         check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
     check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
           f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
