@@ -143,10 +143,7 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
     ++t.batches;
     t.batch_bytes = sat_add(t.batch_bytes, b.bytes);
     if (b.end_ns > b.start_ns) t.batch_ns = sat_add(t.batch_ns, b.end_ns - b.start_ns);
-    if (b.flags & SENTINEL_MIGRATE_TO_FAST) {
-      t.promotions = sat_add(t.promotions, b.objects);
-      if (b.flags & SENTINEL_MIGRATE_LATE) t.late_promotions = sat_add(t.late_promotions, b.objects);
-    }
+    if (b.flags & SENTINEL_MIGRATE_TO_FAST) t.promotions = sat_add(t.promotions, b.objects);
   }
   for (const auto& d : p.detection) t.detection.push_back(&d);
   if (t.tiering) {
@@ -306,7 +303,7 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
      << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches
      << ",\"migration_log_bytes\":" << t.batch_bytes << ",\"migration_log_ns\":" << t.batch_ns
      << ",\"migrator_bytes_per_s\":" << static_cast<uint64_t>(t.batch_bytes_per_s())
-     << ",\"promotions_logged\":" << t.promotions << ",\"late_promotions_logged\":" << t.late_promotions
+     << ",\"promotions_logged\":" << t.promotions
      << ",\"fast_hit_share\":";
   json_share(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";

@@ -61,7 +61,7 @@ struct TieringModel {
   uint64_t migrate_ns = 0;       // sum over MIGRATIONS
   uint64_t batches = 0, batch_bytes = 0;  // MIGRATION_LOG
   uint64_t batch_ns = 0;                   // ... summed batch durations (the migrator's time per batch)
-  uint64_t promotions = 0, late_promotions = 0;  // ... objects in batches to the fast node, and in late ones
+  uint64_t promotions = 0;                 // ... objects in batches to the fast node
   // The migrator's throughput over its logged batches (bytes per second), 0 when none were timed.
   double batch_bytes_per_s() const { return batch_ns ? batch_bytes * 1e9 / static_cast<double>(batch_ns) : 0; }
   std::vector<PhaseTiering> phases;       // every phase a PLAN, MIGRATIONS or PLACEMENT entry names

@@ -663,7 +663,7 @@ def test_plan(a, tmp):
                  "migrated_bytes": j.get("plan", {}) and j["plan"]["moved_bytes_per_step"] * 9, "late_migrations": 3,
                  "failed_pages": 17, "migration_batches": 6, "migration_log_bytes": 9 << 20,
                  "migration_log_ns": 3_600_000, "migrator_bytes_per_s": (9 << 20) * 10**9 // 3_600_000,
-                 "promotions_logged": 3, "late_promotions_logged": 1}.items():
+                 "promotions_logged": 3}.items():
         check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
     check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
           f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
