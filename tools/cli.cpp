@@ -67,6 +67,29 @@ bool SubcommandArgs::output_option(std::string& out, int& rc) {
   return true;
 }
 
+bool SubcommandArgs::phase_option(int64_t& phase, int& rc) {
+  if (!is("--phase")) return false;
+  rc = 0;
+  std::string v;
+  if (!value("--phase", v)) {
+    rc = error("--phase needs a phase number");
+    return true;
+  }
+  uint64_t n = 0;
+  bool digits = !v.empty(), big = false;
+  for (char c : v) {
+    if (c < '0' || c > '9') digits = false;
+    else if (!big && (n = n * 10 + static_cast<uint64_t>(c - '0')) > UINT32_MAX) big = true;
+  }
+  if (!digits)
+    rc = error("--phase: not a number: '" + v + "'");
+  else if (big)
+    rc = error("--phase: out of range (phases are 0 to 4294967295): '" + v + "'");
+  else
+    phase = static_cast<int64_t>(n);
+  return true;
+}
+
 int SubcommandArgs::error(const std::string& message) const {
   return usage_error(std::string(command_) + ": " + message);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ class SubcommandArgs {
   // -o FILE, -oFILE, --output FILE or --output=FILE: stores FILE, or prints a usage error and
   // sets `rc` (to 2). False for any other option.
   bool output_option(std::string& out, int& rc);
+  // --phase N or --phase=N (N: a decimal phase number): stores N, or prints a usage error and sets
+  // `rc` (to 2). False for any other option.
+  bool phase_option(int64_t& phase, int& rc);
 
   // Prints "sentinel-view: COMMAND: MESSAGE" (usage_error) and returns 2.
   int error(const std::string& message) const;

@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "json.h"
+#include "phase_select.h"
 #include "profile_model.h"
 #include "view.h"
 
@@ -26,17 +27,20 @@ struct Options {
   size_t top = 0;          // rows (0: the default for the mode)
   size_t width = 0;        // 0: the terminal's, $COLUMNS, or 100
   int64_t step = -1;       // profiled step, -1: mean over all
+  int64_t phase = -1;      // --phase N, -1: the main phase
   std::string path;
 };
 
 void print_help() {
   std::cout
-      << "Usage: sentinel-view heatmap [--identities] [--top N] [--step N] [--scale row|max]\n"
-         "                             [--width N] [--ascii] DUMP\n"
+      << "Usage: sentinel-view heatmap [--identities] [--top N] [--step N] [--phase N]\n"
+         "                             [--scale row|max] [--width N] [--ascii] DUMP\n"
          "Draws the access profile of a dump written with SENTINEL_MODE=profile: one row per\n"
-         "co-allocation group (or object identity), one column per interval of the step; each\n"
-         "cell shades the bytes the row touched in that interval.\n"
+         "co-allocation group (or object identity) of one phase, one column per interval of its\n"
+         "step; each cell shades the bytes the row touched in that interval.\n"
          "\n"
+         "  --phase N      the phase drawn (default: the main phase, the profiled phase the\n"
+         "                 process spent the most time in)\n"
          "  --identities   rows are object identities (the largest N) instead of groups\n"
          "  --top N        rows drawn (default: 40 groups, 20 identities; 0: all)\n"
          "  --step N       only profiled step N (0-based) instead of the mean over all of them\n"
@@ -87,10 +91,13 @@ struct Row {
 int cmd_heatmap(int argc, char** argv) {
   Options o;
   SubcommandArgs args("heatmap", argc, argv);
+  int rc = 0;
   while (args.next_option()) {
     const std::string& arg = args.arg();
     std::string v;
-    if (args.is_help()) {
+    if (args.phase_option(o.phase, rc)) {
+      if (rc) return rc;
+    } else if (args.is_help()) {
       print_help();
       return finish_output();
     } else if (arg == "--identities") {
@@ -124,16 +131,22 @@ int cmd_heatmap(int argc, char** argv) {
   if (!profile) return 1;
   const fmt::Profile& p = *profile;
   StepModel sm = model_steps(p);
-  AccessModel am = model_access(p, sm, o.step);
+  const auto phase = select_phase(sm, o.phase, o.path);
+  if (!phase) return 1;
+  AccessModel am = model_access(p, *phase, o.step);
   std::ostream& os = std::cout;
   if (!am.present || am.intervals == 0) {
-    os << printable(o.path) << ": no access profile in this dump (the IDENTITIES, TOUCHES and "
-       << "GROUPS records are written with SENTINEL_MODE=profile)\n";
+    if (p.identities.empty() && p.groups.empty())
+      os << printable(o.path) << ": no access profile in this dump (the IDENTITIES, TOUCHES and "
+         << "GROUPS records are written with SENTINEL_MODE=profile)\n";
+    else
+      os << printable(o.path) << ": no access profile for phase " << *phase << " (profiled phases: "
+         << profiled_phases(sm) << ")\n";
     return finish_output();
   }
   if (o.step >= 0 && am.session && static_cast<uint64_t>(o.step) >= am.session->profiled_steps)
-    return args.error("--step " + std::to_string(o.step) + ": the dump has " +
-                    std::to_string(am.session->profiled_steps) + " profiled steps");
+    return args.error("--step " + std::to_string(o.step) + ": phase " + std::to_string(*phase) + " has " +
+                      std::to_string(am.session->profiled_steps) + " profiled steps");
   const Glyphs& gl = o.ascii ? kAscii : kUnicode;
   const uint32_t n = am.intervals;
 
@@ -213,7 +226,7 @@ int cmd_heatmap(int argc, char** argv) {
     for (double c : r.cells) max_cell = std::max(max_cell, c);
 
   os << "Access heatmap of " << printable(o.path) << ": " << (o.identities ? "identities" : "groups")
-     << " x " << n << " intervals (phase " << am.phase << ", ";
+     << " x " << n << " intervals (" << phase_label(sm, am.phase) << ", ";
   if (o.step >= 0)
     os << "profiled step " << o.step;
   else

@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "json.h"
+#include "phase_select.h"
 #include "plan_input.h"
 #include "planner.h"
 #include "profile_model.h"
@@ -44,7 +45,8 @@ void print_help() {
          "  --fast-bytes B|N%  fast-tier budget: bytes (4G, 512M, 1048576) or a share of the\n"
          "                     profiled peak footprint (20%); default: the dump's TIERING record,\n"
          "                     else SENTINEL_FAST_BYTES, else 20%\n"
-         "  --phase N          plan phase N (default: the profiled phase)\n"
+         "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
+         "                     process spent the most time in)\n"
          "  --top N            identities listed, largest first (default 40; 0: all)\n"
          "  --json             print one JSON object instead of text\n"
          "  -h, --help         show this help\n";
@@ -129,10 +131,13 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
 int cmd_plan(int argc, char** argv) {
   Options o;
   SubcommandArgs args("plan", argc, argv);
+  int rc = 0;
   while (args.next_option()) {
     const std::string& arg = args.arg();
     std::string v;
-    if (args.is_help()) {
+    if (args.phase_option(o.phase, rc)) {
+      if (rc) return rc;
+    } else if (args.is_help()) {
       print_help();
       return finish_output();
     } else if (arg == "--json") {
@@ -147,13 +152,11 @@ int cmd_plan(int argc, char** argv) {
       if (!offline::parse_fast_bytes(v, &o.budget))
         return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
       o.have_budget = true;
-    } else if (args.is("--phase") || args.is("--top")) {
-      const std::string name = arg.substr(0, arg.find('='));
-      if (!args.value(name, v)) return args.error(name + " needs a value");
+    } else if (args.is("--top")) {
+      if (!args.value("--top", v)) return args.error("--top needs a value");
       size_t n = 0;
-      if (!parse_count(v, n)) return args.error(name + ": not a number: '" + v + "'");
-      if (name == "--phase") o.phase = static_cast<int64_t>(n);
-      else o.top = n ? n : SIZE_MAX;
+      if (!parse_count(v, n)) return args.error("--top: not a number: '" + v + "'");
+      o.top = n ? n : SIZE_MAX;
     } else {
       return args.unknown_option();
     }
@@ -163,9 +166,20 @@ int cmd_plan(int argc, char** argv) {
   if (!profile) return 1;
   const fmt::Profile& p = *profile;
 
+  // The phase: --phase N when the dump has it, else the main phase; one that was not profiled has
+  // nothing to plan. Without any profile, plan_source says so.
+  const StepModel sm = model_steps(p);
+  const auto phase = select_phase(sm, o.phase, o.path);
+  if (!phase) return 1;
+  const PhaseSummary* ph = sm.find(*phase);
+  if (!p.sessions.empty() && ph && !ph->session && !ph->identities) {
+    std::cerr << kProg << ": " << printable(o.path) << ": phase " << *phase
+              << " was not profiled: nothing to plan (profiled phases: " << profiled_phases(sm) << ")\n";
+    return 1;
+  }
   offline::PlanSource src;
   std::string why;
-  if (!offline::plan_source(p, o.phase, &src, &why)) {
+  if (!offline::plan_source(p, p.sessions.empty() && o.phase < 0 ? -1 : int64_t{*phase}, &src, &why)) {
     std::cerr << kProg << ": " << printable(o.path) << ": " << why << "\n";
     return 1;
   }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_set>
 
 namespace sentinel::view {
 
@@ -80,6 +82,22 @@ StepModel model_steps(const fmt::Profile& p) {
     last_index[s.phase] = i;
     last_start[s.phase] = s.start_ns;
   }
+  // Phases without steps that other records name.
+  auto named = [&](uint32_t phase) { phases.try_emplace(phase).first->second.phase = phase; };
+  for (const auto& t : p.intervals) named(t.phase);
+  for (const auto& s : p.sessions) named(s.phase);
+  for (const auto& pl : p.plans) named(pl.header.phase);
+  std::map<uint32_t, std::set<uint32_t>> ids, groups;  // phase -> distinct ids
+  for (const auto& d : p.identities) {
+    named(d.phase);
+    ids[d.phase].insert(d.id);
+  }
+  for (const auto& g : p.groups)
+    if (phases.count(g.phase)) groups[g.phase].insert(g.id);
+  for (const auto& s : p.sessions) {
+    PhaseSummary& ph = phases[s.phase];
+    if (!ph.session) ph.session = &s;
+  }
   for (auto& [id, ph] : phases) {
     ph.table = p.intervals_for(id);
     if (ph.table) {
@@ -98,55 +116,86 @@ StepModel model_steps(const fmt::Profile& p) {
       std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
       ph.median_step_ns = g[g.size() / 2];
     }
+    ph.time_ns = ph.median_step_ns && ph.steps > UINT64_MAX / ph.median_step_ns ? UINT64_MAX
+                                                                                  : ph.steps * ph.median_step_ns;
+    ph.profiled = ph.session || ph.profiled_steps;
+    ph.identities = ids[id].size();
+    ph.groups = groups[id].size();
     m.phases.push_back(ph);
   }
-  for (size_t i = 0; i < m.phases.size(); ++i)
-    if (m.main_phase < 0 || m.phases[i].steps > m.phases[static_cast<size_t>(m.main_phase)].steps)
+  // The main phase: among the profiled phases (else all), the most time in steps when every
+  // candidate's step time is known, else the most steps; ties: more steps, lower number.
+  bool any_profiled = false, all_timed = true;
+  for (const auto& ph : m.phases) any_profiled |= ph.profiled;
+  for (const auto& ph : m.phases)
+    if (ph.profiled || !any_profiled) all_timed &= ph.time_ns != 0;
+  for (size_t i = 0; i < m.phases.size(); ++i) {
+    const PhaseSummary& c = m.phases[i];
+    if (any_profiled && !c.profiled) continue;
+    if (m.main_phase < 0) {
       m.main_phase = static_cast<int>(i);
-  if (m.main_phase >= 0) {
-    m.allocations_per_step = m.phases[static_cast<size_t>(m.main_phase)].period;
-    m.intervals_per_step = m.phases[static_cast<size_t>(m.main_phase)].intervals;
+      continue;
+    }
+    const PhaseSummary& b = m.phases[static_cast<size_t>(m.main_phase)];
+    if ((all_timed && c.time_ns > b.time_ns) || ((!all_timed || c.time_ns == b.time_ns) && c.steps > b.steps))
+      m.main_phase = static_cast<int>(i);
+  }
+  if (const PhaseSummary* ph = m.main()) {
+    m.allocations_per_step = ph->period;
+    m.intervals_per_step = ph->intervals;
   }
   return m;
 }
 
-int64_t representative_step(const fmt::Profile& p, const StepModel& m) {
-  if (p.steps.empty()) return -1;
-  if (!p.sessions.empty() && p.sessions.front().first_profiled_step < p.steps.size())
-    return static_cast<int64_t>(p.sessions.front().first_profiled_step);
-  for (size_t i = 0; i < p.steps.size(); ++i)
-    if (p.steps[i].flags & SENTINEL_STEP_PROFILED) return static_cast<int64_t>(i);
-  if (m.main_phase < 0) return 0;
-  const uint32_t phase = m.phases[static_cast<size_t>(m.main_phase)].phase;
+const PhaseSummary* StepModel::find(uint32_t phase) const {
+  auto it = std::lower_bound(phases.begin(), phases.end(), phase,
+                             [](const PhaseSummary& ph, uint32_t v) { return ph.phase < v; });
+  return it != phases.end() && it->phase == phase ? &*it : nullptr;
+}
+
+std::string StepModel::phase_list() const {
+  if (phases.empty()) return "none";
+  std::string out;
+  for (const auto& ph : phases) out += (out.empty() ? "" : ", ") + std::to_string(ph.phase);
+  return out;
+}
+
+int64_t representative_step(const fmt::Profile& p, uint32_t phase) {
+  for (const auto& s : p.sessions)
+    if (s.phase == phase && s.first_profiled_step < p.steps.size() && p.steps[s.first_profiled_step].phase == phase)
+      return static_cast<int64_t>(s.first_profiled_step);
   std::vector<size_t> in_phase, locked;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (p.steps[i].phase != phase) continue;
+    if (p.steps[i].flags & SENTINEL_STEP_PROFILED) return static_cast<int64_t>(i);
     in_phase.push_back(i);
     if (!(p.steps[i].flags & SENTINEL_STEP_INFERRED)) locked.push_back(i);
   }
   const auto& pick = locked.empty() ? in_phase : locked;
-  return pick.empty() ? 0 : static_cast<int64_t>(pick[pick.size() / 2]);
+  return pick.empty() ? -1 : static_cast<int64_t>(pick[pick.size() / 2]);
 }
 
-AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t only_step) {
+AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_step) {
   AccessModel a;
   a.only_step = only_step;
-  a.present = !p.identities.empty() || !p.touches.empty() || !p.groups.empty();
-  a.session = p.sessions.empty() ? nullptr : &p.sessions.front();
-  if (a.session)
-    a.phase = a.session->phase;
-  else if (steps.main_phase >= 0)
-    a.phase = steps.phases[static_cast<size_t>(steps.main_phase)].phase;
+  a.phase = phase;
+  for (const auto& s : p.sessions)
+    if (s.phase == phase) {
+      a.session = &s;
+      break;
+    }
   a.table = p.intervals_for(a.phase);
 
+  std::unordered_set<uint32_t> known;  // identity ids of every phase
   for (const auto& id : p.identities) {
-    if (!a.identity_index.emplace(id.id, a.identities.size()).second) continue;
+    known.insert(id.id);
+    if (id.phase != phase || !a.identity_index.emplace(id.id, a.identities.size()).second) continue;
     IdentityRow r;
     r.id = id;
     a.identities.push_back(r);
   }
   for (const auto& g : p.groups) {
-    if (!a.group_index.emplace(g.id, a.groups.size()).second) continue;
+    if (g.phase != phase || !a.group_index.emplace(g.id, a.groups.size()).second) continue;
     GroupRow r;
     r.g = g;
     a.groups.push_back(r);
@@ -158,12 +207,15 @@ AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t 
 
   // Columns: the table's intervals; without a table, up to the largest interval touched (bounded).
   uint32_t max_step = 0;
-  bool any_touch = false;
+  bool any_touch = false, phase_touches = false;
+  for (const auto& t : p.touches) phase_touches |= a.identity_index.count(t.identity) != 0;
+  a.present = !a.identities.empty() || !a.groups.empty();
   if (a.table) {
     a.intervals = static_cast<uint32_t>(a.table->bounds.size());
   } else {
     for (const auto& t : p.touches)
-      if (t.interval < kMaxIntervalsWithoutTable) a.intervals = std::max(a.intervals, t.interval + 1);
+      if (t.interval < kMaxIntervalsWithoutTable && a.identity_index.count(t.identity))
+        a.intervals = std::max(a.intervals, t.interval + 1);
     for (const auto& r : a.identities) {
       if (r.id.birth_interval < kMaxIntervalsWithoutTable)
         a.intervals = std::max(a.intervals, r.id.birth_interval + 1);
@@ -190,7 +242,11 @@ AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t 
   for (const auto& t : p.touches) {
     if (only_step >= 0 && t.step != static_cast<uint64_t>(only_step)) continue;
     auto it = a.identity_index.find(t.identity);
-    if (it == a.identity_index.end() || t.interval >= a.intervals) {
+    if (it == a.identity_index.end()) {
+      if (!known.count(t.identity)) ++a.dropped_touches;  // else another phase's touch
+      continue;
+    }
+    if (t.interval >= a.intervals) {
       ++a.dropped_touches;
       continue;
     }
@@ -209,7 +265,7 @@ AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t 
   }
   for (size_t i = 0; i < a.identities.size(); ++i) {
     IdentityRow& r = a.identities[i];
-    if (!has_touch[i] && p.touches.empty()) r.touched = r.id.touched_bytes;
+    if (!has_touch[i] && !phase_touches) r.touched = r.id.touched_bytes;
     r.intervals_touched = static_cast<uint32_t>(icells[i].size());
     r.cells = to_cells(icells[i]);
   }
@@ -235,7 +291,7 @@ AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t 
     std::vector<double> sum(a.intervals, 0.0);
     std::vector<uint64_t> n(a.intervals, 0);
     for (const auto& c : p.counters) {
-      if (c.interval >= a.intervals) continue;
+      if (c.phase != phase || c.interval >= a.intervals) continue;
       if (only_step >= 0 && c.step != static_cast<uint64_t>(only_step)) continue;
       sum[c.interval] += static_cast<double>(c.duration_ns);
       ++n[c.interval];

@@ -1,5 +1,9 @@
 // What sentinel-view derives from the 1.1 profiler records (STEPS, INTERVALS, PROFILE, IDENTITIES,
-// TOUCHES, GROUPS, COUNTERS). Shared by summary, heatmap, report and trace.
+// TOUCHES, GROUPS, COUNTERS), per phase. Shared by summary, heatmap, report, trace and plan.
+//
+// A dump may hold several phases (a data-loading loop, training, evaluation), each with its own
+// INTERVALS and, when it was profiled, its own PROFILE, IDENTITIES, TOUCHES, GROUPS and
+// PHASE_COUNTERS. The views show one phase at a time: the one asked for, else the main phase.
 //
 // The reader checks only the framing; values may be inconsistent (a touch naming an identity that is
 // not in the dump, an interval past the phase's table, duplicate ids). Everything here looks values up
@@ -24,7 +28,7 @@ const char* lifetime_short(uint8_t lifetime);
 
 struct PhaseSummary {
   uint32_t phase = 0;
-  uint64_t steps = 0;
+  uint64_t steps = 0;      // 0 for a phase only other records name (INTERVALS, PROFILE, PLAN, IDENTITIES)
   uint64_t first_step = 0;  // index into Profile::steps of its first and last step
   uint64_t last_step = 0;
   uint32_t period = 0;     // allocations per step: the INTERVALS period, else the most common count
@@ -34,22 +38,40 @@ struct PhaseSummary {
   uint64_t explicit_steps = 0;
   uint64_t inferred_steps = 0;
   uint64_t median_step_ns = 0;  // between consecutive step starts of this phase (0: unknown)
+  uint64_t time_ns = 0;         // steps x median step time, saturating (0: unknown)
+  const fmt::ProfileSession* session = nullptr;  // its first PROFILE record
+  bool profiled = false;        // a PROFILE record or steps flagged profiled
+  uint64_t identities = 0;      // distinct identity ids of the phase
+  uint64_t groups = 0;          // distinct group ids of the phase
 };
 
 struct StepModel {
   uint64_t steps = 0;  // STEPS entries
   uint64_t explicit_steps = 0, inferred_steps = 0, new_phase_steps = 0, profiled_steps = 0;
-  std::vector<PhaseSummary> phases;  // ascending phase number
-  int main_phase = -1;               // index into phases: the most steps (ties: lowest number)
+  // Every phase named by STEPS, INTERVALS, PROFILE, PLAN or IDENTITIES, ascending phase number.
+  std::vector<PhaseSummary> phases;
+  // Index into phases of the main phase: among the profiled phases (all phases when none was
+  // profiled), the one the process spent the most time in (steps x median step time; when a
+  // candidate's step time is unknown, the most steps); ties: more steps, then the lower number.
+  // -1 without phases.
+  int main_phase = -1;
   uint32_t allocations_per_step = 0;  // main phase's period, 0 without steps
   uint32_t intervals_per_step = 0;    // main phase's interval count, 0 without steps or INTERVALS
+
+  const PhaseSummary* find(uint32_t phase) const;
+  const PhaseSummary* main() const { return main_phase < 0 ? nullptr : &phases[static_cast<size_t>(main_phase)]; }
+  // The main phase's number, 0 without phases.
+  uint32_t main_number() const { return main_phase < 0 ? 0 : main()->phase; }
+  // "1, 2" (every phase), "none" without phases.
+  std::string phase_list() const;
 };
 
 StepModel model_steps(const fmt::Profile& p);
 
-// The step plotted as "the step": the first profiled step, else the middle step of the main phase
-// (preferring steps that were not inferred). -1 when the dump has no steps.
-int64_t representative_step(const fmt::Profile& p, const StepModel& m);
+// The step of `phase` plotted as "the step": the first profiled step of its PROFILE record, else its
+// first step flagged profiled, else its middle step (preferring steps that were not inferred). -1
+// when the phase has no steps.
+int64_t representative_step(const fmt::Profile& p, uint32_t phase);
 
 struct IdentityRow {
   sentinel_identity id{};
@@ -70,24 +92,28 @@ struct GroupRow {
 };
 
 struct AccessModel {
-  bool present = false;  // the dump has identities, touches or groups
-  const fmt::ProfileSession* session = nullptr;  // the first PROFILE record
-  uint32_t phase = 0;                            // the profiled phase
+  bool present = false;  // the phase has identities or groups (or touches naming its identities)
+  const fmt::ProfileSession* session = nullptr;  // the phase's first PROFILE record
+  uint32_t phase = 0;                            // the phase modeled
   const fmt::IntervalTable* table = nullptr;     // its intervals, if recorded
   uint32_t intervals = 0;                        // columns of the heatmap
   uint32_t steps_used = 1;                       // profiled steps the cells are averaged over
   int64_t only_step = -1;                        // >= 0: only that profiled step's touches
-  std::vector<IdentityRow> identities;           // file order, first of each id
-  std::vector<GroupRow> groups;                  // file order, first of each id
+  std::vector<IdentityRow> identities;           // of the phase, file order, first of each id
+  std::vector<GroupRow> groups;                  // of the phase, file order, first of each id
   std::unordered_map<uint32_t, size_t> identity_index;  // id -> index in identities
   std::unordered_map<uint32_t, size_t> group_index;
-  uint64_t dropped_touches = 0;  // unknown identity, or interval outside the table
+  // Touches naming an identity no phase of the dump has, or one of this phase's identities with an
+  // interval outside its table. Touches of other phases' identities are theirs, not dropped.
+  uint64_t dropped_touches = 0;
   uint64_t total_touched = 0;    // sum of kept touch bytes
-  std::vector<double> interval_ns;  // mean duration per interval from COUNTERS (empty: none)
+  std::vector<double> interval_ns;  // mean duration per interval from the phase's COUNTERS (empty: none)
 };
 
-// only_step >= 0 restricts the touches to that profiled step (cells are then that step's bytes).
-AccessModel model_access(const fmt::Profile& p, const StepModel& steps, int64_t only_step = -1);
+// The access profile of `phase`: its identities (identity.phase), groups (group.phase), the touches
+// of those identities and its counters. only_step >= 0 restricts the touches to that profiled step
+// (cells are then that step's bytes).
+AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_step = -1);
 
 // Groups in the order the heatmap draws them: persistent, step-scoped, short-lived, unknown; within a
 // class by first interval touched, then by bytes (descending), then id. Groups never touched last.

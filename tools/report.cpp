@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "json.h"
+#include "phase_select.h"
 #include "profile_model.h"
 #include "report_placement.h"
 #include "sentinel_build_config.h"
@@ -30,17 +32,21 @@ struct Options {
   bool symbols = true;
   bool debuginfod = false;
   size_t top = 15;  // rows of the tables
+  int64_t phase = -1;  // --phase N (-1: the main phase)
   std::string path, out;
 };
 
 void print_help() {
   std::cout
-      << "Usage: sentinel-view report [-o FILE.html] [--top N] [--no-symbols] DUMP\n"
+      << "Usage: sentinel-view report [-o FILE.html] [--top N] [--phase N] [--no-symbols] DUMP\n"
          "Writes one self-contained HTML page (no external files, opens offline) with the\n"
          "footprint over the run and over one step, the access heatmap (groups or identities x\n"
-         "intervals), the object lifetimes and the summary tables.\n"
+         "intervals), the object lifetimes, the placement and the summary tables.\n"
          "\n"
          "  -o FILE        output file (default: DUMP.html; '-': standard output)\n"
+         "  --phase N      the phase whose step, heatmap, lifetimes and placement are drawn\n"
+         "                 (default: the main phase, the profiled phase the process spent the\n"
+         "                 most time in); the run-wide parts are the same\n"
          "  --top N        rows of the site, identity and group tables (default 15; 0: all)\n"
          "  --no-symbols   print frames as module+offset without opening the module files\n"
          "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
@@ -205,7 +211,8 @@ struct Ctx {
   const fmt::Profile& p;
   const Analysis& a;
   const StepModel& sm;
-  const AccessModel& am;
+  const AccessModel& am;  // of the phase drawn
+  const TieringModel& tm;  // with the per-interval figures of that phase
   const std::vector<size_t>& obj_id;
   Symbolizer& sym;
   const Options& o;
@@ -702,7 +709,7 @@ void lifetimes_identities(std::ostream& s, const Ctx& c) {
   // else the first instance born in a step of the phase.
   std::vector<uint64_t> death_ord(am.identities.size(), UINT64_MAX);
   std::vector<uint8_t> from_rep(am.identities.size(), 0);
-  const int64_t rep = representative_step(p, c.sm);
+  const int64_t rep = representative_step(p, am.phase);
   for (size_t i = 0; i < p.objects.size(); ++i) {
     size_t id = c.obj_id[i];
     if (id == SIZE_MAX || from_rep[id]) continue;
@@ -890,14 +897,34 @@ void tables(std::ostream& s, const Ctx& c) {
   auto limit = [&](size_t n) { return c.o.top ? std::min(c.o.top, n) : n; };
 
   if (!sm.phases.empty()) {
-    s << "<h3>Phases</h3><table class=\"data\"><thead><tr><th>phase</th><th>steps</th><th>first &ndash; last</th>"
-         "<th>allocations / step</th><th>intervals</th><th>step time</th><th>profiled</th><th>inferred</th><th>marked</th></tr></thead><tbody>";
-    for (const auto& ph : sm.phases)
-      s << "<tr><td>" << ph.phase << "</td><td>" << ph.steps << "</td><td>#" << ph.first_step << " &ndash; #" << ph.last_step
-        << "</td><td>" << ph.period << "</td><td>" << ph.intervals << "</td><td>"
+    s << "<h3>Phases</h3><table class=\"data\" id=\"phases\"><thead><tr><th>phase</th><th>steps</th><th>first &ndash; last</th>"
+         "<th>allocations / step</th><th>intervals</th><th>step time</th><th>profiled</th><th>inferred</th><th>marked</th>"
+         "<th>identities</th><th>budget</th><th>predicted</th><th>measured</th><th>misplaced</th></tr></thead><tbody>";
+    for (const auto& ph : sm.phases) {
+      const PhaseTiering* t = c.tm.find(ph.phase);
+      auto share = [](std::optional<double> v) { return v ? num(*v * 100) + "%" : std::string("&ndash;"); };
+      std::string name = std::to_string(ph.phase);
+      if (&ph == sm.main()) name += " (main)";
+      if (ph.phase == am.phase && sm.phases.size() > 1) name = "<b>" + name + "</b>";
+      s << "<tr><td>" << name << "</td><td>" << ph.steps << "</td><td>";
+      if (ph.steps) s << "#" << ph.first_step << " &ndash; #" << ph.last_step;
+      else s << "&ndash;";
+      s << "</td><td>" << ph.period << "</td><td>" << ph.intervals << "</td><td>"
         << (ph.median_step_ns ? html(human_duration(ph.median_step_ns)) : "&ndash;") << "</td><td>" << ph.profiled_steps
-        << "</td><td>" << ph.inferred_steps << "</td><td>" << ph.explicit_steps << "</td></tr>";
+        << "</td><td>" << ph.inferred_steps << "</td><td>" << ph.explicit_steps << "</td><td>"
+        << (ph.profiled || ph.identities ? std::to_string(ph.identities) : "&ndash;") << "</td><td>"
+        << (t && t->plan ? html(human_bytes(t->plan->header.fast_budget_bytes)) : "&ndash;") << "</td><td>"
+        << share(t ? t->predicted_hit() : std::nullopt) << "</td><td>" << share(t ? t->measured_hit() : std::nullopt)
+        << "</td><td>"
+        << (t && t->verified ? std::to_string(t->misplaced) + " of " + std::to_string(t->verified) : "&ndash;")
+        << "</td></tr>";
+    }
     s << "</tbody></table>\n";
+    if (sm.phases.size() > 1)
+      s << "<p class=\"note\">The step, heatmap, lifetimes and placement above are of phase " << am.phase
+        << " (in bold; sentinel-view report --phase N draws another). Budget and predicted share: the phase's PLAN; "
+           "measured: PLACEMENT; misplaced: objects found on the other node than planned right after a boundary's moves, "
+           "of those asked.</p>\n";
   }
   for (const auto& ses : p.sessions) {
     s << "<h3>Profiling session</h3><table class=\"kv\">";
@@ -919,7 +946,7 @@ void tables(std::ostream& s, const Ctx& c) {
       if (am.groups[x].g.bytes != am.groups[y].g.bytes) return am.groups[x].g.bytes > am.groups[y].g.bytes;
       return am.groups[x].g.id < am.groups[y].g.id;
     });
-    s << "<h3>Co-allocation groups (" << limit(gorder.size()) << " of " << gorder.size()
+    s << "<h3>Co-allocation groups of phase " << am.phase << " (" << limit(gorder.size()) << " of " << gorder.size()
       << ", by bytes)</h3><table class=\"data\"><thead><tr><th>group</th><th class=\"l\">class</th><th>members</th><th>bytes</th>"
          "<th>touched / step</th><th class=\"l\">intervals touched</th></tr></thead><tbody>";
     for (size_t i = 0; i < limit(gorder.size()); ++i) {
@@ -931,7 +958,7 @@ void tables(std::ostream& s, const Ctx& c) {
     }
     s << "</tbody></table>\n";
     auto ident_table = [&](const char* title, const std::vector<size_t>& order) {
-      s << "<h3>" << title << " (" << limit(order.size()) << " of " << order.size()
+      s << "<h3>" << title << " of phase " << am.phase << " (" << limit(order.size()) << " of " << order.size()
         << ")</h3><table class=\"data\"><thead><tr><th>id</th><th class=\"l\">class</th><th>size</th><th>site</th><th>ordinal</th>"
            "<th>born</th><th>dies</th><th>instances</th><th>touched / step</th><th>intervals</th><th>group</th></tr></thead><tbody>";
       auto opt = [](uint32_t v) { return v == SENTINEL_NO_ORDINAL ? std::string("&ndash;") : std::to_string(v); };
@@ -1146,10 +1173,11 @@ void write_report(std::ostream& s, const Ctx& c) {
   card(s, std::to_string(sm.steps), sm.steps ? "training steps detected" : "steps (none detected)");
   card(s, std::to_string(sm.allocations_per_step), "allocations per step");
   card(s, std::to_string(sm.intervals_per_step), "intervals per step");
-  if (!p.sessions.empty()) {
-    const auto& ses = p.sessions.front();
-    card(s, std::to_string(ses.profiled_steps) + " \u00d7 " + human_bytes(ses.granularity_bytes), "profiled steps \u00d7 granularity");
-    card(s, with_commas(ses.faults), "protection faults");
+  if (sm.phases.size() > 1) card(s, std::to_string(sm.phases.size()), "phases (main: " + std::to_string(sm.main_number()) + ")");
+  if (const fmt::ProfileSession* ses = am.session) {
+    card(s, std::to_string(ses->profiled_steps) + " \u00d7 " + human_bytes(ses->granularity_bytes),
+         "profiled steps \u00d7 granularity (phase " + std::to_string(ses->phase) + ")");
+    card(s, with_commas(ses->faults), "protection faults");
   }
   if (am.present) {
     card(s, std::to_string(am.identities.size()), "object identities");
@@ -1165,7 +1193,7 @@ void write_report(std::ostream& s, const Ctx& c) {
     << (p.steps.empty() ? "" : "; the band below marks the detected steps")
     << (p.marks.empty() ? "" : "; red dashed lines: sentinel_step() marks") << ". Hover for values.</p>\n";
 
-  int64_t k = representative_step(p, sm);
+  int64_t k = representative_step(p, am.phase);
   s << "<h2>Footprint over the step</h2>\n";
   if (k >= 0) {
     const auto& st = p.steps[static_cast<size_t>(k)];
@@ -1174,6 +1202,8 @@ void write_report(std::ostream& s, const Ctx& c) {
       << (st.flags & SENTINEL_STEP_PROFILED ? ", profiled" : "")
       << "): live tracked bytes after each of the step's allocations, stacked by the objects' lifetime class"
       << (am.present ? " (from the profile's identities)" : " (from the objects' own lifetimes)") << ".</p>\n";
+  } else if (!p.steps.empty()) {
+    s << "<p class=\"note\">Phase " << am.phase << " has no steps in the STEPS record.</p>\n";
   } else {
     s << "<p class=\"note\">No steps in this dump (no STEPS record: the step detector did not lock on, or the dump is format 1.0).</p>\n";
   }
@@ -1181,6 +1211,9 @@ void write_report(std::ostream& s, const Ctx& c) {
   s << "<h2>Access heatmap</h2>\n";
   if (am.present && am.intervals > 0)
     heatmaps(s, c);
+  else if (!p.identities.empty() || !p.groups.empty())
+    s << "<p class=\"note\">No access profile for phase " << am.phase << " (profiled phases: " << html(profiled_phases(sm))
+      << ").</p>\n";
   else
     s << "<p class=\"note\">No access profile in this dump: run with SENTINEL_MODE=profile to record which objects each "
          "interval of the step touches.</p>\n";
@@ -1191,7 +1224,7 @@ void write_report(std::ostream& s, const Ctx& c) {
   else
     lifetimes_objects(s, c);
 
-  placement_section(s, model_tiering(p));
+  placement_section(s, c.tm);
 
   s << "<h2>Details</h2>\n";
   tables(s, c);
@@ -1207,7 +1240,7 @@ int cmd_report(int argc, char** argv) {
   int rc = 0;
   while (args.next_option()) {
     if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.output_option(o.out, rc)) {
+    if (args.output_option(o.out, rc) || args.phase_option(o.phase, rc)) {
       if (rc) return rc;
       continue;
     }
@@ -1227,12 +1260,15 @@ int cmd_report(int argc, char** argv) {
   auto profile = load_profile(o.path);
   if (!profile) return 1;
   const fmt::Profile& p = *profile;
-  Analysis a = analyze(p);
   StepModel sm = model_steps(p);
-  AccessModel am = model_access(p, sm);
+  const auto phase = select_phase(sm, o.phase, o.path);
+  if (!phase) return 1;
+  Analysis a = analyze(p);
+  AccessModel am = model_access(p, *phase);
+  TieringModel tm = model_tiering(p, *phase);
   auto obj_id = object_identities(p, am);
   Symbolizer sym(p, o.symbols);
-  Ctx c{p, a, sm, am, obj_id, sym, o};
+  Ctx c{p, a, sm, am, tm, obj_id, sym, o};
   uint64_t first = UINT64_MAX, last = 0;
   for (const auto& ob : p.objects) {
     first = std::min(first, ob.birth_ns);

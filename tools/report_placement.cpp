@@ -124,6 +124,36 @@ void hits_plot(std::ostream& s, const TieringModel& t) {
   s << "</svg>\n";
 }
 
+// One row per interval of the phase: occupancy, moves, and the placement check with its
+// boundary verification.
+void interval_table(std::ostream& s, const TieringModel& t) {
+  s << "<table class=\"data\" id=\"placement-intervals\"><thead><tr><th>interval</th><th>fast max</th><th>fast mean</th>"
+       "<th>steps</th><th>moved in</th><th>moved out</th><th>late</th><th>touched</th><th>on fast</th><th>hit share</th>"
+       "<th>checked steps</th><th>misplaced</th></tr></thead><tbody>";
+  for (const auto& e : t.intervals) {
+    s << "<tr><td>" << e.interval << "</td>";
+    if (e.migrations)
+      s << "<td>" << esc(human_bytes(e.fast_max)) << "</td><td>" << esc(human_bytes(static_cast<uint64_t>(e.fast_mean)))
+        << "</td><td>" << e.steps << "</td><td>" << esc(human_bytes(e.to_fast)) << "</td><td>" << esc(human_bytes(e.to_slow))
+        << "</td><td>" << e.late << "</td>";
+    else
+      s << "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
+    if (e.placement) {
+      s << "<td>" << esc(human_bytes(e.touched)) << "</td><td>" << esc(human_bytes(e.fast)) << "</td><td>";
+      if (e.touched) s << f1(100.0 * static_cast<double>(e.fast) / static_cast<double>(e.touched)) << "%";
+      else s << "&ndash;";
+      s << "</td><td>" << e.checked_steps << "</td><td>";
+      if (e.verified) s << e.misplaced << " of " << e.verified;
+      else s << "&ndash;";
+      s << "</td>";
+    } else {
+      s << "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
+    }
+    s << "</tr>";
+  }
+  s << "</tbody></table>\n";
+}
+
 }  // namespace
 
 void placement_section(std::ostream& s, const TieringModel& t) {
@@ -134,14 +164,25 @@ void placement_section(std::ostream& s, const TieringModel& t) {
     return;
   }
   const uint64_t budget = t.budget();
-  s << "<p class=\"note\">";
-  if (t.tiering) s << "Policy <b>" << policy_label(t.tiering->policy) << "</b>, ";
-  s << "budget " << esc(human_bytes(budget)) << ", fast-tier peak " << esc(human_bytes(t.fast_peak())) << ", migrated "
-    << esc(human_bytes(t.migrated_bytes)) << ", " << t.late_migrations << " late migrations, " << t.failed_pages
-    << " failed pages.";
+  const PhaseTiering* ph = t.shown;
+  s << "<p class=\"note\">Phase <b>" << t.phase << "</b>: ";
+  if (t.plan) s << "policy <b>" << policy_label(t.plan->header.policy) << "</b>, ";
+  else if (t.tiering) s << "no plan (policy " << policy_label(t.tiering->policy) << "), ";
+  s << "budget " << esc(human_bytes(budget));
+  if (ph && ph->migrations)
+    s << ", fast tier at most " << esc(human_bytes(ph->fast_max)) << ", migrated " << esc(human_bytes(ph->migrated_bytes))
+      << ", " << ph->late << " late migrations, " << ph->failed_pages << " failed pages";
+  s << ".";
   if (auto m = t.measured_hit()) s << " Measured fast-hit share <b>" << f1(*m * 100) << "%</b>";
   if (auto pr = t.predicted_hit()) s << (t.measured_hit() ? ", " : " ") << "predicted " << f1(*pr * 100) << "%";
-  s << ".</p>\n";
+  if (t.measured_hit() || t.predicted_hit()) s << ".";
+  if (ph && ph->verified)
+    s << " Boundary check: <b>" << ph->misplaced << " of " << ph->verified
+      << "</b> objects found on the other node than the plan says right after the moves.";
+  else if (ph && ph->checked)
+    s << " No objects were verified at the boundaries.";
+  s << " Whole run: fast-tier peak " << esc(human_bytes(t.fast_peak())) << ", migrated " << esc(human_bytes(t.migrated_bytes))
+    << ", " << t.late_migrations << " late migrations, " << t.failed_pages << " failed pages.</p>\n";
   bool occ = false, hits = false;
   for (const auto& e : t.intervals) {
     occ |= e.migrations;
@@ -150,16 +191,28 @@ void placement_section(std::ostream& s, const TieringModel& t) {
   if (occ) {
     occupancy_plot(s, t, budget);
     s << "<p class=\"note\">Fast-tier occupancy of tracked objects at each interval of the step (MIGRATIONS: maximum "
-         "and mean over the steps run under the plan), against the budget.</p>\n";
+         "and mean over the steps run under the plan), against the phase's budget.</p>\n";
   }
   if (hits) {
     hits_plot(s, t);
     s << "<p class=\"note\">Share of the bytes touched in each interval that were on the fast node at touch time "
          "(PLACEMENT: pages asked of the kernel), against the plan's predicted share for the whole step.</p>\n";
   }
+  if (occ || hits) interval_table(s, t);
   if (!occ && !hits) s << "<p class=\"note\">No per-interval migration or placement records for phase " << t.phase << ".</p>\n";
+  std::string others;
+  for (const PhaseTiering& o : t.phases) {
+    if (o.phase == t.phase || (!o.plan && !o.checked)) continue;
+    others += std::string(others.empty() ? "" : "; ") + "phase " + std::to_string(o.phase) + ": ";
+    if (o.plan) others += "budget " + human_bytes(o.plan->header.fast_budget_bytes);
+    if (auto m = o.measured_hit()) others += std::string(o.plan ? ", " : "") + "measured " + f1(*m * 100) + "%";
+    if (auto pr = o.predicted_hit()) others += ", predicted " + f1(*pr * 100) + "%";
+  }
+  if (!others.empty())
+    s << "<p class=\"note\">Other phases (sentinel-view report --phase N draws one): " << esc(others) << ".</p>\n";
   for (const sentinel_detection* d : t.detection)
-    s << "<p class=\"note\">Step detector, phase " << d->phase << ": " << esc(detection_diagnosis(*d)) << ".</p>\n";
+    s << "<p class=\"note\">Step detector, " << (d->phase ? "phase " + std::to_string(d->phase) : std::string("whole run"))
+      << ": " << esc(detection_diagnosis(*d)) << ".</p>\n";
 }
 
 }  // namespace sentinel::view

@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "json.h"
+#include "phase_select.h"
 #include "profile_model.h"
 #include "tiering_model.h"
 #include "sentinel_build_config.h"
@@ -26,19 +27,30 @@ struct Options {
   bool symbols = true;
   bool debuginfod = false;
   size_t top = 10;  // sites, identities and groups listed (0: all)
+  int64_t phase = -1;  // --phase N (-1: the main phase)
   std::string path;
+};
+
+// What the steps, profile and tiering parts are about: every phase, and the one shown in detail.
+struct Views {
+  const StepModel& sm;
+  const AccessModel& am;  // of the phase shown
+  const TieringModel& tm;
 };
 
 void print_summary_help() {
   std::cout
-      << "Usage: sentinel-view summary [--json] [--top N] [--no-symbols] [--debuginfod] DUMP\n"
+      << "Usage: sentinel-view summary [--json] [--top N] [--phase N] [--no-symbols] [--debuginfod] DUMP\n"
          "Summarizes a dump: process, topology, tracked objects, peak live bytes, lifetimes,\n"
          "size classes, the top allocation sites (symbolized offline from the recorded module\n"
-         "maps), the runtime's counters and, for format 1.1 dumps, the detected steps, the\n"
-         "profiling session, the top object identities and the co-allocation groups.\n"
+         "maps), the runtime's counters and, for format 1.1 dumps, the detected steps and\n"
+         "every phase (profiled, planned, checked); the profiling session, the top object\n"
+         "identities and the co-allocation groups of one phase; the placement of each phase.\n"
          "\n"
          "  --json         print one JSON object instead (keys: docs/sentinel-view.md)\n"
          "  --top N        number of sites, identities and groups listed (default 10; 0: all)\n"
+         "  --phase N      the phase shown in detail (default: the main phase, the profiled\n"
+         "                 phase the process spent the most time in)\n"
          "  --no-symbols   print frames as module+offset without opening the module files\n"
          "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
          "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
@@ -125,9 +137,40 @@ uint64_t per_step(uint64_t bytes, const AccessModel& m) { return bytes / m.steps
 
 size_t listed(size_t top, size_t n) { return top ? std::min(top, n) : n; }
 
+std::string pct1(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", share * 100.0);
+  return b;
+}
+
+// The second line of a phase in the phase list: profiled, planned, checked (empty when none).
+std::string phase_status(const PhaseSummary& ph, const PhaseTiering* t) {
+  std::string out;
+  if (ph.session)
+    out += "profiled " + std::to_string(ph.session->profiled_steps) + " steps from step #" +
+           std::to_string(ph.session->first_profiled_step) + ", ";
+  else if (ph.profiled)
+    out += "profiled, ";
+  if (ph.profiled || ph.identities)
+    out += std::to_string(ph.identities) + " identities, " + std::to_string(ph.groups) + " groups";
+  if (t && t->plan) {
+    const sentinel_plan_header& h = t->plan->header;
+    out += std::string(out.empty() ? "" : "; ") + "planned " + policy_label(h.policy) + ", budget " +
+           human_bytes(h.fast_budget_bytes) + ", predicted fast-hit share " + pct1(h.predicted_hit_ppm / 1e6);
+  }
+  if (t && t->checked) {
+    out += std::string(out.empty() ? "" : "; ") + "checked";
+    if (auto m = t->measured_hit()) out += ": measured " + pct1(*m);
+    if (t->verified)
+      out += ", " + std::to_string(t->misplaced) + " of " + std::to_string(t->verified) + " objects misplaced";
+  }
+  return out;
+}
+
 // Steps, phases and the profiling session: lines after the object counts.
-void print_steps_text(std::ostream& os, const fmt::Profile& p, const StepModel& sm,
-                      const AccessModel& am) {
+void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
+  const StepModel& sm = v.sm;
+  const AccessModel& am = v.am;
   os << "steps            " << sm.steps;
   if (sm.steps) {
     os << " detected in " << sm.phases.size() << (sm.phases.size() == 1 ? " phase" : " phases") << " ("
@@ -137,33 +180,38 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const StepModel& 
     os << (p.has_profiler_records() ? "" : " (no step records: format 1.0 or the detector never ran)");
   }
   os << "\n";
-  if (sm.steps) {
+  if (sm.main() && sm.main()->steps)
     os << "per step         " << sm.allocations_per_step << " allocations, " << sm.intervals_per_step
-       << " intervals (phase "
-       << sm.phases[static_cast<size_t>(sm.main_phase)].phase << ", the one with the most steps)\n";
+       << " intervals (phase " << sm.main()->phase << ", the main phase)\n";
+  if (!sm.phases.empty()) {
     os << "phases\n";
     for (const auto& ph : sm.phases) {
-      os << "  phase " << ph.phase << ": " << ph.steps << (ph.steps == 1 ? " step" : " steps") << " (#"
-         << ph.first_step << "-#" << ph.last_step << "), " << ph.period << " allocations per step, "
-         << ph.intervals << " intervals";
+      os << "  phase " << ph.phase << (&ph == sm.main() ? " (main)" : "") << ": " << ph.steps
+         << (ph.steps == 1 ? " step" : " steps");
+      if (ph.steps) os << " (#" << ph.first_step << "-#" << ph.last_step << ")";
+      os << ", " << ph.period << " allocations per step, " << ph.intervals << " intervals";
       if (ph.median_step_ns) os << ", step time " << human_duration(ph.median_step_ns);
       if (ph.profiled_steps) os << ", " << ph.profiled_steps << " profiled";
       os << "\n";
       if (ph.table && !ph.table->bounds.empty() && ph.table->bounds.size() <= 16)
         os << "    intervals (in-step ordinals) " << bounds_text(*ph.table) << "\n";
+      const std::string status = phase_status(ph, v.tm.find(ph.phase));
+      if (!status.empty()) os << "    " << status << "\n";
     }
   }
-  for (const auto& s : p.sessions) {
-    os << "profile          " << s.profiled_steps << (s.profiled_steps == 1 ? " step" : " steps")
-       << " from step #" << s.first_profiled_step << " (phase " << s.phase << "), granularity "
-       << human_bytes(s.granularity_bytes) << ", " << s.faults << " faults, handler "
-       << human_duration(s.fault_handler_ns);
-    if (s.faults) os << " (" << human_duration(s.fault_handler_ns / s.faults) << " per fault)";
-    os << ", " << s.syscall_unprotects << " system-call unprotects\n";
+  if (const fmt::ProfileSession* s = am.session) {
+    os << "profile          " << s->profiled_steps << (s->profiled_steps == 1 ? " step" : " steps")
+       << " from step #" << s->first_profiled_step << " (phase " << s->phase << "), granularity "
+       << human_bytes(s->granularity_bytes) << ", " << s->faults << " faults, handler "
+       << human_duration(s->fault_handler_ns);
+    if (s->faults) os << " (" << human_duration(s->fault_handler_ns / s->faults) << " per fault)";
+    os << ", " << s->syscall_unprotects << " system-call unprotects\n";
     os << "                 counters: ";
-    if (s.counter_names.empty()) os << "none (faults only)";
-    for (size_t i = 0; i < s.counter_names.size(); ++i) os << (i ? ", " : "") << printable(s.counter_names[i]);
+    if (s->counter_names.empty()) os << "none (faults only)";
+    for (size_t i = 0; i < s->counter_names.size(); ++i) os << (i ? ", " : "") << printable(s->counter_names[i]);
     os << "\n";
+  } else if (!p.sessions.empty()) {
+    os << "profile          none for phase " << am.phase << " (profiled phases: " << profiled_phases(sm) << ")\n";
   }
   if (am.present) {
     uint64_t by_class[4] = {0, 0, 0, 0};
@@ -172,7 +220,7 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const StepModel& 
        << by_class[2] << " step-scoped, " << by_class[1] << " short-lived";
     if (by_class[0]) os << ", " << by_class[0] << " unknown";
     os << "), " << am.groups.size() << " groups, " << human_bytes(per_step(am.total_touched, am))
-       << " touched per profiled step\n";
+       << " touched per profiled step (phase " << am.phase << ")\n";
     if (am.dropped_touches)
       os << "                 note: " << am.dropped_touches
          << " touches name an unknown identity or interval and were ignored\n";
@@ -200,13 +248,14 @@ void print_access_text(std::ostream& os, const AccessModel& am, const Options& o
   if (!am.present) return;
   auto by_size = identities_by_size(am);
   size_t n = listed(o.top, by_size.size());
-  os << "\ntop " << n << " of " << am.identities.size() << " identities by bytes"
+  os << "\ntop " << n << " of " << am.identities.size() << " identities of phase " << am.phase << " by bytes"
      << " (born/dies: interval; '-': outside the step; touched/step: mean over " << am.steps_used
      << (am.steps_used == 1 ? " profiled step)\n" : " profiled steps)\n");
   identity_table(os, am, by_size, n);
   auto by_touch = identities_by_touches(am);
   n = listed(o.top, by_touch.size());
-  os << "\ntop " << n << " of " << by_touch.size() << " touched identities by bytes touched\n";
+  os << "\ntop " << n << " of " << by_touch.size() << " touched identities of phase " << am.phase
+     << " by bytes touched\n";
   identity_table(os, am, by_touch, n);
   std::vector<size_t> gorder(am.groups.size());
   for (size_t i = 0; i < gorder.size(); ++i) gorder[i] = i;
@@ -215,7 +264,7 @@ void print_access_text(std::ostream& os, const AccessModel& am, const Options& o
     return am.groups[x].g.id < am.groups[y].g.id;
   });
   n = listed(o.top, gorder.size());
-  os << "\ntop " << n << " of " << am.groups.size() << " co-allocation groups by bytes\n";
+  os << "\ntop " << n << " of " << am.groups.size() << " co-allocation groups of phase " << am.phase << " by bytes\n";
   os << "  " << rpad("group", 6) << "  " << pad("class", 12) << rpad("members", 8) << rpad("bytes", 11)
      << rpad("touched/step", 14) << "  intervals touched\n";
   for (size_t i = 0; i < n; ++i) {
@@ -227,8 +276,7 @@ void print_access_text(std::ostream& os, const AccessModel& am, const Options& o
   }
 }
 
-void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o,
-                const StepModel& sm, const AccessModel& am) {
+void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
   std::ostream& os = std::cout;
   os << "Sentinel profile " << printable(o.path) << " (format " << p.major << "." << p.minor << ", "
      << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, "
@@ -277,7 +325,7 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << ")";
   }
   os << "\n";
-  print_steps_text(os, p, sm, am);
+  print_steps_text(os, p, v);
 
   if (a.objects) {
     os << "\nlifetimes\n";
@@ -313,8 +361,8 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     }
     for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
   }
-  print_access_text(os, am, o);
-  print_tiering_text(os, model_tiering(p));
+  print_access_text(os, v.am, o);
+  print_tiering_text(os, v.tm);
 
   auto stats = unique_stats(p);
   if (!stats.empty()) {
@@ -355,8 +403,22 @@ void identity_json(std::ostream& os, const AccessModel& am, const IdentityRow& r
      << ",\"intervals_touched\":" << r.intervals_touched << ",\"faults\":" << r.faults << "}";
 }
 
-void print_steps_json(std::ostream& os, const fmt::Profile& p, const StepModel& sm,
-                      const AccessModel& am, const Options& o) {
+void session_json(std::ostream& os, const fmt::ProfileSession* s) {
+  if (!s) {
+    os << "null";
+    return;
+  }
+  os << "{\"granularity_bytes\":" << s->granularity_bytes << ",\"profiled_steps\":" << s->profiled_steps
+     << ",\"phase\":" << s->phase << ",\"first_profiled_step\":" << s->first_profiled_step
+     << ",\"faults\":" << s->faults << ",\"fault_handler_ns\":" << s->fault_handler_ns
+     << ",\"syscall_unprotects\":" << s->syscall_unprotects << ",\"counters\":[";
+  for (size_t i = 0; i < s->counter_names.size(); ++i) os << (i ? "," : "") << json_quote(s->counter_names[i]);
+  os << "]}";
+}
+
+void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, const Options& o) {
+  const StepModel& sm = v.sm;
+  const AccessModel& am = v.am;
   os << ",\"steps\":" << sm.steps << ",\"allocations_per_step\":" << sm.allocations_per_step
      << ",\"intervals_per_step\":" << sm.intervals_per_step;
   uint64_t profiled = sm.profiled_steps;
@@ -376,22 +438,21 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const StepModel& 
     if (ph.table)
       for (size_t k = 0; k < ph.table->bounds.size(); ++k)
         os << (k ? "," : "") << "[" << ph.table->bounds[k].first << "," << ph.table->bounds[k].second << "]";
-    os << "]}";
+    os << "],\"main\":" << (&ph == sm.main() ? "true" : "false") << ",\"profiled\":" << (ph.profiled ? "true" : "false")
+       << ",\"profile\":";
+    session_json(os, ph.session);
+    os << ",\"identities\":" << ph.identities << ",\"groups\":" << ph.groups;
+    print_phase_tiering_json(os, v.tm.find(ph.phase));
+    os << "}";
   }
-  os << "]";
-  const fmt::ProfileSession* s = p.sessions.empty() ? nullptr : &p.sessions.front();
+  os << "],\"main_phase\":";
+  if (sm.main()) os << sm.main()->phase;
+  else os << "null";
+  os << ",\"phase\":" << am.phase;
+  const fmt::ProfileSession* s = am.session;
   os << ",\"granularity_bytes\":" << (s ? s->granularity_bytes : 0)
      << ",\"faults\":" << (s ? s->faults : 0) << ",\"profile\":";
-  if (s) {
-    os << "{\"granularity_bytes\":" << s->granularity_bytes << ",\"profiled_steps\":" << s->profiled_steps
-       << ",\"phase\":" << s->phase << ",\"first_profiled_step\":" << s->first_profiled_step
-       << ",\"faults\":" << s->faults << ",\"fault_handler_ns\":" << s->fault_handler_ns
-       << ",\"syscall_unprotects\":" << s->syscall_unprotects << ",\"counters\":[";
-    for (size_t i = 0; i < s->counter_names.size(); ++i) os << (i ? "," : "") << json_quote(s->counter_names[i]);
-    os << "]}";
-  } else {
-    os << "null";
-  }
+  session_json(os, s);
   os << ",\"identity_count\":" << am.identities.size() << ",\"group_count\":" << am.groups.size()
      << ",\"touched_bytes_per_step\":" << per_step(am.total_touched, am)
      << ",\"dropped_touches\":" << am.dropped_touches << ",\"interval_ns\":[";
@@ -428,8 +489,7 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const StepModel& 
   os << "]";
 }
 
-void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o,
-                const StepModel& sm, const AccessModel& am) {
+void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
   std::ostream& os = std::cout;
   const auto& pr = p.process;
   os << "{\"version\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor));
@@ -487,7 +547,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   for (size_t i = 0; i < a.allocations_per_marked_step.size(); ++i)
     os << (i ? "," : "") << a.allocations_per_marked_step[i];
   os << "]";
-  print_steps_json(os, p, sm, am, o);
+  print_steps_json(os, p, v, o);
   os << ",\"lifetimes\":[";
   for (size_t i = 0; i < kLifetimeBuckets; ++i)
     os << (i ? "," : "") << "{\"bucket\":" << json_quote(kLifetimeLabels[i])
@@ -513,7 +573,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << "]}";
   }
   os << "]";
-  print_tiering_json(os, model_tiering(p));
+  print_tiering_json(os, v.tm);
   os << ",\"stats\":{";
   auto stats = unique_stats(p);
   for (size_t i = 0; i < stats.size(); ++i)
@@ -530,8 +590,13 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
 int cmd_summary(int argc, char** argv) {
   Options o;
   SubcommandArgs args("summary", argc, argv);
+  int rc = 0;
   while (args.next_option()) {
     if (args.symbol_option(o.symbols, o.debuginfod)) continue;
+    if (args.phase_option(o.phase, rc)) {
+      if (rc) return rc;
+      continue;
+    }
     std::string v;
     if (args.is_help()) {
       print_summary_help();
@@ -554,14 +619,18 @@ int cmd_summary(int argc, char** argv) {
 
   auto profile = load_profile(o.path);
   if (!profile) return 1;
-  Analysis a = analyze(*profile);
   StepModel sm = model_steps(*profile);
-  AccessModel am = model_access(*profile, sm);
+  const auto phase = select_phase(sm, o.phase, o.path);
+  if (!phase) return 1;
+  Analysis a = analyze(*profile);
+  AccessModel am = model_access(*profile, *phase);
+  TieringModel tm = model_tiering(*profile, *phase);
   Symbolizer sym(*profile, o.symbols);
+  const Views v{sm, am, tm};
   if (o.json)
-    print_json(*profile, a, sym, o, sm, am);
+    print_json(*profile, a, sym, o, v);
   else
-    print_text(*profile, a, sym, o, sm, am);
+    print_text(*profile, a, sym, o, v);
   return finish_output();
 }
 

@@ -39,45 +39,65 @@ const char* policy_label(uint32_t policy) {
   }
 }
 
-std::optional<double> TieringModel::measured_hit() const {
-  if (!has_placement || placement_touched == 0) return std::nullopt;
-  return static_cast<double>(placement_fast) / static_cast<double>(placement_touched);
+std::optional<double> PhaseTiering::measured_hit() const {
+  if (!checked || touched == 0) return std::nullopt;
+  return static_cast<double>(fast) / static_cast<double>(touched);
 }
 
-std::optional<double> TieringModel::predicted_hit() const {
+std::optional<double> PhaseTiering::predicted_hit() const {
   if (!plan) return std::nullopt;
   return plan->header.predicted_hit_ppm / 1e6;
 }
 
+const PhaseTiering* TieringModel::find(uint32_t ph) const {
+  auto it = std::lower_bound(phases.begin(), phases.end(), ph,
+                             [](const PhaseTiering& x, uint32_t v) { return x.phase < v; });
+  return it != phases.end() && it->phase == ph ? &*it : nullptr;
+}
+
 uint64_t TieringModel::budget() const {
-  if (tiering && tiering->fast_budget_bytes) return tiering->fast_budget_bytes;
-  return plan ? plan->header.fast_budget_bytes : 0;
+  if (plan) return plan->header.fast_budget_bytes;
+  return tiering ? tiering->fast_budget_bytes : 0;
 }
 
 uint64_t TieringModel::fast_peak() const {
   if (tiering) return tiering->fast_peak_bytes;
   uint64_t m = 0;
-  for (const auto& i : intervals) m = std::max(m, i.fast_max);
+  for (const auto& ph : phases) m = std::max(m, ph.fast_max);
   return m;
 }
 
-TieringModel model_tiering(const fmt::Profile& p) {
+TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
   TieringModel t;
   t.present = p.has_tiering_records();
   if (!p.tiering.empty()) t.tiering = &p.tiering.back();
-  if (!p.plans.empty()) t.phase = p.plans.front().header.phase;
-  else if (!p.sessions.empty()) t.phase = p.sessions.front().phase;
-  else if (!p.migrations.empty()) t.phase = p.migrations.front().phase;
-  t.plan = p.plan_for(t.phase);
+  t.phase = phase;
 
+  std::map<uint32_t, PhaseTiering> phases;
+  auto of = [&](uint32_t ph) -> PhaseTiering& {
+    PhaseTiering& x = phases[ph];
+    x.phase = ph;
+    return x;
+  };
+  for (const auto& pl : p.plans) of(pl.header.phase).plan = p.plan_for(pl.header.phase);
   std::map<uint32_t, IntervalTiering> iv;
+  std::map<uint32_t, std::pair<uint64_t, uint64_t>> mean;  // interval -> (sum, steps)
   uint64_t late = 0, migrated = 0, failed = 0;
   for (const auto& m : p.migrations) {
-    migrated = sat_add(migrated, sat_add(m.bytes_to_fast, m.bytes_to_slow));
+    const uint64_t moved = sat_add(m.bytes_to_fast, m.bytes_to_slow);
+    migrated = sat_add(migrated, moved);
     late = sat_add(late, m.late);
     failed = sat_add(failed, m.failed_pages);
     t.migrate_ns = sat_add(t.migrate_ns, m.migrate_ns);
-    if (m.phase != t.phase || m.interval >= kMaxIntervals) continue;
+    PhaseTiering& ph = of(m.phase);
+    ph.migrations = true;
+    ph.migrated_bytes = sat_add(ph.migrated_bytes, moved);
+    ph.late = sat_add(ph.late, m.late);
+    ph.failed_pages = sat_add(ph.failed_pages, m.failed_pages);
+    ph.migrate_ns = sat_add(ph.migrate_ns, m.migrate_ns);
+    ph.fast_max = std::max(ph.fast_max, m.fast_bytes_max);
+    ph.steps = std::max(ph.steps, m.steps);
+    if (m.phase != phase || m.interval >= kMaxIntervals) continue;
     IntervalTiering& e = iv[m.interval];
     e.interval = m.interval;
     e.migrations = true;
@@ -88,21 +108,37 @@ TieringModel model_tiering(const fmt::Profile& p) {
     e.late = sat_add(e.late, m.late);
     e.failed_pages = sat_add(e.failed_pages, m.failed_pages);
     e.fast_max = std::max(e.fast_max, m.fast_bytes_max);
-    e.fast_mean = m.steps ? static_cast<double>(m.fast_bytes_sum) / m.steps : 0.0;
+    e.steps = std::max(e.steps, m.steps);
+    auto& [sum, steps] = mean[m.interval];
+    sum = sat_add(sum, m.fast_bytes_sum);
+    steps = sat_add(steps, m.steps);
   }
+  for (auto& [k, e] : iv)
+    if (auto it = mean.find(k); it != mean.end() && it->second.second)
+      e.fast_mean = static_cast<double>(it->second.first) / static_cast<double>(it->second.second);
   for (const auto& pl : p.placement) {
-    t.has_placement = true;
-    t.placement_touched = sat_add(t.placement_touched, pl.touched_bytes);
-    t.placement_fast = sat_add(t.placement_fast, std::min(pl.fast_bytes, pl.touched_bytes));
-    t.placement_steps = std::max(t.placement_steps, pl.steps);
-    if (pl.phase != t.phase || pl.interval >= kMaxIntervals) continue;
+    const uint64_t fast = std::min(pl.fast_bytes, pl.touched_bytes);
+    PhaseTiering& ph = of(pl.phase);
+    ph.checked = true;
+    ph.touched = sat_add(ph.touched, pl.touched_bytes);
+    ph.fast = sat_add(ph.fast, fast);
+    ph.checked_steps = std::max(ph.checked_steps, pl.steps);
+    ph.misplaced = sat_add(ph.misplaced, pl.misplaced);
+    ph.verified = sat_add(ph.verified, pl.verified);
+    if (pl.phase != phase || pl.interval >= kMaxIntervals) continue;
     IntervalTiering& e = iv[pl.interval];
     e.interval = pl.interval;
     e.placement = true;
     e.touched = sat_add(e.touched, pl.touched_bytes);
-    e.fast = sat_add(e.fast, std::min(pl.fast_bytes, pl.touched_bytes));
+    e.fast = sat_add(e.fast, fast);
+    e.checked_steps = std::max(e.checked_steps, pl.steps);
+    e.misplaced = sat_add(e.misplaced, pl.misplaced);
+    e.verified = sat_add(e.verified, pl.verified);
   }
   for (const auto& [k, e] : iv) t.intervals.push_back(e);
+  for (const auto& [k, ph] : phases) t.phases.push_back(ph);
+  t.shown = t.find(phase);
+  t.plan = t.shown ? t.shown->plan : nullptr;
   for (const auto& b : p.migration_log) {
     ++t.batches;
     t.batch_bytes = sat_add(t.batch_bytes, b.bytes);
@@ -138,17 +174,54 @@ std::string detection_diagnosis(const sentinel_detection& d) {
   return "no step pattern (" + counts + ")";
 }
 
+std::string placement_text(const PhaseTiering& ph) {
+  if (!ph.checked) return "";
+  std::string out;
+  if (auto m = ph.measured_hit()) {
+    out = "measured fast-hit share " + pct(*m) + " of " + human_bytes(ph.touched) + " touched (" +
+          plural(ph.checked_steps, "checked step", "checked steps") + ")";
+    if (auto pr = ph.predicted_hit()) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%+.1f", (*m - *pr) * 100.0);
+      out += "; predicted " + pct(*pr) + " (" + b + " points)";
+    }
+  } else {
+    out = "checked (" + plural(ph.checked_steps, "step", "steps") + "), nothing touched";
+  }
+  if (ph.verified)
+    out += "; " + std::to_string(ph.misplaced) + " of " + plural(ph.verified, "object", "objects") +
+           " misplaced at boundaries";
+  else
+    out += "; no objects verified at boundaries";
+  return out;
+}
+
+namespace {
+
+std::string detector_label(const sentinel_detection& d) {
+  return d.phase == 0 ? std::string("whole run") : "phase " + std::to_string(d.phase);
+}
+
+void json_share(std::ostream& os, std::optional<double> v) {
+  if (v) os << *v;
+  else os << "null";
+}
+
+}  // namespace
+
 void print_tiering_text(std::ostream& os, const TieringModel& t) {
   if (!t.present) return;
   os << "\n";
   if (const sentinel_tiering* x = t.tiering) {
     os << "tiering          policy " << policy_label(x->policy) << ", fast node " << x->fast_node << ", slow node "
-       << x->slow_node << " (" << (x->move_method == 1 ? "mbind" : "move_pages") << "), budget "
-       << human_bytes(x->fast_budget_bytes);
+       << x->slow_node << " (" << (x->move_method == 1 ? "mbind" : "move_pages") << "), budget ";
     if (x->flags & SENTINEL_TIER_BUDGET_SHARE) {
-      char b[48];
-      std::snprintf(b, sizeof b, " (%g%% of the peak)", x->budget_share_ppm / 1e4);
+      char b[64];
+      std::snprintf(b, sizeof b, "%g%% of each phase's profiled peak", x->budget_share_ppm / 1e4);
       os << b;
+      if (t.plan) os << " (phase " << t.phase << ": " << human_bytes(t.plan->header.fast_budget_bytes) << ")";
+    } else {
+      os << human_bytes(t.budget());
     }
     os << "\n";
     std::string flags;
@@ -156,10 +229,10 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
     if (x->flags & SENTINEL_TIER_BALANCING_ON) flags += ", kernel NUMA balancing was on (it fights explicit placement)";
     if (x->flags & SENTINEL_TIER_FAULT_INJECTION) flags += ", fault injection";
     if (!flags.empty()) os << "                 " << flags.substr(2) << "\n";
-    os << "                 fast-tier peak " << human_bytes(x->fast_peak_bytes) << " of "
-       << human_bytes(x->fast_budget_bytes) << "; migrated " << human_bytes(x->migrated_bytes) << " at "
-       << human_bytes(x->migrate_bytes_per_s) << "/s measured; " << plural(x->late_migrations, "late migration", "late migrations")
-       << ", " << plural(x->failed_pages, "failed page", "failed pages") << ", "
+    os << "                 fast-tier peak " << human_bytes(x->fast_peak_bytes) << " over the run; migrated "
+       << human_bytes(x->migrated_bytes) << " at " << human_bytes(x->migrate_bytes_per_s) << "/s measured; "
+       << plural(x->late_migrations, "late migration", "late migrations") << ", "
+       << plural(x->failed_pages, "failed page", "failed pages") << ", "
        << plural(x->raced_frees, "raced free", "raced frees") << "\n";
     os << "                 placed at birth " << x->placed_at_birth_fast << " fast, " << x->placed_at_birth_slow
        << " slow; fallback " << plural(x->fallback_objects, "object", "objects") << " ("
@@ -172,27 +245,47 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
   if (t.batches)
     os << "                 " << plural(t.batches, "migration batch", "migration batches") << " logged ("
        << human_bytes(t.batch_bytes) << "), " << human_duration(t.migrate_ns) << " in move calls\n";
-  if (t.plan) {
-    const sentinel_plan_header& h = t.plan->header;
-    os << "plan             phase " << h.phase << ", " << policy_label(h.policy) << ": lead " << h.lead_intervals
-       << " intervals, pool " << human_bytes(h.fast_pool_bytes) << ", planned fast peak "
-       << human_bytes(h.fast_peak_bytes) << ", " << human_bytes(h.moved_bytes_per_step)
-       << " moved per step, predicted fast-hit share " << pct(h.predicted_hit_ppm / 1e6) << "\n";
+  for (const PhaseTiering& ph : t.phases) {
+    if (!ph.plan) continue;
+    const sentinel_plan_header& h = ph.plan->header;
+    os << "plan             phase " << h.phase << ", " << policy_label(h.policy) << ": budget "
+       << human_bytes(h.fast_budget_bytes) << ", lead " << h.lead_intervals << " intervals, pool "
+       << human_bytes(h.fast_pool_bytes) << ", planned fast peak " << human_bytes(h.fast_peak_bytes) << ", "
+       << human_bytes(h.moved_bytes_per_step) << " moved per step, predicted fast-hit share "
+       << pct(h.predicted_hit_ppm / 1e6) << "\n";
   }
-  if (auto m = t.measured_hit()) {
-    os << "placement        measured fast-hit share " << pct(*m) << " of " << human_bytes(t.placement_touched)
-       << " touched (" << plural(t.placement_steps, "checked step", "checked steps") << ")";
-    if (auto pr = t.predicted_hit()) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%+.1f", (*m - *pr) * 100.0);
-      os << "; predicted " << pct(*pr) << " (" << b << " points)";
-    }
+  for (const PhaseTiering& ph : t.phases) {
+    if (!ph.migrations) continue;
+    os << "migrations       phase " << ph.phase << ": " << human_bytes(ph.migrated_bytes) << " moved over "
+       << plural(ph.steps, "step", "steps") << ", " << ph.late << " late, "
+       << plural(ph.failed_pages, "failed page", "failed pages") << "; fast tier at most "
+       << human_bytes(ph.fast_max);
+    if (ph.plan) os << " (budget " << human_bytes(ph.plan->header.fast_budget_bytes) << ")";
     os << "\n";
-  } else if (t.has_placement) {
-    os << "placement        checked, nothing touched\n";
   }
+  for (const PhaseTiering& ph : t.phases)
+    if (ph.checked) os << "placement        phase " << ph.phase << ": " << placement_text(ph) << "\n";
   for (const sentinel_detection* d : t.detection)
-    os << "detector         phase " << d->phase << ": " << detection_diagnosis(*d) << "\n";
+    os << "detector         " << detector_label(*d) << ": " << detection_diagnosis(*d) << "\n";
+}
+
+void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
+  const fmt::PlanRecord* plan = ph ? ph->plan : nullptr;
+  os << ",\"planned\":" << (plan ? "true" : "false") << ",\"policy\":";
+  if (plan) json_string(os, policy_label(plan->header.policy));
+  else os << "null";
+  os << ",\"fast_budget_bytes\":";
+  if (plan) os << plan->header.fast_budget_bytes;
+  else os << "null";
+  os << ",\"predicted_hit_share\":";
+  json_share(os, ph ? ph->predicted_hit() : std::nullopt);
+  os << ",\"migrated_bytes\":" << (ph ? ph->migrated_bytes : 0) << ",\"late_migrations\":" << (ph ? ph->late : 0)
+     << ",\"fast_peak_bytes\":" << (ph ? ph->fast_max : 0) << ",\"checked\":" << (ph && ph->checked ? "true" : "false")
+     << ",\"checked_steps\":" << (ph ? ph->checked_steps : 0)
+     << ",\"placement_touched_bytes\":" << (ph ? ph->touched : 0)
+     << ",\"placement_fast_bytes\":" << (ph ? ph->fast : 0) << ",\"fast_hit_share\":";
+  json_share(os, ph ? ph->measured_hit() : std::nullopt);
+  os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
 }
 
 void print_tiering_json(std::ostream& os, const TieringModel& t) {
@@ -204,11 +297,11 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   os << ",\"fast_budget_bytes\":" << t.budget() << ",\"fast_peak_bytes\":" << t.fast_peak()
      << ",\"migrated_bytes\":" << t.migrated_bytes << ",\"late_migrations\":" << t.late_migrations
      << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches << ",\"fast_hit_share\":";
-  if (auto m = t.measured_hit()) os << *m;
-  else os << "null";
+  json_share(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";
-  if (auto pr = t.predicted_hit()) os << *pr;
-  else os << "null";
+  json_share(os, t.predicted_hit());
+  os << ",\"misplaced_objects\":" << (t.shown ? t.shown->misplaced : 0)
+     << ",\"verified_objects\":" << (t.shown ? t.shown->verified : 0);
   os << ",\"tiering\":";
   if (x) {
     os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
@@ -244,7 +337,9 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
     if (e.placement && e.touched) os << static_cast<double>(e.fast) / static_cast<double>(e.touched);
     else os << "null";
     os << ",\"fast_bytes_max\":" << e.fast_max << ",\"fast_bytes_mean\":" << static_cast<uint64_t>(e.fast_mean)
-       << ",\"bytes_to_fast\":" << e.to_fast << ",\"bytes_to_slow\":" << e.to_slow << ",\"late\":" << e.late << "}";
+       << ",\"bytes_to_fast\":" << e.to_fast << ",\"bytes_to_slow\":" << e.to_slow << ",\"late\":" << e.late
+       << ",\"steps\":" << e.steps << ",\"checked_steps\":" << e.checked_steps << ",\"misplaced\":" << e.misplaced
+       << ",\"verified\":" << e.verified << "}";
     first = false;
   }
   os << "],\"detection\":[";

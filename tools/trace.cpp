@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "json.h"
+#include "phase_select.h"
 #include "profile_model.h"
 #include "symbolizer.h"
 #include "view.h"
@@ -28,18 +30,21 @@ struct Options {
   bool symbols = true;
   bool debuginfod = false;
   size_t max_intervals = 100000;  // interval slices written at most
+  int64_t phase = -1;             // --phase N: only that phase's time span (-1: the whole run)
   std::string path, out;
 };
 
 void print_help() {
   std::cout
-      << "Usage: sentinel-view trace [-o FILE.json] [--no-symbols] [--max-intervals N] DUMP\n"
+      << "Usage: sentinel-view trace [-o FILE.json] [--phase N] [--no-symbols] [--max-intervals N] DUMP\n"
          "Writes the dump as Chrome trace-event JSON, for https://ui.perfetto.dev or\n"
          "chrome://tracing: every tracked object is a slice from its birth to its death on a track\n"
          "of its allocating thread (lanes keep slices from overlapping), steps and intervals are\n"
          "slices and instant markers, and the live tracked bytes are a counter.\n"
          "\n"
          "  -o FILE        output file (default: DUMP.trace.json; '-': standard output)\n"
+         "  --phase N      only phase N: its steps, intervals and migration batches, and the\n"
+         "                 objects and marks of its time span (default: the whole run)\n"
          "  --no-symbols   name objects by site id instead of their symbolized allocating frame\n"
          "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
          "  --max-intervals N  interval slices written at most (default 100000; 0: none)\n"
@@ -107,6 +112,27 @@ std::string short_frame(const std::string& f) {
   return s;
 }
 
+// The identity of every object (nullopt: none): an object born in a step has the identity of its
+// step's phase; one born outside the steps has an identity of `shown` (the phase the trace is of, or
+// the main phase), the only phase whose outside identities are matched.
+std::vector<std::optional<sentinel_identity>> object_identity_table(const fmt::Profile& p, const StepModel& sm,
+                                                                    uint32_t shown) {
+  std::vector<std::optional<sentinel_identity>> out(p.objects.size());
+  std::vector<uint32_t> phases{shown};
+  for (const auto& ph : sm.phases)
+    if (ph.phase != shown && ph.identities) phases.push_back(ph.phase);
+  for (uint32_t phase : phases) {
+    const AccessModel am = model_access(p, phase);
+    const auto ids = object_identities(p, am);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (out[i] || ids[i] == SIZE_MAX) continue;
+      const sentinel_identity& id = am.identities[ids[i]].id;
+      if (phase == shown || id.ordinal != SENTINEL_NO_ORDINAL) out[i] = id;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int cmd_trace(int argc, char** argv) {
@@ -115,7 +141,7 @@ int cmd_trace(int argc, char** argv) {
   int rc = 0;
   while (args.next_option()) {
     if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.output_option(o.out, rc)) {
+    if (args.output_option(o.out, rc) || args.phase_option(o.phase, rc)) {
       if (rc) return rc;
       continue;
     }
@@ -137,8 +163,10 @@ int cmd_trace(int argc, char** argv) {
   if (!profile) return 1;
   const fmt::Profile& p = *profile;
   StepModel sm = model_steps(p);
-  AccessModel am = model_access(p, sm);
-  auto obj_id = object_identities(p, am);
+  const auto shown = select_phase(sm, o.phase, o.path);
+  if (!shown) return 1;
+  const bool one_phase = o.phase >= 0;
+  const auto obj_id = object_identity_table(p, sm, *shown);
   SeqClock clock(p);
   Symbolizer sym(p, o.symbols);
 
@@ -168,13 +196,32 @@ int cmd_trace(int argc, char** argv) {
   uint64_t t_end = last;
   if (p.process.present && p.process.end_monotonic_ns >= last) t_end = p.process.end_monotonic_ns;
   const uint32_t pid = p.process.present ? p.process.pid : 1;
+  // --phase N: the span of its steps, from the first one's start to the last one's end (its
+  // migration batches are written wherever they fall).
+  uint64_t lo = 0, hi = UINT64_MAX;
+  if (one_phase) {
+    lo = UINT64_MAX;
+    hi = 0;
+    for (size_t k = 0; k < p.steps.size(); ++k) {
+      if (p.steps[k].phase != *shown) continue;
+      auto [a, b] = step_span(p, clock, k, t_end);
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+    if (lo > hi) lo = hi = 0;  // a phase without steps: nothing but its batches
+  }
+  auto in_window = [&](uint64_t from, uint64_t to) { return !one_phase || (from <= hi && to >= lo && hi > 0); };
+  uint64_t steps_written = 0, objects_written = 0;
 
   OutputFile out;
   if (!out.open(o.out)) return 1;
   std::ostream& os = out.stream();
   os << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"dump\":" << json_quote(o.path)
      << ",\"format\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor))
-     << ",\"objects\":" << p.objects.size() << ",\"steps\":" << sm.steps << "},\"traceEvents\":[";
+     << ",\"objects\":" << p.objects.size() << ",\"steps\":" << sm.steps << ",\"phase\":";
+  if (one_phase) os << *shown;
+  else os << "null";
+  os << "},\"traceEvents\":[";
   Writer w(os, t0, pid);
 
   std::string pname = p.process.executable.empty() ? "process" : p.process.executable;
@@ -196,6 +243,8 @@ int cmd_trace(int argc, char** argv) {
   size_t interval_slices = 0;
   for (size_t k = 0; k < p.steps.size(); ++k) {
     const auto& s = p.steps[k];
+    if (one_phase && s.phase != *shown) continue;
+    ++steps_written;
     auto [start, stop] = step_span(p, clock, k, t_end);
     std::string flags;
     if (s.flags & SENTINEL_STEP_EXPLICIT) flags += " marked";
@@ -233,6 +282,7 @@ int cmd_trace(int argc, char** argv) {
     }
   }
   for (size_t k = 0; k < p.marks.size(); ++k) {
+    if (!in_window(p.marks[k].monotonic_ns, p.marks[k].monotonic_ns)) continue;
     w.begin("i", "mark " + std::to_string(k), kTidMarks)
         << ",\"cat\":\"mark\",\"s\":\"t\",\"ts\":" << w.ts(p.marks[k].monotonic_ns)
         << ",\"args\":{\"seq\":" << p.marks[k].seq << "}";
@@ -244,6 +294,9 @@ int cmd_trace(int argc, char** argv) {
   {
     std::vector<size_t> order(p.migration_log.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (one_phase)
+      order.erase(std::remove_if(order.begin(), order.end(), [&](size_t i) { return p.migration_log[i].phase != *shown; }),
+                  order.end());
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
       return p.migration_log[x].start_ns < p.migration_log[y].start_ns;
     });
@@ -275,8 +328,13 @@ int cmd_trace(int argc, char** argv) {
   }
 
   // Objects: per thread, lanes assigned greedily in birth order (the lowest free lane).
+  auto object_end = [&](const sentinel_object& ob) {
+    const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
+    return alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
+  };
   std::map<uint32_t, std::vector<size_t>> by_thread;
-  for (size_t i = 0; i < p.objects.size(); ++i) by_thread[p.objects[i].thread].push_back(i);
+  for (size_t i = 0; i < p.objects.size(); ++i)
+    if (in_window(p.objects[i].birth_ns, object_end(p.objects[i]))) by_thread[p.objects[i].thread].push_back(i);
   std::map<uint32_t, std::string> site_names;
   auto site_name = [&](uint32_t site) -> const std::string& {
     auto it = site_names.find(site);
@@ -302,8 +360,7 @@ int cmd_trace(int argc, char** argv) {
     std::vector<uint32_t> lane_of(idx.size());
     for (size_t k = 0; k < idx.size(); ++k) {
       const auto& ob = p.objects[idx[k]];
-      const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
-      const uint64_t stop = alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
+      const uint64_t stop = object_end(ob);
       while (!busy.empty() && busy.top().first <= ob.birth_ns) {
         free_lanes.insert(busy.top().second);
         busy.pop();
@@ -328,10 +385,11 @@ int cmd_trace(int argc, char** argv) {
     for (size_t k = 0; k < idx.size(); ++k) {
       const auto& ob = p.objects[idx[k]];
       const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
-      const uint64_t stop = alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
-      const size_t ident = obj_id[idx[k]];
+      const uint64_t stop = object_end(ob);
+      const auto& ident = obj_id[idx[k]];
+      ++objects_written;
       std::string cat = "object";
-      if (ident != SIZE_MAX) cat += std::string(",") + lifetime_short(am.identities[ident].id.lifetime);
+      if (ident) cat += std::string(",") + lifetime_short(ident->lifetime);
       std::string name = human_bytes(ob.size) + " " + site_name(ob.site);
       std::ostream& e = w.begin("X", name, base + lane_of[k]);
       e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns) << ",\"dur\":" << w.dur(ob.birth_ns, stop)
@@ -341,8 +399,8 @@ int cmd_trace(int argc, char** argv) {
       if (alive) e << "null"; else e << ob.death_seq;
       e << ",\"alive_at_exit\":" << (alive ? "true" : "false") << ",\"thread\":" << ob.thread;
       if (ob.kind == SENTINEL_KIND_CUDA_HOST) e << ",\"kind\":\"cuda-host\"";
-      if (ident != SIZE_MAX) {
-        const auto& id = am.identities[ident].id;
+      if (ident) {
+        const auto& id = *ident;
         e << ",\"identity\":" << id.id << ",\"lifetime\":" << json_quote(lifetime_name(id.lifetime))
           << ",\"group\":" << id.group;
       }
@@ -362,26 +420,35 @@ int cmd_trace(int argc, char** argv) {
     }
     std::sort(ev.begin(), ev.end());  // at equal times frees (negative) first
     int64_t live = 0;
-    for (size_t i = 0; i < ev.size();) {
-      size_t j = i;
-      while (j < ev.size() && ev[j].first == ev[i].first) live += ev[j++].second;
-      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ev[i].first)
+    bool opened = !one_phase;  // --phase: the first value is the one at the window's start
+    auto value = [&](uint64_t ns) {
+      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ns)
                                             << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
       w.end();
+    };
+    for (size_t i = 0; i < ev.size();) {
+      size_t j = i;
+      const uint64_t ns = ev[i].first;
+      if (!opened && ns >= lo) {
+        value(lo);
+        opened = true;
+      }
+      while (j < ev.size() && ev[j].first == ns) live += ev[j++].second;
+      if (in_window(ns, ns)) value(ns);
       i = j;
     }
     if (!ev.empty()) {
-      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(std::max(t_end, ev.back().first))
-                                            << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
-      w.end();
+      if (!opened) value(lo);
+      value(one_phase ? hi : std::max(t_end, ev.back().first));
     }
   }
   os << "\n]}\n";
   rc = out.close();
   if (rc == 0 && o.out != "-")
-    std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << p.objects.size()
-              << " objects on " << (next_tid - kTidObjects) << " tracks, " << sm.steps << " steps, "
-              << interval_slices << " intervals); open it in https://ui.perfetto.dev or chrome://tracing\n";
+    std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << objects_written
+              << " objects on " << (next_tid - kTidObjects) << " tracks, " << steps_written << " steps, "
+              << interval_slices << " intervals" << (one_phase ? ", phase " + std::to_string(*shown) : std::string())
+              << "); open it in https://ui.perfetto.dev or chrome://tracing\n";
   return rc ? rc : finish_output();
 }
 

@@ -9,7 +9,7 @@ namespace {
 
 // Default for SENTINEL_MIN_BYTES: chosen from the allocation census in docs/min-bytes.md.
 const VarSpec kTable[] = {
-    {"SENTINEL_MODE", VarType::mode, "track",
+    {"SENTINEL_MODE", VarType::mode, "run",
      "off: plain pass-through; track: serve and record tensor-sized objects; profile: also profile accesses; "
      "run: profile, then place and migrate between the fast and the slow node"},
     {"SENTINEL_MIN_BYTES", VarType::size, "64K", "objects of at least this many bytes are tracked (e.g. 4096, 64K, 1M)",

@@ -377,6 +377,10 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
       w.put(&plan.entries[count], sizeof(sentinel_plan_entry));
     if (count < plan.entry_count) log_line(LogLevel::warn, "a plan has more entries than one dump record holds; it is cut");
     w.patch_u32(count_at, count);
+    // The planner's clock, so that the offline recomputation gets exactly the runtime's inputs.
+    const uint64_t* ns = t.plan_interval_ns(slot);
+    w.u32(ns ? plan.header.intervals : 0);
+    for (uint32_t i = 0; ns && i < plan.header.intervals; ++i) w.u64(ns[i]);
     w.end();
   }
   // What the migrator did, per (phase, interval) with steps under a plan.
@@ -470,6 +474,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"arena_binding_failures", s.arena.binding_failures()},
       {"profile_windows_voided", s.stepper.voided_windows()},
       {"migrator_probe_move_pages_ns", s.tiering.migrator().probe_ns(0)},
+      {"tier_births_guarded", s.tiering.budget_guarded()},
+      {"tier_promotions_deferred", s.tiering.migrator().budget_deferred()},
       {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
   };
   w.begin(SENTINEL_REC_STATS);

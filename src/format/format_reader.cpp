@@ -624,6 +624,13 @@ class Parser {
       x.touch_mask = load64(e + 16);
       return x;
     });
+    if (c.remaining() >= 4) {  // appended: the planner's interval durations
+      uint64_t at = c.offset();
+      uint32_t n = c.u32("interval count");
+      c.check_count(at, n, 8, "interval duration");
+      r.interval_ns.reserve(n);
+      for (uint32_t i = 0; i < n; ++i) r.interval_ns.push_back(c.u64("interval duration"));
+    }
     prof_.plans.push_back(std::move(r));
   }
 

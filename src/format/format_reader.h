@@ -139,6 +139,9 @@ struct CounterSample {
 struct PlanRecord {
   sentinel_plan_header header{};
   std::vector<sentinel_plan_entry> entries;
+  // The interval durations the planner was given (ns; appended to the record in 1.2, empty when a
+  // writer did not append them): `sentinel-view plan` recomputes with exactly these.
+  std::vector<uint64_t> interval_ns;
 };
 
 struct Profile {

@@ -77,6 +77,7 @@ bool StepDetector::build_template(uint64_t pos, uint32_t period, uint32_t beta) 
     uint32_t k = count_of(s, filled);
     bump(s, filled);
     by_token_[s.base + k] = static_cast<uint16_t>(o);
+    if (k == 0) s.first = o;
     tmpl_[o] |= k;
   }
   return true;
@@ -142,7 +143,7 @@ StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allo
   TokenSlot& s = slots_[si];
   OpenStep* st = nullptr;
   const uint32_t kc = count_of(s, cur_);
-  if (kc < s.m && (!next_open_ || !plausible_late || by_token_[s.base + kc] + budget >= cur_.assigned)) {
+  if (kc < s.m && (!next_open_ || !plausible_late || ordinal_of(s, kc) + budget >= cur_.assigned)) {
     st = &cur_;
     a.kind = next_open_ ? kLate : kCurrent;
   } else if (next_open_) {
@@ -165,7 +166,7 @@ StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allo
   }
   a.k = count_of(s, *st);
   bump(s, *st);
-  a.ordinal = by_token_[s.base + a.k];
+  a.ordinal = ordinal_of(s, a.k);
   a.displaced = st->assigned > 0 && a.ordinal < st->last_ordinal;
   st->assigned++;
   st->last_ordinal = a.ordinal;
@@ -190,7 +191,9 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   const uint32_t P = period_;
   const bool tentative = state_ == kTentative;
   const uint32_t budget = step_budget(P, tentative);
-  const Assignment a = assign(token, budget, true);
+  // The next step may begin while this one misses at most budget identities, and at most a quarter of
+  // the step: with a tiny step over few tokens, any stream of those tokens would fit otherwise.
+  const Assignment a = assign(token, budget < P / 4 ? budget : P / 4, true);
   if (a.closed_missing) {
     skipped_tokens_ += a.closed_missing;
     if (cur_phase_) cur_phase_->missing += a.closed_missing;
@@ -199,8 +202,17 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
     unlock(pos, tentative);
     return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
   }
-  if (a.kind == kNoise) return noise(pos);
-  if (a.displaced) displaced_tokens_++;
+  if (a.kind == kNoise) return noise(pos, token);
+  if (a.displaced) {
+    displaced_tokens_++;
+    if (order_required_) {  // out of order counts against the budget (the identity stands)
+      OpenStep& st = next_open_ ? next_ : cur_;
+      if (++st.noise > budget) {
+        unlock(pos, tentative);
+        return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
+      }
+    }
+  }
   ordinal_ = a.ordinal;
   consecutive_noise_ = 0;
   last_match_seq_ = cur_seq_;
@@ -223,11 +235,16 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
 }
 
 // An allocation that fits no identity: counted against the newest step's budget and against the run of
-// noise in a row; the clock stays where it is.
-FeedResult StepDetector::noise(uint64_t pos) {
+// noise in a row; the clock stays where it is. A burst of one token (a prefetch thread delivering two or
+// three batches at once) is one irregularity: its repeats right after it count once per kNoiseBurst.
+FeedResult StepDetector::noise(uint64_t pos, uint64_t token) {
   const bool tentative = state_ == kTentative;
   noise_tokens_++;
   if (cur_phase_) cur_phase_->noise++;
+  if (consecutive_noise_ > 0 && token == last_noise_token_ && ++noise_burst_ % kNoiseBurst != 0)
+    return {ordinal_, kNoOrdinal, clock_, phase_id_, static_cast<uint16_t>(kFedLocked | kFedNoise)};
+  if (token != last_noise_token_ || consecutive_noise_ == 0) noise_burst_ = 0;
+  last_noise_token_ = token;
   OpenStep& st = next_open_ ? next_ : cur_;
   st.noise++;
   if (consecutive_noise_++ == 0) first_noise_seq_ = cur_seq_;

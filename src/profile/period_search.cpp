@@ -1,5 +1,7 @@
 // Step detection, the search for the period: proposals (recurring windows, recurring tokens) and the
 // candidates that verify them, by exact repeat and by equal bags. See docs/step-detection.md.
+#include <cmath>
+
 #include "step_detector.h"
 #include "step_detector_internal.h"
 
@@ -12,8 +14,9 @@ using namespace step_internal;
 //  - hits: cuts c, spaced by P, where the windows [c - 2P, c - P) and [c - P, c) hold the same bag, that
 //    is S(c) - S(c - P) == S(c - P) - S(c - 2P) with S the prefix sums of the 64-bit tokens. With thread
 //    pools only some cuts have equal bags (those no racing allocation crosses), but those recur every P.
-// The chain of hits follows one residue of the cut modulo P; it survives a noisy step (a later cut within
-// 2 of 2P or 3P continues it, shifted) and breaks after 3P + 2 positions without a hit.
+// The chain of hits follows one residue of the cut modulo P; for P >= kSmallPeriod it survives a noisy
+// step (a later cut within 2 of 2P or 3P continues it, shifted), and it breaks after 3P + 2 positions
+// without a hit.
 void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
   const uint64_t cut = pos + 1;
   for (Candidate& c : cand_) {
@@ -37,12 +40,14 @@ void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
         c.cut = cut;
         c.aligned_from = cut;
         c.chain_from = cut;
+        c.distinct = 0;
       } else {
         const uint64_t d = cut - c.cut;
         if (d == P) {
           c.hits++;
           c.cut = cut;
-        } else if ((d > P && d <= P + 2) || (d + 2 >= 2 * P && d <= 2 * P + 2) || (d + 2 >= 3 * P && d <= 3 * P + 2)) {
+        } else if (P >= kSmallPeriod &&
+                   ((d > P && d <= P + 2) || (d + 2 >= 2 * P && d <= 2 * P + 2) || (d + 2 >= 3 * P && d <= 3 * P + 2))) {
           c.hits++;  // continued after a step whose windows were not equal (an insertion shifts the cut)
           c.cut = cut;
           c.aligned_from = cut;
@@ -132,7 +137,7 @@ void StepDetector::backfill(Candidate& c, uint64_t pos) const {
   }
   c.run = run;
   const uint64_t cut = pos + 1;
-  const uint32_t need = bag_windows_needed(c.period) + 4;
+  const uint32_t need = 64;
   uint32_t hits = 0;
   for (uint64_t q = cut; q >= low + 2 * P && hits < need; q -= P) {
     if (sum_at(q) - sum_at(q - P) != sum_at(q - P) - sum_at(q - 2 * P)) break;
@@ -143,6 +148,7 @@ void StepDetector::backfill(Candidate& c, uint64_t pos) const {
     c.cut = cut;
     c.aligned_from = cut - (hits - 1) * P;
     c.chain_from = c.aligned_from;
+    c.distinct = 0;
   }
 }
 
@@ -167,7 +173,10 @@ void StepDetector::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
   const uint64_t r = rank(*slot);
   if (r == UINT64_MAX) return;
   if (origin == kFromAnchor && r > (uint64_t{1} << 32)) return;
-  Candidate c{period, 0, 0, origin, 0, 0, 0, pos};
+  Candidate c{};
+  c.period = period;
+  c.origin = origin;
+  c.born = pos;
   backfill(c, pos);
   if (origin == kFromWindow && c.run < kWindow && c.hits == 0) return;  // a hash collision
   *slot = c;
@@ -195,6 +204,21 @@ void StepDetector::remember_failure(uint32_t period, uint32_t run, uint32_t hits
   *slot = Failure{period, run, hits, ++stamp_};
 }
 
+// The shortest divisor d of P such that the last P tokens are P/d windows of d with the same bag; 0 when
+// there is none (or P is too long to check).
+uint32_t StepDetector::bag_divisor(uint32_t P, uint64_t pos) const {
+  if (P > kDivisorCheckMax) return 0;
+  const uint64_t cut = pos + 1, top = sum_;
+  for (uint32_t d = 1; d <= P / 2; d++) {
+    if (P % d || cut < valid_from_ + P) continue;
+    const uint64_t h = top - sum_at(cut - d);
+    bool periodic = true;
+    for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
+    if (periodic) return d;
+  }
+  return 0;
+}
+
 bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
   if (c.run < c.period) return false;
   if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
@@ -215,31 +239,56 @@ bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
   return true;
 }
 
-// Equal bags are weaker evidence than an exact repeat (two windows of a random stream over a small
-// alphabet often hold the same bag), so a bag lock needs a chain of at least kBagMinWindows equal pairs
-// covering kBagMinTokens allocations.
-uint32_t StepDetector::bag_windows_needed(uint32_t period) const {
-  uint32_t by_tokens = (kBagMinTokens + period - 1) / period;
-  return by_tokens > kBagMinWindows ? by_tokens : kBagMinWindows;
+// Equal bags are weaker evidence than an exact repeat: two windows of a random stream over a small
+// alphabet often hold the same bag. For D distinct tokens in windows of P, two random windows hold equal
+// bags with probability about q = (4 pi P / D)^(-(D - 1) / 2) (the multinomial's collision probability,
+// tokens taken as equally frequent); a chain that may continue shifted (P >= kSmallPeriod: 5 cuts per
+// window can continue it) has s = 5 chances a window. A bag lock needs K windows with (s q)^K <= 1e-12,
+// at least kBagMinWindows: K is 3 or 4 for real steps (7 distinct tokens in 11: K = 4), 19 for two
+// tokens in windows of 3, and a single token never locks by bags (its period is exact).
+double StepDetector::bag_chance_log10(uint32_t period, uint32_t distinct) {
+  if (distinct <= 1) return 0;
+  const double P = period, D = distinct;
+  const double log_q = -(D - 1) / 2 * std::log10(4 * 3.14159265358979 * P / D);
+  return log_q < 0 ? log_q : 0;
 }
 
-bool StepDetector::lockable_bag(const Candidate& c, uint64_t pos) const {
+uint32_t StepDetector::bag_windows_needed(uint32_t period, uint32_t distinct) {
+  if (distinct <= 1) return UINT32_MAX;
+  const double log_sq = (period >= kSmallPeriod ? std::log10(5.0) : 0.0) + bag_chance_log10(period, distinct);
+  if (log_sq >= -0.05) return UINT32_MAX;  // no number of windows makes it unlikely
+  const double k = std::ceil(12.0 / -log_sq);
+  return k < kBagMinWindows ? kBagMinWindows : (k > 256 ? 256 : static_cast<uint32_t>(k));
+}
+
+// Distinct tokens among the last P, estimated by linear counting on a 4096-bit map (exact enough for what
+// it decides: the chance that bags are equal, which falls fast with D). O(P), once per chain.
+uint32_t StepDetector::distinct_in_window(uint64_t pos, uint32_t period) const {
+  constexpr uint32_t kBits = 4096;
+  uint64_t map[kBits / 64] = {};
+  for (uint64_t j = pos + 1 - period; j <= pos; j++) {
+    const uint64_t b = tok(j) >> 52;  // the token's top 12 bits (tokens are mixed)
+    map[b >> 6] |= uint64_t{1} << (b & 63);
+  }
+  uint32_t ones = 0;
+  for (uint64_t w : map) ones += static_cast<uint32_t>(__builtin_popcountll(w));
+  if (ones >= kBits - 1) return 4 * kBits;
+  return static_cast<uint32_t>(std::lround(-double{kBits} * std::log(1.0 - static_cast<double>(ones) / kBits)));
+}
+
+bool StepDetector::lockable_bag(Candidate& c, uint64_t pos) {
   const uint32_t P = c.period;
-  if (c.hits < bag_windows_needed(P) || c.cut != pos + 1) return false;  // lock at a cut with equal bags
+  if (c.hits < kBagMinWindows || c.cut != pos + 1) return false;  // lock at a cut with equal bags
+  if (c.distinct == 0) {
+    c.distinct = distinct_in_window(pos, P);
+    if (c.distinct == 0) c.distinct = 1;
+    c.needed = bag_windows_needed(P, c.distinct);
+  }
+  if (c.hits < c.needed) return false;
   const Failure* f = failure(P);
   if (f && f->hits != 0 && c.hits <= f->hits + 1) return false;
   // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.
-  if (P <= kDivisorCheckMax) {
-    const uint64_t cut = pos + 1, top = sum_;
-    for (uint32_t d = 1; d <= P / 2; d++) {
-      if (P % d || cut < valid_from_ + P) continue;
-      const uint64_t h = top - sum_at(cut - d);
-      bool periodic = true;
-      for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
-      if (periodic) return false;
-    }
-  }
-  return true;
+  return bag_divisor(P, pos) == 0;
 }
 
 }  // namespace sentinel

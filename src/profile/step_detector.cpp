@@ -274,14 +274,37 @@ FeedResult StepDetector::feed_auto(uint64_t pos, uint64_t token) {
   int best = -1;
   bool best_exact = false;
   for (uint32_t k = 0; k < kCandidates; k++) {
-    const Candidate& c = cand_[k];
+    Candidate& c = cand_[k];
     if (c.period == 0 || (best >= 0 && c.period >= cand_[best].period)) continue;
     bool exact = lockable_exact(c, pos);
     if (!exact && !lockable_bag(c, pos)) continue;
     best = static_cast<int>(k);
     best_exact = exact;
   }
-  if (best < 0 || !lock(pos, cand_[best], best_exact)) return r;
+  if (best < 0) return r;
+  Candidate chosen = cand_[best];
+  if (best_exact) {
+    // A single exact repeat of an unrelated period is a coincidence when another candidate already has
+    // more allocations verified by equal bags (a batch made by another thread fell outside two windows
+    // of the step's other allocations): wait for that one.
+    for (const Candidate& o : cand_) {
+      if (o.period == 0 || o.hits < 3 || o.period % chosen.period == 0 || chosen.period % o.period == 0) continue;
+      if (uint64_t{o.hits} * o.period > uint64_t{chosen.run} + chosen.period) return r;
+    }
+    // Two steps whose orders alternate repeat exactly at 2P before P repeats at all: an exact repeat
+    // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
+    // shows four equal windows of P).
+    if (uint32_t d = bag_divisor(chosen.period, pos)) {
+      Candidate dc{};
+      dc.period = d;
+      dc.born = pos;
+      backfill(dc, pos);
+      if (dc.hits < 2) return r;
+      chosen = dc;
+      best_exact = false;
+    }
+  }
+  if (!lock(pos, chosen, best_exact)) return r;
   uint16_t flags = kFedLocked | kFedLockedNow;
   if (step_start_ == cur_seq_) flags |= kFedStepStart;
   return {ordinal_, tmpl_[ordinal_] & 0xFFFFu, clock_, phase_id_, flags};
@@ -470,10 +493,16 @@ size_t StepDetector::describe(char* buf, size_t cap) const {
   } else {
     l.s("no step found in ").u(d.allocations).s(" tracked allocations");
   }
-  l.s(": ").u(d.distinct_tokens).s(" distinct (site,size) tokens, longest exact repeat ").u(d.longest_run);
-  if (d.longest_run) l.s(" allocations at distance ").u(d.longest_run_period);
-  l.s(", longest same-bag repeat ").u(d.best_bag_windows).s(" windows");
-  if (d.best_bag_windows) l.s(" of ").u(d.best_bag_period).s(" allocations");
+  l.s(": ").u(d.distinct_tokens).s(" distinct (site,size) tokens, ");
+  if (d.longest_run)
+    l.s("longest exact repeat ").u(d.longest_run).s(" allocations at distance ").u(d.longest_run_period);
+  else
+    l.s("no exact repeat");
+  if (d.best_bag_windows)
+    l.s(", longest same-bag repeat ").u(d.best_bag_windows).s(" windows of ").u(d.best_bag_period)
+        .s(d.best_bag_period == 1 ? " allocation" : " allocations");
+  else
+    l.s(", no same-bag repeat");
   l.s(", ").u(d.locks).s(" locks (").u(d.retracted).s(" voided)");
   return l.end();
 }

@@ -131,12 +131,12 @@ class StepDetector {
   static constexpr uint32_t kCandidates = 8;       // periods verified at the same time
   static constexpr uint32_t kSmallPeriod = 8;      // periods below this need a run of kSmallRun to lock
   static constexpr uint32_t kSmallRun = 32;
-  static constexpr uint32_t kBagMinWindows = 4;     // equal-bag window pairs a bag lock needs, at least...
-  static constexpr uint32_t kBagMinTokens = 96;     // ...and enough to cover this many allocations
+  static constexpr uint32_t kBagMinWindows = 3;     // equal-bag window pairs a bag lock needs, at least
   static constexpr uint32_t kMinAnchorGap = 8;      // shorter recurrences of one token are not proposed
   static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
   static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
   static constexpr uint32_t kTentativeBudget = 2;       // noise per step, and in a row, of a tentative lock
+  static constexpr uint32_t kNoiseBurst = 4;            // repeats of one noise token that count as one event
   static constexpr uint32_t kFailSlots = 16;            // memory of retracted (spurious) periods
   static constexpr uint32_t kPhaseSlots = 64;           // patterns remembered for phase ids
   static constexpr uint32_t kSegmentSlots = 32;         // recent locks, for absorption of inner-loop locks
@@ -245,6 +245,8 @@ class StepDetector {
     uint64_t cut;           // the chain's latest cut (position after the second window)
     uint64_t aligned_from;  // first cut of the chain's part spaced exactly by period
     uint64_t chain_from;    // first cut of the chain
+    uint32_t distinct;      // distinct tokens of the chain's bag (estimated once; 0: not yet)
+    uint32_t needed;        // equal-bag windows a lock needs, from P and distinct (see bag_windows_needed)
     uint64_t born;          // position when proposed
   };
   struct Failure {
@@ -280,7 +282,7 @@ class StepDetector {
     uint16_t m;     // occurrences per step
     uint32_t ep[2];
     uint16_t cnt[2];
-    uint32_t spare;
+    uint32_t first;  // template ordinal of k = 0 (most tokens occur once a step: no by_token_ read)
   };
   struct OpenStep {
     uint32_t epoch;
@@ -329,8 +331,10 @@ class StepDetector {
   uint64_t step_start_ = 0;
   uint64_t lock_pos_ = 0;
   uint64_t matches_since_lock_ = 0;
-  uint32_t consecutive_noise_ = 0;
+  uint32_t consecutive_noise_ = 0;  // noise events in a row (a burst of one token is one event)
   uint64_t first_noise_seq_ = 0;
+  uint64_t last_noise_token_ = 0;
+  uint32_t noise_burst_ = 0;
   uint16_t phase_id_ = 0;
   Phase* cur_phase_ = nullptr;
   uint64_t cur_steps_ = 0;      // steps of the current lock
@@ -339,6 +343,7 @@ class StepDetector {
   uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
   OpenStep cur_{}, next_{};
   bool next_open_ = false;
+  bool order_required_ = false;  // the template's bag alone is weak evidence: displaced tokens are noise
   uint32_t epoch_ = 0;
   uint32_t gen_ = 0;  // template generation
   uint32_t distinct_ = 0;
@@ -396,8 +401,11 @@ class StepDetector {
   void backfill(Candidate& c, uint64_t pos) const;
   void add_candidate(uint32_t period, uint64_t pos, Origin origin);
   bool lockable_exact(const Candidate& c, uint64_t pos) const;
-  bool lockable_bag(const Candidate& c, uint64_t pos) const;
-  uint32_t bag_windows_needed(uint32_t period) const;
+  bool lockable_bag(Candidate& c, uint64_t pos);
+  uint32_t distinct_in_window(uint64_t pos, uint32_t period) const;
+  uint32_t bag_divisor(uint32_t period, uint64_t pos) const;
+  static uint32_t bag_windows_needed(uint32_t period, uint32_t distinct);
+  static double bag_chance_log10(uint32_t period, uint32_t distinct);
   const Failure* failure(uint32_t period) const;
   void remember_failure(uint32_t period, uint32_t run, uint32_t hits);
   void note_evidence(const Candidate& c);
@@ -405,12 +413,14 @@ class StepDetector {
   // step_lock.cpp
   bool lock(uint64_t pos, const Candidate& c, bool exact);
   uint64_t bag_signature(uint64_t pos, uint32_t period) const;
+  bool repeated_composition(uint32_t period) const;
 
   // bag_follower.cpp
   int32_t find_slot(uint64_t token) const;
   int32_t insert_slot(uint64_t token);
   uint32_t count_of(const TokenSlot& s, const OpenStep& st) const { return s.ep[st.field] == st.epoch ? s.cnt[st.field] : 0; }
   void bump(TokenSlot& s, const OpenStep& st);
+  uint32_t ordinal_of(const TokenSlot& s, uint32_t k) const { return k == 0 ? s.first : by_token_[s.base + k]; }
   bool build_template(uint64_t pos, uint32_t period, uint32_t beta);
   void start_following(uint64_t pos, uint32_t beta);
   uint32_t occurrence_since_mark(uint64_t token);
@@ -425,7 +435,7 @@ class StepDetector {
   Assignment assign(uint64_t token, uint32_t open_allowance, bool plausible_late);
   void close_current(Assignment* a);
   FeedResult follow(uint64_t pos, uint64_t token);
-  FeedResult noise(uint64_t pos);
+  FeedResult noise(uint64_t pos, uint64_t token);
 
   // step_detector.cpp
   void unlock(uint64_t pos, bool retract);

@@ -12,6 +12,26 @@ uint64_t StepDetector::bag_signature(uint64_t pos, uint32_t period) const {
   return mix64((sum_at(pos + 1) - sum_at(pos + 1 - period)) ^ mix64(period));
 }
 
+// True when the template just built (P tokens) is n copies of a multiset of P/n tokens for some n >= 2:
+// every multiplicity divisible by n. With batches delivered in bursts (two or three steps' worth at a
+// time), windows of four steps hold equal bags while single steps do not; such a window is four steps.
+bool StepDetector::repeated_composition(uint32_t P) const {
+  uint32_t g = 0;
+  for (uint32_t o = 0; o < P; o++) {
+    const TokenSlot& s = slots_[tmpl_[o] >> 16];
+    if ((tmpl_[o] & 0xFFFFu) != 0) continue;  // each token once
+    uint32_t a = s.m, b = g;
+    while (b) {
+      uint32_t t = a % b;
+      a = b;
+      b = t;
+    }
+    g = a;
+    if (g == 1) return false;
+  }
+  return g >= 2;
+}
+
 // Locks on candidate `cand` at position pos. exact: its last run + P tokens repeat exactly; otherwise its
 // last hits windows of P tokens (ending at pos) hold equal bags. False (nothing changes) when the step
 // does not fit the template table.
@@ -37,6 +57,10 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
     return false;
   }
   const uint64_t bag_sig = bag_signature(pos, P);
+  if (!exact && repeated_composition(P)) {  // P/d copies of d allocations: d's steps, not P's
+    remember_failure(P, cand.run, cand.hits);
+    return false;
+  }
 
   // Exact locks: a rotation-invariant signature and the least rotation of the sequence, so that a known
   // pattern gets back the step start it had.
@@ -128,18 +152,22 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
   };
 
   // Bags: matching means the token still has an occurrence left in the copy of the step being filled
-  // backwards (a copy is full after P matches). Returns the earliest accepted position: the first
-  // allocation of the first step.
+  // backwards (a copy is full after P matches). The lone-match rule applies after a foreign allocation
+  // only: surplus allocations of the step's own kinds (batches prefetched several at once) sit next to a
+  // step's first allocation, foreign ones mark the prologue. Returns the earliest accepted position:
+  // the first allocation of the first step.
   auto bag_walk = [&]() -> uint64_t {
     uint64_t earliest = s0;
     if (s0 <= floor) return earliest;
     OpenStep copy{++epoch_, 0, 0, 0, 0, 0};
     uint32_t q = 0, skips = 0;
+    bool foreign = false;  // a foreign allocation was skipped since the last accepted match
     uint64_t walked = 0;
     bool pending = false;
     uint64_t pend_pos = 0;
     int32_t pend_slot = -1;
     uint32_t pend_skips = 0;
+    bool pend_foreign = false;
     auto accept = [&](uint64_t j) {
       earliest = j;
       if (++q == P) {
@@ -152,23 +180,29 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
       const int32_t si = find_slot(tok(j));
       if (si >= 0 && count_of(slots_[si], copy) < slots_[si].m) {
         bump(slots_[si], copy);
-        if (pending || skips == 0) {
+        if (pending || !foreign) {
           if (pending) accept(pend_pos);
           pending = false;
           accept(j);
+          skips = 0;
+          foreign = false;
         } else {
           pending = true;
           pend_pos = j;
           pend_slot = si;
           pend_skips = skips;
+          pend_foreign = foreign;
           skips = 0;
+          foreign = false;
         }
       } else {
-        if (pending) {  // a lone match after skips: count it as skipped
+        if (pending) {  // a lone match after a foreign allocation: count it as skipped
           slots_[pend_slot].cnt[copy.field]--;
           pending = false;
           skips = pend_skips + 1;
+          foreign = pend_foreign;
         }
+        if (si < 0) foreign = true;
         if (++skips > smax) break;
       }
       if (j == floor) break;
@@ -225,6 +259,9 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
     e0 = E_e;
   else
     e0 = b_cur >= base ? static_cast<uint32_t>(b_cur - base) : 0;
+#ifdef STEP_DEBUG
+  __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u b_cur %lu base %lu exactwalk %d\n", pos, P, exact, cand.run, cand.hits, s0, floor, E, e0, b_cur, base, use_exact_walk);
+#endif
   const bool relock = known != nullptr;
   if (known) {
     known->stamp = ++stamp_;
@@ -311,6 +348,9 @@ bool StepDetector::lock(uint64_t pos, const Candidate& cand, bool exact) {
   tmpl_phase_ = phase_id_;
   tmpl_period_ = P;
   known->distinct = distinct_;
+  // Few distinct tokens: a random stream of them fits the bag step after step (two tokens in 9: about
+  // one step in 7 by chance), so the follower also asks for their order.
+  order_required_ = bag_chance_log10(P, distinct_) > -3;
   state_ = kTentative;
   period_ = P;
   lock_pos_ = pos;

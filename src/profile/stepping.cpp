@@ -136,6 +136,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
   e.start_ns = now;  // ticks; converted when written
   e.phase = phase;
   e.flags = flags;
+  end_clock_interval(now);
   tier_interval_ = -1;
   if (p) {
     ++p->steps;
@@ -162,6 +163,16 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
   }
   steps_.add(e);
   update_sync();
+}
+
+// The step's clock leaves an interval: in a plain step its duration is what the planner will be told
+// the interval lasts (a profiled step's intervals are stretched by the faults).
+void Stepper::end_clock_interval(uint64_t now) {
+  if (tier_interval_ < 0 || window_ != Window::none || !locked_phase_) return;
+  PhaseRecord* p = record(locked_phase_);
+  if (!p || static_cast<uint32_t>(tier_interval_) >= kMaxIntervals || now < tier_interval_ticks_) return;
+  p->plain_ticks[tier_interval_] += now - tier_interval_ticks_;
+  ++p->plain_count[tier_interval_];
 }
 
 void Stepper::prepare_counters() {
@@ -294,11 +305,13 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   }
   id_base_ += p.classification.identity_count;
   group_base_ += p.classification.group_count;
-  // Mean duration of each interval over the profiled steps: the planner's clock.
+  // Mean duration of each interval, the planner's clock: from the plain steps before the window where
+  // there were some (the profiled steps run slower, by their faults), else from the profiled ones.
   for (uint32_t i = 0; i < p.intervals && p.samples; ++i) {
     uint64_t sum = 0;
     for (uint32_t k = 0; k < window_steps_; ++k) sum += p.samples[k * kMaxIntervals + i].ticks;
-    p.interval_ns[i] = window_steps_ && clock_ ? clock_->ticks_to_duration_ns_now(sum / window_steps_) : 0;
+    uint64_t ticks = p.plain_count[i] ? p.plain_ticks[i] / p.plain_count[i] : window_steps_ ? sum / window_steps_ : 0;
+    p.interval_ns[i] = clock_ ? clock_->ticks_to_duration_ns_now(ticks) : 0;
   }
   LineBuf b;
   b.str("phase ").u64(p.id).str(": profiled ").u64(window_steps_).str(" step(s) of ").u64(p.period);
@@ -360,8 +373,8 @@ void Stepper::drain_events(uint64_t now) {
       steps_.close_last(ev.seq);
       if (window_ != Window::none && window_phase_ == ev.phase) close_window(now, Outcome::partial);
       if (tiering_) tiering_->on_phase_left();
-      locked_phase_ = 0;
       tier_interval_ = -1;
+      locked_phase_ = 0;
       update_sync();
       continue;
     }
@@ -397,7 +410,7 @@ void Stepper::drain_events(uint64_t now) {
 }
 
 void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
-                            uintptr_t address, uint8_t tier, bool pinned) {
+                            uintptr_t address, uint16_t tier, bool pinned) {
   if (finished_) return;
   FeedResult r = detector_.feed(seq, site, size);
   drain_events(now);
@@ -413,9 +426,11 @@ void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t
       if (window_ == Window::profile && window_phase_ == r.phase && log_index < assignment_capacity_ &&
           r.occurrence != kNoOrdinal)
         assignments_[log_index] = Assignment{r.ordinal + 1, r.occurrence + 1};
-      if (tiering_ && static_cast<int32_t>(interval) != tier_interval_) {
+      if (static_cast<int32_t>(interval) != tier_interval_) {
+        end_clock_interval(now);
         tier_interval_ = static_cast<int32_t>(interval);
-        tiering_->on_interval(r.phase, p->steps, interval);
+        tier_interval_ticks_ = now;
+        if (tiering_) tiering_->on_interval(r.phase, p->steps, interval);
       }
     }
   } else if (!detector_.locked()) {

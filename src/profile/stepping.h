@@ -73,7 +73,10 @@ struct PhaseRecord {
   uint64_t faults = 0, fault_ticks = 0, syscall_unprotects = 0;  // during its window
   Classification classification{};
   IntervalSample* samples = nullptr;  // [kMaxWindowSteps][kMaxIntervals]
-  uint64_t interval_ns[kMaxIntervals] = {};  // mean duration per interval over the profiled steps (ns)
+  uint64_t interval_ns[kMaxIntervals] = {};  // mean duration per interval, the planner's clock (ns)
+  // Interval durations in plain steps (no window open: no profiling faults stretching them), ticks.
+  uint64_t plain_ticks[kMaxIntervals] = {};
+  uint32_t plain_count[kMaxIntervals] = {};
   // Tiering
   bool planned = false;
   uint64_t planned_steps = 0;
@@ -90,7 +93,7 @@ class Stepper {
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
   void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
-                     uintptr_t address = 0, uint8_t tier = 0, bool pinned = false);
+                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false);
   void on_free(uint32_t log_index);
   // sentinel_step(): the next allocation starts a step.
   void on_mark(uint64_t seq, uint64_t now);
@@ -143,7 +146,9 @@ class Stepper {
   PhaseRecord phases_[kMaxPhases];
   uint32_t phase_count_ = 0;
   uint16_t locked_phase_ = 0;   // the phase locked now (0: none)
-  int32_t tier_interval_ = -1;  // the interval last announced to tiering in this step
+  int32_t tier_interval_ = -1;  // the interval the step is in (last announced to tiering)
+  uint64_t tier_interval_ticks_ = 0;  // ... since when
+  void end_clock_interval(uint64_t now);
   uint32_t id_base_ = 0, group_base_ = 0;
   Assignment* assignments_ = nullptr;  // per log index, written during profiling windows
   uint64_t assignment_capacity_ = 0;

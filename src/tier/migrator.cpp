@@ -117,7 +117,10 @@ void Migrator::probe(MoveMethod wanted) {
 }
 
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
-  if (slot < kMaxPlans) plans_[slot] = plan;
+  if (slot < kMaxPlans) {
+    first_step_[slot] = UINT64_MAX;
+    plans_[slot] = plan;
+  }
 }
 
 void Migrator::post_boundary(uint32_t slot, uint64_t step, uint32_t interval) {
@@ -189,6 +192,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   if (!plan || interval >= plan->intervals || interval >= 64) return;
   MigrationStats& st = stats_[slot][interval];
   ++st.steps;
+  if (first_step_[slot] == UINT64_MAX) first_step_[slot] = step;
   const uint32_t n = plan->intervals;
   // The fast tier's occupancy during this interval: what the boundary's moves left (sampled at the end
   // of the pass, also when a newer boundary cut it short).
@@ -199,9 +203,13 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
       uint64_t occupancy = m->fast_bytes();
       st->fast_bytes_sum += occupancy;
       if (occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;
-      if (occupancy > m->steady_peak_.load(std::memory_order_relaxed)) m->steady_peak_.store(occupancy, std::memory_order_relaxed);
+      // The plan's first step takes over objects that were on the fast node before it: its
+      // boundaries are the transition, not the steady state the budget bounds.
+      if (steady && occupancy > m->steady_peak_.load(std::memory_order_relaxed))
+        m->steady_peak_.store(occupancy, std::memory_order_relaxed);
     }
-  } sample{this, &st};
+    bool steady;
+  } sample{this, &st, step > first_step_[slot] + 1};
   auto superseded = [&] { return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire); };
 
   // Demotions first: they make the room the promotions need.
@@ -229,18 +237,30 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
         uint8_t have = EntryState::tier_of(word);
         if (!addr || !size || have == EntryState::kNone || have == to) continue;
         if (superseded()) return;
+        // A promotion takes its room before its pages move (a birth meanwhile must not count on it);
+        // a demotion gives its room back only once its pages have left.
+        if (to == kTierFast) {
+          if (plan->budget != UINT64_MAX) {
+            int64_t pending = pending_ ? pending_->load(std::memory_order_relaxed) : 0;
+            if (fast_bytes() + static_cast<uint64_t>(pending > 0 ? pending : 0) + size > plan->budget) {
+              budget_deferred_.fetch_add(1, std::memory_order_relaxed);  // no room now: the next boundary tries again
+              continue;
+            }
+          }
+          add_fast_bytes(static_cast<int64_t>(size));
+        }
         uint64_t failed = 0;
         bool ok = move(addr, size, to, &failed);
         failed_total += failed;
-        if (!ok) continue;
         // The object may have died (and its slot been reused) while its pages moved: then its tier is
         // its successor's business.
         uint64_t moved = (word & ~uint64_t{0xFF}) | to;
-        if (!es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
-          raced_.fetch_add(1, std::memory_order_relaxed);
+        if (!ok || !es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
+          if (ok) raced_.fetch_add(1, std::memory_order_relaxed);
+          if (to == kTierFast) add_fast_bytes(-static_cast<int64_t>(size));
           continue;
         }
-        add_fast_bytes(to == kTierFast ? static_cast<int64_t>(size) : -static_cast<int64_t>(size));
+        if (to == kTierSlow) add_fast_bytes(-static_cast<int64_t>(size));
         if (Slot* s = locate_slot(addr)) s->tier.store(to, std::memory_order_relaxed);
         bytes += size;
         ++objects;

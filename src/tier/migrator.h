@@ -60,6 +60,7 @@ struct ExecPlan {
   EntryState* states = nullptr;
   uint32_t count = 0;
   bool pinned_only = false;
+  uint64_t budget = UINT64_MAX;  // promotions never take the fast tier past it (all-fast: no bound)
 };
 
 struct MigrationStats {  // per (phase slot, interval); summed over steps
@@ -121,6 +122,9 @@ class Migrator {
   uint64_t steady_peak_bytes() const { return steady_peak_.load(std::memory_order_relaxed); }
   // Fast-tier occupancy of planned objects, kept by both sides (births on the fast tier, moves, deaths).
   void add_fast_bytes(int64_t delta);
+  // Fast births reserved but not yet counted (Tiering's): promotions leave room for them.
+  void set_pending(const std::atomic<int64_t>* pending) { pending_ = pending; }
+  uint64_t budget_deferred() const { return budget_deferred_.load(std::memory_order_relaxed); }
   uint64_t fast_bytes() const;
 
  private:
@@ -146,6 +150,7 @@ class Migrator {
   std::atomic<bool> running_{false}, stop_{false}, probed_{false};
   std::atomic<uint64_t> bandwidth_{0};
   const ExecPlan* plans_[kMaxPlans] = {};
+  uint64_t first_step_[kMaxPlans] = {};  // the step of a plan's first boundary
   // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
   std::atomic<uint32_t> wake_{0};
   std::atomic<uint64_t> boundary_{0};  // (slot << 56) | (interval << 48) | step (48 bits)
@@ -157,6 +162,8 @@ class Migrator {
   std::atomic<uint64_t> log_count_{0};
   std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0}, steady_peak_{0};
   std::atomic<int64_t> fast_bytes_{0};
+  const std::atomic<int64_t>* pending_ = nullptr;
+  std::atomic<uint64_t> budget_deferred_{0};
   // Scratch for move_pages: page, status and node arrays.
   static constexpr size_t kBatchPages = 1024;
   uintptr_t* pages_ = nullptr;

@@ -164,8 +164,24 @@ MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
   if (rc == 0) {
     r.pages_moved = pages;
   } else if (errno == EIO) {
-    r.pages_failed = 1;  // some pages stayed; the call does not say how many
-    r.pages_moved = pages - 1;
+    // Some pages stayed (a transparent huge page that could not be split, a busy page); the call does
+    // not say how many, so ask where a sample of them is and scale.
+    constexpr uint64_t kSample = 64;
+    uintptr_t sample[kSample];
+    int where[kSample];
+    uint64_t n = pages < kSample ? pages : kSample;
+    for (uint64_t i = 0; i < n; ++i) sample[i] = start + (n > 1 ? i * (pages - 1) / (n - 1) : 0) * kPage;
+    uint64_t there = 0, absent = 0;
+    if (query_nodes(sample, n, where) == 0) {
+      for (uint64_t i = 0; i < n; ++i) {
+        if (where[i] == node) ++there;
+        else if (where[i] == -ENOENT) ++absent;
+      }
+    }
+    r.pages_moved = there * pages / n;
+    r.pages_absent = absent * pages / n;
+    r.pages_failed = pages - r.pages_moved - r.pages_absent;
+    if (!r.pages_failed) r.pages_failed = 1;  // the kernel said some did not move
   } else {
     r.error = -errno;
     r.pages_failed = pages;

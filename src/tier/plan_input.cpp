@@ -59,7 +59,11 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
     ++samples[c.interval];
     any = true;
   }
-  if (any) {
+  // The clock the runtime gave the planner, when its PLAN record carries it; else the profiled steps'.
+  const fmt::PlanRecord* recorded = p.plan_for(ph);
+  if (recorded && recorded->interval_ns.size() == n) {
+    out->interval_ns = recorded->interval_ns;
+  } else if (any) {
     out->interval_ns.resize(n, 0);
     for (uint32_t i = 0; i < n; ++i)
       if (samples[i]) out->interval_ns[i] = static_cast<uint64_t>(std::llround(sum[i] / static_cast<double>(samples[i])));
@@ -73,7 +77,9 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   in.touch_count = out->touches.size();
   in.profiled_steps = std::max<uint32_t>(steps, 1);
   in.interval_ns = out->interval_ns.empty() ? nullptr : out->interval_ns.data();
-  in.migrate_bytes_per_s = p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
+  // The bandwidth as the plan recorded it (the probe may have finished after an early plan).
+  in.migrate_bytes_per_s = recorded ? recorded->header.migrate_bytes_per_s
+                                    : p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
   if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
   return true;
 }

@@ -30,6 +30,7 @@ uint32_t table_capacity(uint32_t n) {
 }
 
 constexpr uint32_t kSlotShift = 28;
+constexpr uint32_t kFallbackFast = ~0u;  // log_entry_ of a fallback object counted on the fast node
 constexpr uint32_t kEntryMask = (1u << kSlotShift) - 1;
 
 }  // namespace
@@ -66,6 +67,7 @@ uint64_t Tiering::resolve_auto_budget() const { return fast_free_at_start_ / 10 
 void Tiering::on_locked() {
   if (!enabled_ || dry_run_ || migrator_started_ || in_child_) return;
   migrator_started_ = true;
+  migrator_.set_pending(&pending_fast_);
   if (!migrator_.start(arena_, fast_node_, slow_node_, cfg_.move_method)) {
     LineBuf b;
     b.str("cannot start the migrator thread (").str(strerror(errno)).str("); plans are made as a dry run");
@@ -212,7 +214,12 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
     return false;
   }
   s.phase = p.phase;
-  s.exec = ExecPlan{p.phase, p.intervals, s.plan.entries, s.states, s.plan.entry_count, false};
+  if (p.interval_ns) {
+    for (uint32_t i = 0; i < p.intervals && i < 64; ++i) s.interval_ns[i] = p.interval_ns[i];
+    s.has_interval_ns = true;
+  }
+  s.exec = ExecPlan{p.phase, p.intervals, s.plan.entries, s.states, s.plan.entry_count, false,
+                    s.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : s.plan.header.fast_budget_bytes};
   adopt_live_objects(slot, p);
   if (!first_budget_) first_budget_ = s.plan.header.fast_budget_bytes;
   migrator_.set_plan(slot, &s.exec);
@@ -234,23 +241,33 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
 }
 
 void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index,
-                            uintptr_t address, uint8_t tier, bool pinned) {
+                            uintptr_t address, uint16_t tier_flags, bool pinned) {
   if (!enabled_ || !plan_count()) return;
+  const uint8_t tier = static_cast<uint8_t>(tier_flags & 0xFF);
+  // The reservation becomes occupancy below (a planned instance, or a fallback object on the fast node).
+  if (tier_flags & kReserved) pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
   if (pinned) {
     ++pinned_objects_;
     pinned_bytes_ += size;
   }
   int32_t slot = slot_of_phase(phase);
   uint32_t e = slot >= 0 && k != SENTINEL_NO_ORDINAL ? find_entry(slots_[slot], site, size, k) : UINT32_MAX;
+  bool logged = !pinned && log_index != kNoLogIndex && log_index < log_capacity_;
   if (e == UINT32_MAX) {
     ++fallback_objects_;
     fallback_bytes_ += size;
+    if (!dry_run_ && tier == kTierFast && logged) {
+      // Not the plan's, but on the fast node: it counts until it dies.
+      ++fallback_fast_;
+      log_entry_[log_index] = kFallbackFast;
+      migrator_.add_fast_bytes(static_cast<int64_t>(size));
+    }
     return;
   }
   if (dry_run_) return;  // nothing is placed: no occupancy to keep
   if (tier == kTierFast) ++born_fast_;
   else ++born_slow_;
-  if (pinned || log_index == kNoLogIndex || log_index >= log_capacity_) return;  // never moved
+  if (!logged) return;  // never moved
   PlanSlot& s = slots_[slot];
   EntryState& st = s.states[e];
   if (EntryState::tier_of(st.state.load(std::memory_order_acquire)) != EntryState::kNone) {
@@ -268,6 +285,10 @@ void Tiering::on_free(uint32_t log_index) {
   uint32_t v = log_entry_[log_index];
   if (!v) return;
   log_entry_[log_index] = 0;
+  if (v == kFallbackFast) {
+    migrator_.add_fast_bytes(-static_cast<int64_t>(log_->at(log_index)->size));
+    return;
+  }
   PlanSlot& s = slots_[v >> kSlotShift];
   EntryState& st = s.states[(v & kEntryMask) - 1];
   if (st.address.load(std::memory_order_relaxed) != log_->at(log_index)->address) return;
@@ -297,19 +318,38 @@ void Tiering::on_phase_left() {
   if (!dry_run_) migrator_.post_idle();
 }
 
-uint8_t Tiering::birth_tier(uint32_t site, uint64_t size) {
+uint8_t Tiering::birth_tier(uint32_t site, uint64_t size, bool* reserved) {
+  *reserved = false;
   if (!placing_.load(std::memory_order_acquire)) return kTierFast;
   int32_t slot = active_slot_.load(std::memory_order_acquire);
   if (slot < 0) return kTierSlow;  // the fallback
   TokenEntry* t = find_token(slots_[slot], site, size);
   if (!t) return kTierSlow;
   uint32_t k = t->mixed ? t->next_k.fetch_add(1, std::memory_order_relaxed) : 0;
-  return (t->fast_mask >> (k < 63 ? k : 63)) & 1 ? kTierFast : kTierSlow;
+  if (!((t->fast_mask >> (k < 63 ? k : 63)) & 1)) return kTierSlow;
+  uint64_t budget = slots_[slot].exec.budget;
+  if (budget != UINT64_MAX) {
+    int64_t pending = pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+    uint64_t used = migrator_.fast_bytes() + static_cast<uint64_t>(pending > 0 ? pending : 0);
+    if (used + size > budget) {
+      pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+      budget_guarded_.fetch_add(1, std::memory_order_relaxed);
+      return kTierSlow;
+    }
+  } else {
+    pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+  }
+  *reserved = true;
+  return kTierFast;
 }
 
 int Tiering::pinned_node(uint32_t site, uint64_t size) {
   if (!enabled_ || dry_run_ || !placing_.load(std::memory_order_acquire)) return -1;
-  return birth_tier(site, size) == kTierFast ? fast_node_ : slow_node_;
+  bool reserved = false;
+  uint8_t tier = birth_tier(site, size, &reserved);
+  // Pinned memory is not an arena object: it never reaches on_allocation() as a reservation.
+  if (reserved) cancel(size);
+  return tier == kTierFast ? fast_node_ : slow_node_;
 }
 
 void Tiering::after_fork_child() {

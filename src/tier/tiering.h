@@ -58,9 +58,11 @@ class Tiering {
   // A phase's profile is ready: plan it, install the plan. False when planning failed (said once).
   bool on_profiled(const PhaseProfileView& p);
 
-  // Sequencer side. `tier` is where the slot's pages are.
+  // Sequencer side. `tier` is where the slot's pages are, with kReserved when birth_tier() counted the
+  // object against the budget.
+  static constexpr uint16_t kReserved = 1u << 8;
   void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
-                     uint8_t tier, bool pinned);
+                     uint16_t tier, bool pinned);
   void on_free(uint32_t log_index);
   void on_step_start(uint16_t phase);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
@@ -71,8 +73,13 @@ class Tiering {
   }
   int32_t slot_for_phase(uint16_t phase) const { return slot_of_phase(phase); }
 
-  // The tracked path: the tier a new object of (site, size) is born on.
-  uint8_t birth_tier(uint32_t site, uint64_t size);
+  // The tracked path: the tier a new object of (site, size) is born on. A birth on the fast tier is
+  // counted against the budget at once (*reserved), so that the fast node never holds more than the
+  // plan's budget even while the migrator's demotions for the interval are still under way: when there
+  // is no room, the object is born slow (and the migrator promotes it when there is). cancel() when the
+  // arena could not serve it after all.
+  uint8_t birth_tier(uint32_t site, uint64_t size, bool* reserved);
+  void cancel(uint64_t size) { pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed); }
   // A node to place pinned memory on before it is allocated (-1: leave it to the kernel).
   int pinned_node(uint32_t site, uint64_t size);
 
@@ -84,7 +91,9 @@ class Tiering {
   uint32_t plan_count() const { return plan_count_.load(std::memory_order_acquire); }
   const Plan& plan(uint32_t slot) const { return slots_[slot].plan; }
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
+  const uint64_t* plan_interval_ns(uint32_t slot) const { return slots_[slot].has_interval_ns ? slots_[slot].interval_ns : nullptr; }
   const Migrator& migrator() const { return migrator_; }
+  uint64_t budget_guarded() const { return budget_guarded_.load(std::memory_order_relaxed); }
   sentinel_tiering record() const;
 
  private:
@@ -113,6 +122,8 @@ class Tiering {
     uint32_t key_mask = 0;
     TokenEntry* tokens = nullptr;  // (site, size) -> birth tiers
     uint32_t token_mask = 0;
+    uint64_t interval_ns[64] = {};  // the planner's clock, as given
+    bool has_interval_ns = false;
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
@@ -135,6 +146,8 @@ class Tiering {
   std::atomic<uint32_t> plan_count_{0};
   std::atomic<int32_t> active_slot_{-1};  // the plan of the phase the step is in (-1: none)
   std::atomic<bool> placing_{false};      // a plan was installed with two nodes: births are placed
+  std::atomic<int64_t> pending_fast_{0};  // fast births reserved by the tracked path, not yet sequenced
+  std::atomic<uint64_t> budget_guarded_{0};  // births sent to the slow node for want of room
   uint32_t* log_entry_ = nullptr;  // log index -> (slot << 28) | (entry + 1); 0: not planned
   uint64_t log_capacity_ = 0;
   bool reported_failure_ = false;
@@ -142,6 +155,7 @@ class Tiering {
   // Counters (sequencer side unless noted).
   uint64_t fallback_objects_ = 0, fallback_bytes_ = 0, pinned_objects_ = 0, pinned_bytes_ = 0;
   uint64_t born_fast_ = 0, born_slow_ = 0;
+  uint64_t fallback_fast_ = 0;  // fallback objects that are on the fast node (counted in the occupancy)
   uint64_t first_budget_ = 0;
 };
 

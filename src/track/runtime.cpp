@@ -333,12 +333,14 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   if (need < size) return nullptr;
   ThreadState* ts = this_thread_state();
   uint32_t site = capture_site(caller);
-  uint8_t tier = g_state.tiering.enabled() ? g_state.tiering.birth_tier(site, size) : kTierFast;
+  bool reserved = false;
+  uint8_t tier = g_state.tiering.enabled() ? g_state.tiering.birth_tier(site, size, &reserved) : kTierFast;
   unsigned cls;
   uint32_t index;
   bool dirty;
   void* slot = g_state.arena.acquire(need, &cls, &index, &dirty, ts ? &ts->cache : nullptr, tier, &tier);
   if (!slot) {
+    if (reserved) g_state.tiering.cancel(size);
     (class_of(need) < 0 ? g_state.counters.fallback_too_large : g_state.counters.fallback_class_full)
         .fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
@@ -360,7 +362,8 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   uint32_t li = take_log_index(ts, o);
 
   if (g_stepping) {
-    publish(ts, TrackEvent{o.birth_ns, static_cast<int64_t>(size), o.site, li, o.thread, kEventAlloc, tier});
+    publish(ts, TrackEvent{o.birth_ns, static_cast<int64_t>(size), o.site, li, o.thread, kEventAlloc,
+                           static_cast<uint16_t>(tier | (reserved ? Tiering::kReserved : 0))});
   }
 
   Slot* s = g_state.arena.slot(cls, index);

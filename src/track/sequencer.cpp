@@ -71,7 +71,7 @@ void Sequencer::process(const TrackEvent& e) {
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
       const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
       stepper_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
-                              static_cast<uint8_t>(e.tier), o && o->kind == SENTINEL_KIND_CUDA_HOST);
+                              e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST);
       break;
     }
     case kEventFree:

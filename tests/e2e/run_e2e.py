@@ -194,6 +194,21 @@ def check_step_counts(model, steps, tracked, framework, min_bytes):
     return want
 
 
+def check_run_mode(s):
+    """Run mode: the training phase was profiled and planned; with one NUMA node, as a dry run."""
+    t = s.get("tiering")
+    if not t:
+        raise Failure("run mode wrote no TIERING record")
+    nodes = len((s.get("topology") or {}).get("nodes", []))
+    if nodes < 2 and not t.get("dry_run"):
+        raise Failure(f"one NUMA node, but the TIERING record is not flagged as a dry run: {t}")
+    planned = [ph for ph in s.get("phases", []) if ph.get("planned")]
+    if not planned:
+        raise Failure(f"no phase was planned: phases {s.get('phases')}")
+    log(f"run mode: {len(planned)} phase(s) planned{' (dry run)' if t.get('dry_run') else ''}; predicted "
+        f"fast-hit share {planned[0].get('predicted_hit_share')} at budget {planned[0].get('fast_budget_bytes')} B")
+
+
 def torch_e2e(args, tmp):
     env_plain = clean_env()
     env_traced = dict(env_plain)
@@ -202,8 +217,10 @@ def torch_e2e(args, tmp):
         env_traced["SENTINEL_MIN_BYTES"] = str(args.min_bytes)
     dump_dir = os.path.join(tmp, "dump")
     os.mkdir(dump_dir)
-    env_traced.update(LD_PRELOAD=args.preload, SENTINEL_MODE="track",
+    env_traced.update(LD_PRELOAD=args.preload, SENTINEL_MODE=args.mode,
                       SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
+    if args.mode == "run":
+        env_traced["SENTINEL_FAST_BYTES"] = "20%"
     script = os.path.join(HERE, "torch_train.py")
     base = [args.python, script, args.model, "--steps", str(args.steps)]
     out_plain, out_traced, out_prof = (os.path.join(tmp, n) for n in ("plain.json", "sentinel.json",
@@ -238,6 +255,8 @@ def torch_e2e(args, tmp):
     lost = runtime_losses(s)
     if lost:
         log(f"runtime counters of untracked/unlogged allocations are not zero: {lost}")
+    if args.mode == "run":
+        check_run_mode(s)
 
     run(base + ["--profile", "--profile-steps", PROFILED_STEPS, "--out", out_prof], env_plain, "profiled", args.timeout)
     prof = load(out_prof)
@@ -288,6 +307,8 @@ def main():
     ap.add_argument("--min-bytes", type=parse_size,
                     help="set SENTINEL_MIN_BYTES (default: leave the runtime's default)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per training run")
+    ap.add_argument("--mode", default="track", choices=("track", "profile", "run"),
+                    help="SENTINEL_MODE of the preloaded run (PyTorch)")
     ap.add_argument("--keep", help="keep results and dumps in this directory")
     args = ap.parse_args()
     if args.steps < 3:

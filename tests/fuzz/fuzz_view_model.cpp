@@ -13,6 +13,7 @@
 #include "profile_model.h"
 #include "tiering_model.h"
 #include <sstream>
+#include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sentinel::fmt::ParseOptions opt;
@@ -27,22 +28,52 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Analysis a = analyze(p);
   StepModel sm = model_steps(p);
   if (sm.main_phase >= static_cast<int>(sm.phases.size())) std::abort();
-  int64_t rep = representative_step(p, sm);
-  if (rep >= static_cast<int64_t>(p.steps.size())) std::abort();
-  for (int64_t only : {int64_t{-1}, int64_t{0}}) {
-    AccessModel am = model_access(p, sm, only);
-    for (const auto& g : am.groups)
-      for (const auto& [iv, b] : g.cells)
-        if (iv >= am.intervals || !(b >= 0)) std::abort();
-    for (const auto& r : am.identities)
-      for (const auto& [iv, b] : r.cells)
-        if (iv >= am.intervals || !(b >= 0)) std::abort();
-    if (heatmap_group_order(am).size() != am.groups.size()) std::abort();
-    if (identities_by_size(am).size() != am.identities.size()) std::abort();
-    (void)identities_by_touches(am);
-    auto ids = object_identities(p, am);
-    for (size_t i : ids)
-      if (i != SIZE_MAX && i >= am.identities.size()) std::abort();
+  if (sm.main() && sm.find(sm.main()->phase) != sm.main()) std::abort();
+  for (size_t i = 1; i < sm.phases.size(); ++i)
+    if (sm.phases[i - 1].phase >= sm.phases[i].phase) std::abort();
+  // Every phase the views can be asked for (at most a few, the main one first), and one the dump
+  // does not have.
+  std::vector<uint32_t> shown{sm.main_number()};
+  for (size_t i = 0; i < sm.phases.size() && shown.size() < 4; ++i) shown.push_back(sm.phases[i].phase);
+  shown.push_back(sm.phases.empty() ? 7 : sm.phases.back().phase + 1);
+  for (uint32_t phase : shown) {
+    int64_t rep = representative_step(p, phase);
+    if (rep >= static_cast<int64_t>(p.steps.size())) std::abort();
+    if (rep >= 0 && p.steps[static_cast<size_t>(rep)].phase != phase) std::abort();
+    for (int64_t only : {int64_t{-1}, int64_t{0}}) {
+      AccessModel am = model_access(p, phase, only);
+      for (const auto& r : am.identities)
+        if (r.id.phase != phase) std::abort();
+      for (const auto& g : am.groups)
+        if (g.g.phase != phase) std::abort();
+      for (const auto& g : am.groups)
+        for (const auto& [iv, b] : g.cells)
+          if (iv >= am.intervals || !(b >= 0)) std::abort();
+      for (const auto& r : am.identities)
+        for (const auto& [iv, b] : r.cells)
+          if (iv >= am.intervals || !(b >= 0)) std::abort();
+      if (heatmap_group_order(am).size() != am.groups.size()) std::abort();
+      if (identities_by_size(am).size() != am.identities.size()) std::abort();
+      (void)identities_by_touches(am);
+      auto ids = object_identities(p, am);
+      for (size_t i : ids)
+        if (i != SIZE_MAX && i >= am.identities.size()) std::abort();
+    }
+    TieringModel tm = model_tiering(p, phase);
+    for (const auto& e : tm.intervals)
+      if (e.fast > e.touched) std::abort();
+    for (const auto& ph : tm.phases)
+      if (auto m = ph.measured_hit(); m && !(*m >= 0 && *m <= 1)) std::abort();
+    if (auto m = tm.measured_hit(); m && !(*m >= 0 && *m <= 1)) std::abort();
+    if (tm.shown && tm.shown->phase != phase) std::abort();
+    std::ostringstream sink;
+    print_tiering_text(sink, tm);
+    print_tiering_json(sink, tm);
+    for (const auto& ph : tm.phases) {
+      print_phase_tiering_json(sink, &ph);
+      sink << placement_text(ph);
+    }
+    print_phase_tiering_json(sink, nullptr);
   }
   SeqClock clock(p);
   for (size_t k = 0; k < p.steps.size() && k < 64; ++k) {
@@ -50,13 +81,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (a1 < a0) std::abort();
     (void)step_of_seq(p, p.steps[k].start_seq);
   }
-  TieringModel tm = model_tiering(p);
-  for (const auto& e : tm.intervals)
-    if (e.fast > e.touched) std::abort();
-  if (auto m = tm.measured_hit(); m && !(*m >= 0 && *m <= 1)) std::abort();
-  std::ostringstream sink;
-  print_tiering_text(sink, tm);
-  print_tiering_json(sink, tm);
   (void)a;
   return 0;
 }

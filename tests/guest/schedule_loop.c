@@ -63,6 +63,7 @@ static void make(struct buf* b, const char* name, const char* kind, int k) {
     fprintf(stderr, "schedule_loop: out of memory\n");
     exit(2);
   }
+  memset(b->p, 0, b->n);  /* the creator writes it (first touch), and nothing depends on old contents */
 }
 
 static void drop(struct buf* b) {

@@ -2,9 +2,12 @@
 
 usage: live_driver.py MODEL STEPS TRUTH.json
 MODEL: mlp, cnn, lstm, transformer (tests/e2e/e2e_models.py), dataloader (an MLP fed by a DataLoader
-with 2 forked workers) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python).
+with 2 forked workers) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
+their thread pools pinned to one thread; or a thread-pool workload of workloads.py (keras_mlp,
+keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
 TRUTH.json receives the true step starts: the runtime's tracked-allocation count when each step began,
-read through sentinel_get_stats() (which does not mark anything).
+read through sentinel_get_stats() (which does not mark anything); for the thread-pool workloads also
+each step's phase and a digest of the results. Without libsentinel.so loaded, the starts are all 0.
 """
 import ctypes
 import json
@@ -20,7 +23,10 @@ class Stats(ctypes.Structure):
 
 
 def allocation_clock():
-    fn = ctypes.CDLL(None).sentinel_get_stats
+    try:
+        fn = ctypes.CDLL(None).sentinel_get_stats
+    except AttributeError:  # not preloaded (the reference run of a bit-identity check)
+        return lambda: 0
     fn.argtypes = [ctypes.POINTER(Stats)]
     s = Stats()
 
@@ -87,6 +93,18 @@ def keras(steps, clock):
 def main():
     model, steps, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     clock = allocation_clock()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import workloads
+    if model in workloads.WORKLOADS:
+        starts, phases = [], []
+
+        def on_step(phase):
+            starts.append(clock())
+            phases.append(phase)
+        digest = workloads.run(model, steps, on_step)
+        with open(out, "w") as f:
+            json.dump({"model": model, "starts": starts, "phases": phases, "digest": digest, "end": clock()}, f)
+        return
     if model == "dataloader":
         starts = dataloader(steps, clock)
     elif model == "keras":

@@ -36,7 +36,7 @@ TEST_CASE("defaults come from the table", "[config]") {
   Config c;
   ConfigError e;
   REQUIRE(parse({"PATH=/bin"}, &c, &e));
-  CHECK(c.mode == Mode::track);
+  CHECK(c.mode == Mode::run);
   CHECK(c.min_bytes == 65536);
   CHECK(std::string(c.dump) == "sentinel-%e.%p.prof");
   CHECK(c.log == LogLevel::warn);

@@ -25,7 +25,7 @@ std::string temp_path() {
 
 TEST_CASE("dump write -> read round trip", "[dump]") {
   auto s = std::make_unique<RuntimeState>();
-  const char* env[] = {"SENTINEL_MIN_BYTES=4K", nullptr};
+  const char* env[] = {"SENTINEL_MIN_BYTES=4K", "SENTINEL_MODE=track", nullptr};
   ConfigError err;
   REQUIRE(parse_config(env, &s->config, &err));
   s->mode = Mode::track;

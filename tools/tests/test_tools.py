@@ -19,6 +19,11 @@ plan: sentinel-view plan on format 1.2 dumps (tools/tests/tiering_dumps.cpp) and
       profile fixtures (tests/fixtures/profiles/): the recorded PLAN recomputed identically, one
       flipped bit reported, the settings taken from TIERING, CONFIG or the command line, the
       policies' bounds, text and JSON, error lines and exit codes.
+guest: every sentinel-view command, with and without --phase, on the dump of a real run-mode PyTorch run
+      in the two-NUMA-node guest (tools/tests/fixtures/guest_mlp_run.prof: a profiled and planned
+      period-1 data loop, phase 1, then training, phase 2): the main phase is the training, each
+      view takes its own phase's records only, the JSON figures are those of the records, bad
+      --phase values give one error line (exit 2 for usage, 1 naming the phases there are).
 report: sentinel-view report rendered in headless Chromium (--dump-dom): the page's script runs
       without errors, the plots are drawn, nothing external is referenced, markup from the dump is
       escaped. Exits 77 (skip) when chromium is missing or cannot render here.
@@ -419,12 +424,14 @@ def test_profile(a, tmp):
     print(r.stdout)
     for needle in ["steps            15 detected in 2 phases (2 inferred before lock-on, 0 marked, 2 profiled)",
                    "per step         6 allocations, 3 intervals (phase 0",
-                   "phase 0: 12 steps (#0-#11), 6 allocations per step, 3 intervals, step time 12.0 ms, 2 profiled",
+                   "phase 0 (main): 12 steps (#0-#11), 6 allocations per step, 3 intervals, step time 12.0 ms, 2 profiled",
+                   "    profiled 2 steps from step #1, 9 identities, 8 groups\n",
+                   "phase 1: 3 steps (#12-#14), 4 allocations per step, 2 intervals, step time 5.0 ms\n",
                    "intervals (in-step ordinals) [0,2) [2,4) [4,6)",
                    "profile          2 steps from step #1 (phase 0), granularity 64.0 KiB, 530 faults",
                    "counters: PAPI_TOT_INS, PAPI_L3_TCM",
                    "identities       9 (4 persistent, 3 step-scoped, 2 short-lived), 8 groups",
-                   "top 9 of 9 identities by bytes", "co-allocation groups by bytes"]:
+                   "top 9 of 9 identities of phase 0 by bytes", "co-allocation groups of phase 0 by bytes"]:
         check(needle in r.stdout, f"summary loop text has {needle!r}")
 
     # Track mode: steps and intervals, no profile.
@@ -462,6 +469,15 @@ def test_profile(a, tmp):
     check(r.returncode == 0 and max(widths) <= 80, f"heatmap narrow width stays narrow ({max(widths)})")
     r = run([view, "heatmap", d("sample.prof")])
     check(r.returncode == 0 and "no access profile" in r.stdout, "heatmap of a 1.0 dump says so")
+    r = run([view, "heatmap", "--phase", "1", d("loop.prof")])
+    check(r.returncode == 0 and r.stdout == f"{d('loop.prof')}: no access profile for phase 1 (profiled phases: 0)\n",
+          f"heatmap of a phase that was not profiled says so ({r.stdout!r})")
+    r = run([view, "summary", "--phase", "1", d("sample.prof")])
+    check(r.returncode == 1 and r.stderr == f"sentinel-view: {d('sample.prof')}: no phase 1 in this dump "
+          "(it has no phases: no STEPS, INTERVALS or PROFILE record)\n", f"--phase on a dump without phases ({r.stderr!r})")
+    r = run([view, "summary", "--no-symbols", "--phase", "1", d("loop.prof")])
+    check(r.returncode == 0 and "profile          none for phase 1 (profiled phases: 0)" in r.stdout
+          and "identities       " not in r.stdout, "summary --phase 1 of the loop: not profiled, no identities")
     for args in [["heatmap"], ["heatmap", "--width", "3", d("loop.prof")], ["heatmap", "--scale", "x", d("loop.prof")],
                  ["heatmap", "--step", "7", d("loop.prof")], ["heatmap", "--bogus", d("loop.prof")]]:
         r = run([view] + args)
@@ -630,13 +646,15 @@ def test_plan(a, tmp):
     r = run([view, "summary", "--no-symbols", d("tiered.prof")])
     print(r.stdout[r.stdout.find("\ntiering"):])
     check(r.returncode == 0, "summary tiered: exit 0")
-    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 2.70 MiB (25% of the peak)",
-                   "fast-tier peak 2.56 MiB of 2.70 MiB; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
+    for needle in ["tiering          policy sentinel, fast node 0, slow node 1 (move_pages), budget 25% of each phase's profiled peak (phase 0: 2.70 MiB)",
+                   "fast-tier peak 2.56 MiB over the run; migrated 9.56 MiB at 2.00 GiB/s measured; 3 late migrations, 17 failed pages, 1 raced free",
                    "kernel NUMA balancing was on (it fights explicit placement)",
                    "placed at birth 40 fast, 20 slow", "6 migration batches logged (9.00 MiB)",
-                   "plan             phase 0, sentinel: lead ",
-                   "placement        measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points)",
-                   "detector         phase 0: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
+                   "plan             phase 0, sentinel: budget 2.70 MiB, lead ",
+                   "migrations       phase 0: 81.0 MiB moved over 9 steps, 3 late, 17 failed pages; fast tier at most 2.56 MiB (budget 2.70 MiB)",
+                   "placement        phase 0: measured fast-hit share 31.9% of 24.0 MiB touched (9 checked steps); predicted 30.6% (+1.4 points); 2 of 108 objects misplaced at boundaries",
+                   "    profiled 2 steps from step #1, 9 identities, 8 groups; planned sentinel, budget 2.70 MiB, predicted fast-hit share 30.6%; checked: measured 31.9%, 2 of 108 objects misplaced\n",
+                   "detector         whole run: step found: 6 allocations, 5 distinct (site, size), 15 steps"]:
         check(needle in r.stdout, f"summary tiered text has {needle!r}")
     r = run([view, "summary", "--json", "--no-symbols", d("tiered.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
@@ -647,10 +665,19 @@ def test_plan(a, tmp):
         check(j.get(k) == v, f"summary --json tiered {k} == {v!r} (got {j.get(k)!r})")
     check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - place) < 1e-5,
           f"fast_hit_share = PLACEMENT fast / touched ({j.get('fast_hit_share')} vs {place})")
+    check(j.get("misplaced_objects") == 2 and j.get("verified_objects") == 108,
+          f"misplaced / verified objects ({j.get('misplaced_objects')}, {j.get('verified_objects')})")
+    ph0 = (j.get("phases") or [{}])[0]
+    check(ph0.get("main") is True and ph0.get("planned") is True and ph0.get("checked") is True
+          and ph0.get("misplaced_objects") == 2 and ph0.get("verified_objects") == 108
+          and ph0.get("fast_budget_bytes") == 2834432 and abs((ph0.get("fast_hit_share") or 0) - place) < 1e-5,
+          f"phases[0]: planned, checked, its figures ({ph0})")
     check(abs(j.get("predicted_hit_share", -1) - j["plan"]["predicted_hit_ppm"] / 1e6) < 1e-6, "predicted_hit_share from PLAN")
     pi = j.get("placement_intervals", [])
     check([e["interval"] for e in pi] == [0, 1, 2] and pi[1]["late"] == 3 and pi[0]["bytes_to_fast"] == 9 * MiB,
           f"placement_intervals ({pi[:1]})")
+    check([(e["misplaced"], e["verified"], e["checked_steps"], e["steps"]) for e in pi] == [(0, 36, 9, 9), (2, 36, 9, 9), (0, 36, 9, 9)],
+          f"placement_intervals: boundary verification per interval ({pi})")
     check(j.get("tiering", {}).get("raced_frees") == 1 and j["tiering"]["move_method"] == "move_pages", "tiering object")
     check(len(j.get("detection", [])) == 1 and j["detection"][0]["locked"] and j["detection"][0]["period"] == 6,
           "detection entries")
@@ -660,7 +687,7 @@ def test_plan(a, tmp):
           and j.get("migrated_bytes") == 0 and j.get("detection") == [],
           "summary --json without tiering records: policy and fast_hit_share null")
     r = run([view, "summary", "--no-symbols", d("nostep.prof")])
-    check(r.returncode == 0 and "detector         phase 0: no training step found among the tracked allocations" in r.stdout
+    check(r.returncode == 0 and "detector         whole run: no training step found among the tracked allocations" in r.stdout
           and "set SENTINEL_STEP=N" in r.stdout, "summary: the detector's diagnosis when it found no step")
     trace = os.path.join(tmp, "tiered.json")
     r = run([view, "trace", "--no-symbols", d("tiered.prof"), "-o", trace])
@@ -687,8 +714,12 @@ def test_plan(a, tmp):
               and r.stderr.startswith(f"sentinel-view: {d(name)}: ") and needle in r.stderr,
               f"plan {name}: exit 1, one line ({r.stderr!r})")
     r = run([view, "plan", "--phase", "5", d("loop12.prof")])
-    check(r.returncode == 1 and "no INTERVALS record for phase 5" in r.stderr and r.stderr.count("\n") == 1,
-          f"--phase 5: exit 1, one line ({r.stderr!r})")
+    check(r.returncode == 1 and r.stderr == f"sentinel-view: {d('loop12.prof')}: no phase 5 in this dump (phases: 0, 1)\n",
+          f"--phase 5: exit 1, one line naming the phases ({r.stderr!r})")
+    r = run([view, "plan", "--phase", "1", d("loop12.prof")])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1
+          and "phase 1 was not profiled: nothing to plan (profiled phases: 0)" in r.stderr,
+          f"--phase 1 (not profiled): exit 1, one line ({r.stderr!r})")
     for args, needle in [(["--policy", "bogus"], "plan: --policy: one of sentinel, first-touch, all-slow, all-fast, hot, not 'bogus'"),
                          (["--fast-bytes", "0%"], "plan: --fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '0%'"),
                          (["--fast-bytes", "150%"], "not '150%'"), (["--fast-bytes", "4X"], "not '4X'"),
@@ -704,6 +735,237 @@ def test_plan(a, tmp):
         check(r.returncode == 0 and "--fast-bytes B|N%" in r.stdout, f"{args}: exit 0, help")
     r = run([view, "--help"])
     check("plan" in r.stdout, "--help lists plan")
+
+
+# ----------------------------------------------------------------------------------------------
+GUEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "guest_mlp_run.prof")
+
+# Figures of the fixture's records (see tools/tests/fixtures/README.md): per phase, its PLAN budget and
+# predicted share, the PLACEMENT sums, its identities and groups.
+GUEST_PHASES = {
+    1: {"steps": 442, "allocations_per_step": 1, "intervals_per_step": 1, "identities": 16, "groups": 3,
+        "fast_budget_bytes": 1066112, "predicted_hit_share": 0.949685, "placement_touched_bytes": 1286959,
+        "placement_fast_bytes": 1105920, "migrated_bytes": 250577, "late_migrations": 0, "first_profiled_step": 147},
+    2: {"steps": 20, "allocations_per_step": 10, "intervals_per_step": 10, "identities": 38, "groups": 16,
+        "fast_budget_bytes": 2789715, "predicted_hit_share": 0.528497, "placement_touched_bytes": 28409856,
+        "placement_fast_bytes": 14749696, "migrated_bytes": 74575872, "late_migrations": 40, "first_profiled_step": 443},
+}
+
+
+def test_guest(a, tmp):
+    view, dump = a.view, GUEST
+    if not check(os.path.exists(dump), f"the fixture is there ({dump})"):
+        return
+
+    # summary --json: every phase, the main one in detail by default, another with --phase.
+    def summary_json(*args):
+        r = run([view, "summary", "--json", "--no-symbols", "--top", "0", *args, dump])
+        check(r.returncode == 0 and r.stderr == "", f"summary --json {' '.join(args)}: exit 0 ({r.stderr.strip()})")
+        return json.loads(r.stdout) if r.returncode == 0 else {}
+    j = summary_json()
+    ph = {p["phase"]: p for p in j.get("phases", [])}
+    check(sorted(ph) == [1, 2] and j.get("main_phase") == 2 and j.get("phase") == 2,
+          f"2 phases, the training (phase 2) is the main one ({sorted(ph)}, {j.get('main_phase')})")
+    check(ph.get(2, {}).get("main") is True and ph.get(1, {}).get("main") is False, "phases[].main")
+    for n, want in GUEST_PHASES.items():
+        got = ph.get(n, {})
+        for k, v in want.items():
+            if k == "first_profiled_step":
+                check((got.get("profile") or {}).get(k) == v, f"phase {n} profile {k} == {v}")
+            elif isinstance(v, float):
+                check(isinstance(got.get(k), float) and abs(got[k] - v) < 1e-6, f"phase {n} {k} == {v} (got {got.get(k)!r})")
+            else:
+                check(got.get(k) == v, f"phase {n} {k} == {v!r} (got {got.get(k)!r})")
+        share = want["placement_fast_bytes"] / want["placement_touched_bytes"]
+        check(got.get("profiled") is True and got.get("planned") is True and got.get("checked") is True
+              and got.get("policy") == "sentinel" and got.get("checked_steps") == 2
+              and isinstance(got.get("fast_hit_share"), float) and abs(got["fast_hit_share"] - share) < 1e-5
+              and got.get("misplaced_objects") == 0 and got.get("verified_objects") == 0,
+              f"phase {n}: profiled, planned, checked, measured {share:.4f}, nothing verified (32-byte PLACEMENT)")
+    p2 = GUEST_PHASES[2]
+    share2 = p2["placement_fast_bytes"] / p2["placement_touched_bytes"]
+    for k, v in {"policy": "sentinel", "fast_budget_bytes": 2789715, "fast_peak_bytes": 5330561, "migrated_bytes": 74826449,
+                 "late_migrations": 40, "migration_batches": 86, "misplaced_objects": 0, "verified_objects": 0,
+                 "identity_count": 38, "group_count": 16, "dropped_touches": 0, "allocations_per_step": 10,
+                 "intervals_per_step": 10, "steps": 462}.items():
+        check(j.get(k) == v, f"guest json {k} == {v!r} (got {j.get(k)!r})")
+    check(abs(j.get("fast_budget_bytes", 0) / 2**20 - 2.66) < 0.005, "the main phase's budget is ~2.66 MiB")
+    check(isinstance(j.get("fast_hit_share"), float) and abs(j["fast_hit_share"] - share2) < 1e-5
+          and abs(j["fast_hit_share"] - 0.5) < 0.05, f"fast_hit_share: phase 2's measured share, near 0.5 ({j.get('fast_hit_share')})")
+    check(abs(j.get("predicted_hit_share", 0) - 0.528497) < 1e-6 and (j.get("plan") or {}).get("phase") == 2,
+          "predicted_hit_share and plan: phase 2's PLAN")
+    check((j.get("profile") or {}).get("phase") == 2 and j.get("faults") == 6946, "profile: phase 2's session")
+    check(len(j.get("top_identities", [])) == 38 and all(i["phase"] == 2 for i in j["top_identities"])
+          and all(g["id"] >= 3 for g in j.get("groups", [])), "identities and groups of phase 2 only")
+    pi = j.get("placement_intervals", [])
+    check([e["interval"] for e in pi] == list(range(10)) and all(e["phase"] == 2 for e in pi)
+          and sum(e["touched_bytes"] for e in pi) == p2["placement_touched_bytes"]
+          and pi[0]["fast_bytes_mean"] == 54417088 // 17 and pi[0]["fast_bytes_max"] == 3422912 and pi[0]["steps"] == 17,
+          f"placement_intervals: phase 2's 10 intervals, mean = fast_bytes_sum / steps ({pi[:1]})")
+    check(summary_json("--phase", "2") == j, "--phase 2 is the default")
+    j1 = summary_json("--phase=1")
+    for k, v in {"phase": 1, "main_phase": 2, "fast_budget_bytes": 1066112, "identity_count": 16, "group_count": 3,
+                 "dropped_touches": 0, "allocations_per_step": 10, "migrated_bytes": 74826449}.items():
+        check(j1.get(k) == v, f"--phase 1 json {k} == {v!r} (got {j1.get(k)!r})")
+    p1 = GUEST_PHASES[1]
+    check(abs((j1.get("fast_hit_share") or 0) - p1["placement_fast_bytes"] / p1["placement_touched_bytes"]) < 1e-5
+          and (j1.get("profile") or {}).get("phase") == 1 and [e["interval"] for e in j1.get("placement_intervals", [])] == [0],
+          "--phase 1: its share, its session, its one interval")
+    check(j1.get("phases") == j.get("phases"), "--phase changes the detail, not the phase list")
+
+    # summary text.
+    r = run([view, "summary", "--no-symbols", dump])
+    check(r.returncode == 0 and r.stderr == "", "summary: exit 0")
+    out = r.stdout
+    for needle in ["per step         10 allocations, 10 intervals (phase 2, the main phase)",
+                   "  phase 1: 442 steps (#0-#441), 1 allocations per step, 1 intervals, step time 8.9 ms, 2 profiled\n",
+                   "  phase 2 (main): 20 steps (#442-#461), 10 allocations per step, 10 intervals, step time 5.454 s, 2 profiled\n",
+                   "    profiled 2 steps from step #443, 38 identities, 16 groups; planned sentinel, budget 2.66 MiB, "
+                   "predicted fast-hit share 52.8%; checked: measured 51.9%\n",
+                   "profile          2 steps from step #443 (phase 2)",
+                   "identities       38 (28 persistent, 8 step-scoped, 2 short-lived), 16 groups",
+                   "top 10 of 38 identities of phase 2 by bytes",
+                   "budget 20% of each phase's profiled peak (phase 2: 2.66 MiB)",
+                   "plan             phase 1, sentinel: budget 1.02 MiB, ",
+                   "plan             phase 2, sentinel: budget 2.66 MiB, ",
+                   "placement        phase 1: measured fast-hit share 85.9% of 1.23 MiB touched (2 checked steps); "
+                   "predicted 95.0% (-9.0 points); no objects verified at boundaries\n",
+                   "placement        phase 2: measured fast-hit share 51.9% of 27.1 MiB touched (2 checked steps); "
+                   "predicted 52.8% (-0.9 points); no objects verified at boundaries\n",
+                   "detector         whole run: step found"]:
+        check(needle in out, f"guest summary text has {needle!r}")
+    check("unknown identity" not in out, "no touches of other phases counted as unknown")
+    r = run([view, "summary", "--no-symbols", "--phase", "1", dump])
+    check(r.returncode == 0 and "profile          2 steps from step #147 (phase 1)" in r.stdout
+          and "identities       16 " in r.stdout and "(phase 1: 1.02 MiB)" in r.stdout
+          and "unknown identity" not in r.stdout, "summary --phase 1: its session, identities and budget")
+
+    # heatmap: the phase's groups and intervals only.
+    def rows(text):
+        return [l for l in text.splitlines() if "|" in l][1:]
+    r = run([view, "heatmap", "--width", "100", dump])
+    print(r.stdout)
+    check(r.returncode == 0 and "groups x 10 intervals (phase 2, the main phase, mean over 2 profiled steps" in r.stdout
+          and len(rows(r.stdout)) == 15 and "1 group touched in no interval not drawn" in r.stdout
+          and "note:" not in r.stdout, f"heatmap: phase 2's 15 touched groups x 10 intervals ({len(rows(r.stdout))})")
+    r = run([view, "heatmap", "--phase", "1", "--width", "100", dump])
+    check(r.returncode == 0 and "groups x 1 intervals (phase 1, mean over 2 profiled steps" in r.stdout
+          and [l.split()[0] for l in rows(r.stdout)] == ["0"] and "note:" not in r.stdout,
+          f"heatmap --phase 1: its one touched group, one interval ({rows(r.stdout)})")
+    r = run([view, "heatmap", "--identities", "--top", "0", "--phase", "2", "--width", "100", dump])
+    check(r.returncode == 0 and len(rows(r.stdout)) == 38, f"heatmap --identities: phase 2's 38 identities ({len(rows(r.stdout))})")
+    r = run([view, "heatmap", "--phase", "1", "--step", "1", dump])
+    check(r.returncode == 0 and "profiled step 1" in r.stdout, "heatmap --phase 1 --step 1")
+    r = run([view, "heatmap", "--step", "2", dump])
+    check(r.returncode == 2 and "heatmap: --step 2: phase 2 has 2 profiled steps" in r.stderr, f"heatmap --step 2: exit 2 ({r.stderr!r})")
+
+    # report: the placement section of the phase drawn.
+    for args, budget, ivs, phase in [([], "2.66 MiB", 10, 2), (["--phase", "1"], "1.02 MiB", 1, 1)]:
+        page = os.path.join(tmp, f"guest{phase}.html")
+        r = run([view, "report", "--no-symbols", *args, dump, "-o", page])
+        if not check(r.returncode == 0 and r.stderr == "", f"report {args}: exit 0 ({r.stderr.strip()})"):
+            continue
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        place = html[html.find("<h2>Placement</h2>"):html.find("<h2>Details</h2>")]
+        table = place[place.find('id="placement-intervals"'):].split("</table>")[0]
+        check(f"Phase <b>{phase}</b>: policy <b>sentinel</b>, budget {budget}" in place
+              and 'id="placement-occupancy"' in place and 'id="placement-hits"' in place
+              and f"budget {budget}</text>" in place and len(re.findall(r"<tr><td>\d+</td>", table)) == ivs,
+              f"report {args}: phase {phase}'s occupancy against its {budget} budget, {ivs} interval rows")
+        check(f"intervals of the step (phase {phase})" in html and "touches named an unknown identity" not in html,
+              f"report {args}: the heatmap of phase {phase}, nothing dropped")
+    with open(os.path.join(tmp, "guest2.html"), encoding="utf-8") as f:
+        html = f.read()
+    check("<tr><td>0</td><td>3.26 MiB</td><td>3.05 MiB</td><td>17</td>" in html and "<td>94.0%</td>" in html,
+          "report: interval 0 of phase 2: max 3.26 MiB, mean 3.05 MiB over 17 steps, 94.0% of its touches fast")
+
+    # trace: migration batches against the steps; --phase N: that phase's span.
+    def trace(*args):
+        out = os.path.join(tmp, "guest-trace.json")
+        r = run([view, "trace", "--no-symbols", *args, dump, "-o", out])
+        check(r.returncode == 0 and r.stderr == "", f"trace {' '.join(args)}: exit 0 ({r.stderr.strip()})")
+        with open(out) as f:
+            return json.load(f)["traceEvents"]
+    ev = trace()
+    steps = sorted((e["ts"], e["ts"] + e["dur"], e["args"]["phase"], int(e["name"].split()[1]))
+                   for e in ev if e["ph"] == "X" and e.get("cat") == "step")
+    ivs = {(e["args"]["step"], int(e["name"].split()[1])): (e["ts"], e["ts"] + e["dur"])
+           for e in ev if e["ph"] == "X" and e.get("cat") == "interval"}
+    mig = [e for e in ev if e["ph"] == "X" and e.get("cat", "").startswith("migration")]
+    check(len(steps) == 462 and len(mig) == 86, f"trace: 462 steps, 86 migration batches ({len(steps)}, {len(mig)})")
+    placed = same = 0
+    for e in mig:
+        inside = [s for s in steps if s[0] <= e["ts"] < s[1]]
+        if not inside or inside[0][2] != e["args"]["phase"]:
+            continue
+        k = inside[0][3]
+        at = [i for (kk, i), (x, y) in ivs.items() if kk == k and x <= e["ts"] < y]
+        if at and at[0] >= e["args"]["interval"]:
+            placed += 1
+            same += at[0] == e["args"]["interval"]
+    check(placed == len(mig), f"trace: every batch starts in a step of its phase, not before the interval it was issued for ({placed} of {len(mig)})")
+    check(same >= len(mig) - 2, f"trace: batches start in the interval they were issued for ({same} of {len(mig)})")
+    ids = {n: {i["id"] for i in summary_json("--phase", str(n))["top_identities"]} for n in (1, 2)}
+    objs = [e for e in ev if e["ph"] == "X" and e.get("cat", "").startswith("object")]
+    seq_phase = {}
+    for e in ev:
+        if e["ph"] == "X" and e.get("cat") == "step":
+            for q in range(e["args"]["start_seq"], e["args"]["start_seq"] + e["args"]["allocations"]):
+                seq_phase[q] = e["args"]["phase"]
+    wrong = [e for e in objs if "identity" in e["args"] and e["args"]["birth_seq"] in seq_phase
+             and e["args"]["identity"] not in ids[seq_phase[e["args"]["birth_seq"]]]]
+    annotated = {n: sum(1 for e in objs if e["args"].get("identity") in ids[n]) for n in (1, 2)}
+    check(len(objs) == 1203 and not wrong and annotated[1] > 0 and annotated[2] > 0,
+          f"trace: objects carry the identity of their step's phase ({len(wrong)} wrong, {annotated})")
+    ev2 = trace("--phase", "2")
+    st2 = [e for e in ev2 if e["ph"] == "X" and e.get("cat") == "step"]
+    mig2 = [e for e in ev2 if e["ph"] == "X" and e.get("cat", "").startswith("migration")]
+    lo = min(e["ts"] for e in st2) if st2 else 0
+    obj2 = [e for e in ev2 if e["ph"] == "X" and e.get("cat", "").startswith("object")]
+    check(len(st2) == 20 and all(e["args"]["phase"] == 2 for e in st2) and len(mig2) == 85
+          and sum(1 for e in ev2 if e["ph"] == "X" and e.get("cat") == "interval") == 200
+          and 0 < len(obj2) < 1203 and all(e["ts"] + e["dur"] >= lo for e in obj2),
+          f"trace --phase 2: its 20 steps, 200 intervals, 85 batches, the objects of its span ({len(st2)}, {len(mig2)}, {len(obj2)})")
+    ev1 = trace("--phase", "1")
+    check(sum(1 for e in ev1 if e["ph"] == "X" and e.get("cat") == "step") == 442
+          and sum(1 for e in ev1 if e["ph"] == "X" and e.get("cat", "").startswith("migration")) == 1,
+          "trace --phase 1: its 442 steps and its one batch")
+
+    # plan: the main phase by default; the recorded plan of phase 1 recomputed identically.
+    r = run([view, "plan", "--json", dump])
+    pj = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(pj.get("phase") == 2 and pj.get("fast_budget_bytes") == 2789715 and pj.get("entry_count") == 38
+          and (pj.get("recorded_plan") or {}).get("compared") is True,
+          f"plan: phase 2 by default, its budget, compared with its PLAN ({pj.get('phase')}, {pj.get('fast_budget_bytes')})")
+    r = run([view, "plan", "--phase", "1", dump])
+    check(r.returncode == 0 and "Plan of " in r.stdout and ", phase 1: policy sentinel" in r.stdout
+          and "recorded plan    identical to the recomputed one" in r.stdout, "plan --phase 1: identical to the recorded plan")
+
+    # Bad --phase values: usage (exit 2) or no such phase (exit 1, one line naming the phases).
+    outfile = os.path.join(tmp, "bad-phase.out")
+    for cmd in ["summary", "heatmap", "report", "trace", "plan"]:
+        extra = ["-o", outfile] if cmd in ("report", "trace") else []
+        for val, needle in [("x", f"sentinel-view: {cmd}: --phase: not a number: 'x'"),
+                            ("-1", f"sentinel-view: {cmd}: --phase: not a number: '-1'"),
+                            ("1.5", f"sentinel-view: {cmd}: --phase: not a number: '1.5'"),
+                            ("", f"sentinel-view: {cmd}: --phase: not a number: ''"),
+                            ("4294967296", f"sentinel-view: {cmd}: --phase: out of range (phases are 0 to 4294967295): '4294967296'")]:
+            r = run([view, cmd, dump, *extra, f"--phase={val}" if val == "" else "--phase", *([] if val == "" else [val])])
+            check(r.returncode == 2 and r.stdout == "" and r.stderr.splitlines()[:1] == [needle],
+                  f"{cmd} --phase {val!r}: exit 2, {needle!r} ({r.stderr.splitlines()[:1]})")
+        r = run([view, cmd, dump, *extra, "--phase"])
+        check(r.returncode == 2 and r.stderr.startswith(f"sentinel-view: {cmd}: --phase needs a phase number"),
+              f"{cmd} --phase without a value: exit 2 ({r.stderr.splitlines()[:1]})")
+        for val in ["0", "3", "4294967295"]:
+            r = run([view, cmd, "--phase", val, dump, *extra])
+            check(r.returncode == 1 and r.stdout == "" and not os.path.exists(outfile)
+                  and r.stderr == f"sentinel-view: {dump}: no phase {val} in this dump (phases: 1, 2)\n",
+                  f"{cmd} --phase {val}: exit 1, one line naming the phases ({r.stderr!r})")
+        r = run([view, cmd, "--phase", "1", dump, *extra])
+        check(r.returncode == 0, f"{cmd} --phase 1: exit 0 ({r.stderr.strip()})")
+        if os.path.exists(outfile):
+            os.remove(outfile)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -746,9 +1008,11 @@ def test_report(a, tmp):
              ("xss.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
              ("noobjects.prof", ["footprint-run", "lifetimes"]),
              ("tiered.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes",
-                              "placement-occupancy", "placement-hits"])]
+                              "placement-occupancy", "placement-hits"]),
+             (GUEST, ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes",
+                      "placement-occupancy", "placement-hits"])]
     for name, svgs in cases:
-        page = os.path.join(tmp, name + ".html")
+        page = os.path.join(tmp, os.path.basename(name) + ".html")
         r = run([a.view, "report", "--no-symbols", os.path.join(tmp, name), "-o", page])
         if not check(r.returncode == 0 and r.stderr == "", f"report {name}: exit 0 ({r.stderr.strip()})"):
             continue
@@ -780,6 +1044,10 @@ def test_report(a, tmp):
         if name == "tiered.prof":
             check("<h2>Placement</h2>" in dom and "Measured fast-hit share <b>31.9%</b>, predicted" in dom
                   and "budget 2.70 MiB</text>" in dom, "report tiered: placement section with budget and shares")
+            rows = re.findall(r"<tr><td>(\d+)</td>(.*?)</tr>", dom[dom.find('id="placement-intervals"'):].split("</table>")[0])
+            check([r[0] for r in rows] == ["0", "1", "2"] and rows[1][1].endswith("<td>9</td><td>2 of 36</td>")
+                  and "Boundary check: <b>2 of 108</b> objects" in dom,
+                  f"report tiered: per-interval table with the boundary verification ({rows[1:2]})")
         if name == "loop.prof":
             check("No tiering records in this dump" in dom, "report loop: placement section says there is none")
         if name == "demo.prof":
@@ -896,11 +1164,11 @@ def main():
     ap.add_argument("--make-dumps", required=True)
     ap.add_argument("--dummy-lib", required=True)
     ap.add_argument("--lib")
-    ap.add_argument("what", choices=["view", "run", "e2e", "profile", "plan", "report", "torch"])
+    ap.add_argument("what", choices=["view", "run", "e2e", "profile", "plan", "guest", "report", "torch"])
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="sentinel-tools-") as tmp:
         {"view": test_view, "run": test_run, "e2e": test_e2e, "profile": test_profile, "plan": test_plan,
-         "report": test_report, "torch": test_torch}[a.what](a, tmp)
+         "guest": test_guest, "report": test_report, "torch": test_torch}[a.what](a, tmp)
     if failures:
         print(f"{len(failures)} check(s) failed:")
         for f in failures:

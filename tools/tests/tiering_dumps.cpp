@@ -77,6 +77,8 @@ void measured(DumpBuilder& d, const sentinel_plan_header& h) {
     p.touched_bytes = (4ull << 20) * (i + 1);
     p.fast_bytes = p.touched_bytes / (i + 2);
     p.steps = 9;
+    p.verified = 4 * 9;  // 4 planned objects asked at each boundary of the 9 checked steps
+    p.misplaced = i == 1 ? 2 : 0;
     place.push_back(p);
     for (uint32_t k = 0; k < 2; ++k) {
       sentinel_migration_batch b{};

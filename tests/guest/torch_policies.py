@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""PyTorch training under every placement policy, in the two-node guest.
+
+One process per configuration trains three guest-sized models in turn — an MLP, an LSTM and a
+Transformer (the model types of tests/e2e/e2e_models.py, smaller, so that a step takes a fraction of a
+second under TCG) — with no step marks and no pinned thread pool: each model's loop is a phase the
+detector finds, profiles, plans and checks on its own. The first process runs without the library; the
+others run under libsentinel.so in run mode with SENTINEL_FAST_BYTES (default 20%) and one policy each.
+
+Checks: losses and final parameters bit-identical to the run without the library; every model's phase
+planned and checked; the fast tier after each boundary's moves within the budget (all-fast excepted).
+Prints the measured and predicted fast-hit share per model and policy.
+
+usage: torch_policies.py [--policies p,q,...] [--budget 20%] [--steps N]     (in the guest)
+       torch_policies.py --child OUT.json --steps N                         (one configuration)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+MODELS = ("mlp", "lstm", "transformer")
+
+
+def build(name, torch, nn):
+    torch.manual_seed(1234)
+    gen = torch.Generator().manual_seed(1235)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+        batches = [(torch.randn(32, 256, generator=gen), torch.randint(0, 10, (32,), generator=gen)) for _ in range(4)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+        return model, opt, batches, lambda m, b: ce(m(b[0]), b[1])
+    if name == "lstm":
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(32, 64, batch_first=True)
+                self.head = nn.Linear(64, 10)
+
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                return self.head(out[:, -1, :])
+        model = Net()
+        batches = [(torch.randn(32, 8, 32, generator=gen), torch.randint(0, 10, (32,), generator=gen)) for _ in range(4)]
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        ce = nn.CrossEntropyLoss()
+        return model, opt, batches, lambda m, b: ce(m(b[0]), b[1])
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(256, 64)
+            layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+            self.head = nn.Linear(64, 256)
+
+        def forward(self, t):
+            return self.head(self.encoder(self.embed(t)))
+    model = Net()
+    batches = []
+    for _ in range(4):
+        seq = torch.randint(0, 256, (8, 17), generator=gen)
+        batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    ce = nn.CrossEntropyLoss()
+
+    def loss_fn(m, b):
+        logits = m(b[0])
+        return ce(logits.reshape(-1, logits.shape[-1]), b[1].reshape(-1))
+    return model, opt, batches, loss_fn
+
+
+def child(out, steps):
+    import hashlib
+    import torch
+    import torch.nn as nn
+    torch.use_deterministic_algorithms(True)
+    # One intra-op thread: the configurations run side by side on the guest's two vCPUs.
+    torch.set_num_threads(1)
+    result = {}
+    for name in MODELS:
+        model, opt, batches, loss_fn = build(name, torch, nn)
+        losses, times = [], []
+        for k in range(steps):
+            t0 = time.monotonic()
+            opt.zero_grad()
+            loss = loss_fn(model, batches[k % len(batches)])
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            times.append(time.monotonic() - t0)
+        h = hashlib.sha256()
+        with torch.no_grad():
+            for p in model.state_dict().values():
+                h.update(memoryview(p.detach().contiguous().numpy()).cast("B"))
+        result[name] = {"losses": losses, "params": h.hexdigest(), "step_s": times}
+    json.dump(result, open(out, "w"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--child")
+    ap.add_argument("--policies", default="sentinel,first-touch,hot,all-slow,all-fast")
+    ap.add_argument("--budget", default="20%")
+    ap.add_argument("--steps", type=int, default=16)
+    ap.add_argument("--jobs", type=int, default=2, help="configurations run at the same time")
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, args.steps)
+        return 0
+    if not os.path.exists("/sys/devices/system/node/node1"):
+        print("SKIP: no second NUMA node")
+        return 77
+    lib = os.environ["SENTINEL_PRELOAD"]
+    view = os.path.join(os.environ["SENTINEL_BUILD_ROOT"], "tools", "sentinel-view")
+    me = os.path.abspath(__file__)
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def run_config(label, extra_env):
+            out = os.path.join(tmp, f"{label}.json")
+            env = dict(os.environ, **extra_env)
+            t0 = time.monotonic()
+            p = subprocess.run([sys.executable, me, "--child", out, "--steps", str(args.steps)], env=env,
+                               capture_output=True, text=True, timeout=1500)
+            if p.returncode:
+                failures.append(f"{label}: status {p.returncode}: {p.stderr[-1500:]}")
+                return None
+            print(f"{label}: {time.monotonic() - t0:.0f} s")
+            return json.load(open(out))
+
+        configs = [("reference", {})] + [
+            (policy, {"LD_PRELOAD": lib, "SENTINEL_MODE": "run", "SENTINEL_POLICY": policy,
+                      "SENTINEL_FAST_BYTES": args.budget, "SENTINEL_MIN_BYTES": "16K",
+                      "SENTINEL_DUMP": os.path.join(tmp, f"{policy}.prof")})
+            for policy in args.policies.split(",")]
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = dict(zip([c[0] for c in configs], pool.map(lambda c: run_config(*c), configs)))
+        ref = results["reference"]
+        if ref is None:
+            print("FAIL:", failures[0])
+            return 1
+        for policy in args.policies.split(","):
+            dump = os.path.join(tmp, f"{policy}.prof")
+            got = results[policy]
+            if got is None:
+                continue
+            for name in MODELS:
+                if got[name]["losses"] != ref[name]["losses"] or got[name]["params"] != ref[name]["params"]:
+                    failures.append(f"{policy}: {name}: losses or parameters differ from the run without the library")
+            s = json.loads(subprocess.run([view, "summary", "--json", dump], capture_output=True, text=True).stdout)
+            trained = [ph for ph in s["phases"] if ph.get("steps", 0) >= args.steps // 2 and ph.get("allocations_per_step", 0) >= 4]
+            rows = []
+            for ph in trained:
+                if not ph.get("planned"):
+                    failures.append(f"{policy}: phase {ph['phase']} ({ph['steps']} steps) was not planned")
+                    continue
+                rows.append(f"phase {ph['phase']}: measured {ph.get('fast_hit_share')}, predicted {ph.get('predicted_hit_share')}, "
+                            f"budget {ph.get('fast_budget_bytes')} B, migrated {ph.get('migrated_bytes')} B")
+                if ph.get("fast_hit_share") is None:
+                    failures.append(f"{policy}: phase {ph['phase']} has no placement check")
+            if len(trained) < len(MODELS):
+                failures.append(f"{policy}: {len(trained)} trained phases found for {len(MODELS)} models")
+            budgets = [ph.get("fast_budget_bytes") or 0 for ph in trained]
+            peak = s.get("tiering", {}).get("fast_peak_bytes", s.get("fast_peak_bytes")) or 0
+            if policy != "all-fast" and budgets and peak > max(budgets):
+                failures.append(f"{policy}: the fast tier held {peak} B after a boundary's moves, above every phase's budget")
+            print(f"{policy:12s} " + "; ".join(rows))
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
