@@ -67,13 +67,14 @@ class _TransformerNet(nn.Module):
         return self.head(self.encoder(h))
 
 
-def build(name, size=1):
+def build(name, size=1, batch=None):
     """Returns (model, optimizer, batches, loss_fn(model, batch) -> loss tensor).
 
     `size` (a number > 0) scales the model's widths and its batch, keeping its type and depth: 1 is the
     set-up the tests and the fixtures use, unchanged; scripts/bench-tiers uses smaller ones so that a step
     in the slow-tier guest takes about a second rather than a minute. Scaled widths are rounded (the
-    Transformer's to a multiple of its 4 heads) and never below 4.
+    Transformer's to a multiple of its 4 heads) and never below 4. `batch`, when given, is the batch size
+    instead of the scaled one (a small batch makes a step more memory-bound).
     """
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
@@ -82,13 +83,18 @@ def build(name, size=1):
 
     def w(n, multiple=1):  # n scaled by size
         return n if size == 1 else max(4, multiple * round(n * size / multiple))
+
+    def bs(n):  # the batch size
+        if batch is not None:
+            return int(batch)
+        return w(n)
     setup_determinism()
     gen = torch.Generator().manual_seed(SEED + 1)
     if name == "mlp":
         # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB (size 1).
         model = nn.Sequential(nn.Linear(784, w(512)), nn.ReLU(), nn.Linear(w(512), w(256)), nn.ReLU(),
                               nn.Linear(w(256), 10))
-        batches = [(torch.randn(w(64), 784, generator=gen), torch.randint(0, 10, (w(64),), generator=gen))
+        batches = [(torch.randn(bs(64), 784, generator=gen), torch.randint(0, 10, (bs(64),), generator=gen))
                    for _ in range(NUM_BATCHES)]
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         ce = nn.CrossEntropyLoss()
@@ -101,8 +107,8 @@ def build(name, size=1):
             nn.Conv2d(1, w(16), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(w(16), w(32), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(w(32) * 7 * 7, 10))
-        batches = [(torch.randn(w(32), 1, 28, 28, generator=gen),
-                    torch.randint(0, 10, (w(32),), generator=gen)) for _ in range(NUM_BATCHES)]
+        batches = [(torch.randn(bs(32), 1, 28, 28, generator=gen),
+                    torch.randint(0, 10, (bs(32),), generator=gen)) for _ in range(NUM_BATCHES)]
         opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
         ce = nn.CrossEntropyLoss()
 
@@ -111,7 +117,7 @@ def build(name, size=1):
     elif name == "lstm":
         # One LSTM layer (32 -> 128), 20 time steps, batch 32, classify from the last hidden state (size 1).
         model = _LSTMNet(hidden=w(128))
-        batches = [(torch.randn(w(32), 20, 32, generator=gen), torch.randint(0, 10, (w(32),), generator=gen))
+        batches = [(torch.randn(bs(32), 20, 32, generator=gen), torch.randint(0, 10, (bs(32),), generator=gen))
                    for _ in range(NUM_BATCHES)]
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         ce = nn.CrossEntropyLoss()
@@ -123,7 +129,7 @@ def build(name, size=1):
         model = _TransformerNet(d_model=w(64, 4), ff=w(256))
         batches = []
         for _ in range(NUM_BATCHES):
-            seq = torch.randint(0, 512, (w(16), 33), generator=gen)
+            seq = torch.randint(0, 512, (bs(16), 33), generator=gen)
             batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         ce = nn.CrossEntropyLoss()
