@@ -281,9 +281,16 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   os << ",\"fast_budget_bytes\":";
   if (plan) os << plan->header.fast_budget_bytes;
   else os << "null";
+  os << ",\"footprint_peak_bytes\":";
+  if (plan) os << plan->header.footprint_peak_bytes;
+  else os << "null";
+  os << ",\"planned_moved_bytes_per_step\":";
+  if (plan) os << plan->header.moved_bytes_per_step;
+  else os << "null";
   os << ",\"predicted_hit_share\":";
   json_share(os, ph ? ph->predicted_hit() : std::nullopt);
-  os << ",\"migrated_bytes\":" << (ph ? ph->migrated_bytes : 0) << ",\"late_migrations\":" << (ph ? ph->late : 0)
+  os << ",\"migrated_bytes\":" << (ph ? ph->migrated_bytes : 0) << ",\"migrated_steps\":" << (ph ? ph->steps : 0)
+     << ",\"late_migrations\":" << (ph ? ph->late : 0)
      << ",\"fast_peak_bytes\":" << (ph ? ph->fast_max : 0) << ",\"checked\":" << (ph && ph->checked ? "true" : "false")
      << ",\"checked_steps\":" << (ph ? ph->checked_steps : 0)
      << ",\"placement_touched_bytes\":" << (ph ? ph->touched : 0)

@@ -17,11 +17,17 @@ SEED = 1234
 NUM_BATCHES = 4  # distinct batches, cycled through
 
 
+_interop_set = False
+
+
 def setup_determinism():
+    global _interop_set
     torch.manual_seed(SEED)
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    if not _interop_set:  # torch aborts the process if this is set again after parallel work started
+        torch.set_num_interop_threads(1)
+        _interop_set = True
 
 
 def step_marker():
@@ -61,17 +67,34 @@ class _TransformerNet(nn.Module):
         return self.head(self.encoder(h))
 
 
-def build(name):
-    """Returns (model, optimizer, batches, loss_fn(model, batch) -> loss tensor)."""
+def build(name, size=1, batch=None):
+    """Returns (model, optimizer, batches, loss_fn(model, batch) -> loss tensor).
+
+    `size` (a number > 0) scales the model's widths and its batch, keeping its type and depth: 1 is the
+    set-up the tests and the fixtures use, unchanged; scripts/bench-tiers uses smaller ones so that a step
+    in the slow-tier guest takes about a second rather than a minute. Scaled widths are rounded (the
+    Transformer's to a multiple of its 4 heads) and never below 4. `batch`, when given, is the batch size
+    instead of the scaled one (a small batch makes a step more memory-bound).
+    """
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
+    if not isinstance(size, (int, float)) or not size > 0:
+        raise ValueError(f"size must be a number > 0, not {size!r}")
+
+    def w(n, multiple=1):  # n scaled by size
+        return n if size == 1 else max(4, multiple * round(n * size / multiple))
+
+    def bs(n):  # the batch size
+        if batch is not None:
+            return int(batch)
+        return w(n)
     setup_determinism()
     gen = torch.Generator().manual_seed(SEED + 1)
     if name == "mlp":
-        # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB.
-        model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
-                              nn.Linear(256, 10))
-        batches = [(torch.randn(64, 784, generator=gen), torch.randint(0, 10, (64,), generator=gen))
+        # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB (size 1).
+        model = nn.Sequential(nn.Linear(784, w(512)), nn.ReLU(), nn.Linear(w(512), w(256)), nn.ReLU(),
+                              nn.Linear(w(256), 10))
+        batches = [(torch.randn(bs(64), 784, generator=gen), torch.randint(0, 10, (bs(64),), generator=gen))
                    for _ in range(NUM_BATCHES)]
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         ce = nn.CrossEntropyLoss()
@@ -79,22 +102,22 @@ def build(name):
         def loss_fn(m, b):
             return ce(m(b[0]), b[1])
     elif name == "cnn":
-        # Two conv blocks on 1x28x28, batch 32: the first activation is 32x16x28x28 floats = 1.5 MiB.
+        # Two conv blocks on 1x28x28, batch 32: the first activation is 32x16x28x28 floats = 1.5 MiB (size 1).
         model = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-        batches = [(torch.randn(32, 1, 28, 28, generator=gen),
-                    torch.randint(0, 10, (32,), generator=gen)) for _ in range(NUM_BATCHES)]
+            nn.Conv2d(1, w(16), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(w(16), w(32), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(w(32) * 7 * 7, 10))
+        batches = [(torch.randn(bs(32), 1, 28, 28, generator=gen),
+                    torch.randint(0, 10, (bs(32),), generator=gen)) for _ in range(NUM_BATCHES)]
         opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
         ce = nn.CrossEntropyLoss()
 
         def loss_fn(m, b):
             return ce(m(b[0]), b[1])
     elif name == "lstm":
-        # One LSTM layer (32 -> 128), 20 time steps, batch 32, classify from the last hidden state.
-        model = _LSTMNet()
-        batches = [(torch.randn(32, 20, 32, generator=gen), torch.randint(0, 10, (32,), generator=gen))
+        # One LSTM layer (32 -> 128), 20 time steps, batch 32, classify from the last hidden state (size 1).
+        model = _LSTMNet(hidden=w(128))
+        batches = [(torch.randn(bs(32), 20, 32, generator=gen), torch.randint(0, 10, (bs(32),), generator=gen))
                    for _ in range(NUM_BATCHES)]
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         ce = nn.CrossEntropyLoss()
@@ -102,11 +125,11 @@ def build(name):
         def loss_fn(m, b):
             return ce(m(b[0]), b[1])
     else:
-        # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss.
-        model = _TransformerNet()
+        # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss (size 1).
+        model = _TransformerNet(d_model=w(64, 4), ff=w(256))
         batches = []
         for _ in range(NUM_BATCHES):
-            seq = torch.randint(0, 512, (16, 33), generator=gen)
+            seq = torch.randint(0, 512, (bs(16), 33), generator=gen)
             batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         ce = nn.CrossEntropyLoss()
