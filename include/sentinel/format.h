@@ -237,7 +237,8 @@ struct sentinel_migration_entry {
   uint32_t late;              /* move-ins that finished after the object's use began */
   uint32_t failed_pages;
   uint32_t steps;             /* steps executed under the plan */
-  uint64_t fast_bytes_max;    /* fast-tier occupancy of tracked objects at this interval, max over steps */
+  uint64_t fast_bytes_max;    /* fast-tier occupancy of tracked objects at this interval, max over the
+                                 steady steps (from the plan's third: the first two take over) */
   uint64_t fast_bytes_sum;    /* ... summed over steps (mean = sum / steps) */
 }; /* 64 bytes */
 

@@ -202,9 +202,10 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     ~Sample() {
       uint64_t occupancy = m->fast_bytes();
       st->fast_bytes_sum += occupancy;
-      if (occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;
-      // The plan's first step takes over objects that were on the fast node before it: its
-      // boundaries are the transition, not the steady state the budget bounds.
+      // The plan's first steps take over objects that were on the fast node before it (born while
+      // the phase was profiled, placed by the fallback): their boundaries are the transition, not the
+      // steady state the budget bounds. The maximum, like the run's peak, is the steady state's.
+      if (steady && occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;
       if (steady && occupancy > m->steady_peak_.load(std::memory_order_relaxed))
         m->steady_peak_.store(occupancy, std::memory_order_relaxed);
     }
