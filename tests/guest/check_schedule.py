@@ -6,7 +6,7 @@ pages are at the end of each interval) the node must be the one the executed pla
 interval, the fast node must never hold more than the budget of the plan's objects, and the program's
 checksum must equal the one of a run without the library.
 
-usage: check_schedule.py [--policies p,q,...] [--budget 20%] [--steps N]
+usage: check_schedule.py [--policies p,q,...] [--budget 20%] [--steps N] [--reps R]
 env:   SENTINEL_PRELOAD (libsentinel.so), SENTINEL_BUILD_ROOT (the build tree)
 Exit 0 when every check holds, 1 otherwise, 77 when the guest has no second node.
 """
@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--policies", default="sentinel,first-touch,all-slow,all-fast,hot")
     ap.add_argument("--budget", default="20%")
     ap.add_argument("--steps", type=int, default=24)
+    ap.add_argument("--reps", type=int, default=2, help="schedule_loop's passes over the buffers per interval")
     ap.add_argument("--tail", type=int, default=8, help="steps at the end that are checked (steady state)")
     ap.add_argument("--keep", help="copy each policy's dump and observations into this directory")
     args = ap.parse_args()
@@ -47,7 +48,7 @@ def main():
         print("SKIP: no second NUMA node")
         return 77
 
-    base = [prog, "--steps", str(args.steps)]
+    base = [prog, "--steps", str(args.steps), "--reps", str(args.reps)]
     ref = run(base)
     if ref.returncode or not checksum_of(ref.stdout):
         print(f"FAIL: the loop without the library: status {ref.returncode}: {ref.stderr[-500:]}")
