@@ -211,6 +211,46 @@ void json_share(std::ostream& os, std::optional<double> v) {
 
 }  // namespace
 
+namespace {
+
+// The step-time trial of a plan, in one line (empty when the plan had none).
+std::string trial_text(const fmt::PlanRecord& plan) {
+  const sentinel_plan_trial& t = plan.trial;
+  if (t.state == SENTINEL_TRIAL_NONE) return {};
+  auto timed = [](uint64_t ns, uint32_t steps) {
+    return steps ? human_duration(ns) + "/step over " + plural(steps, "step", "steps") : std::string("not timed");
+  };
+  std::string out = "moving schedule " + timed(t.moving_step_ns, t.moving_steps) + " (predicted " +
+                    pct(t.moving_hit_ppm / 1e6) + ", " + human_bytes(t.moving_moved_bytes) +
+                    " moved per step), without moves " + timed(t.fixed_step_ns, t.fixed_steps) + " (predicted " +
+                    pct(t.fixed_hit_ppm / 1e6) + ")";
+  const bool fixed = plan.header.flags & SENTINEL_TIER_NO_MOVES;
+  if (t.state == SENTINEL_TRIAL_DONE)
+    out += fixed ? ": kept the schedule without moves" : ": kept the moving schedule";
+  else
+    out += std::string(": under way when the dump was written, ") + (fixed ? "without moves" : "moving") + " in effect";
+  return out;
+}
+
+void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
+  if (!plan || plan->trial.state == SENTINEL_TRIAL_NONE) {
+    os << "null";
+    return;
+  }
+  const sentinel_plan_trial& t = plan->trial;
+  os << "{\"state\":";
+  json_string(os, t.state == SENTINEL_TRIAL_DONE ? "done" : "running");
+  os << ",\"kept\":";
+  json_string(os, (plan->header.flags & SENTINEL_TIER_NO_MOVES) ? "no-moves" : "moving");
+  os << ",\"steps_per_candidate\":" << t.steps_per_candidate << ",\"moving_step_ns\":" << t.moving_step_ns
+     << ",\"moving_steps\":" << t.moving_steps << ",\"moving_moved_bytes_per_step\":" << t.moving_moved_bytes
+     << ",\"moving_predicted_hit_share\":" << t.moving_hit_ppm / 1e6 << ",\"no_moves_step_ns\":" << t.fixed_step_ns
+     << ",\"no_moves_steps\":" << t.fixed_steps << ",\"no_moves_predicted_hit_share\":" << t.fixed_hit_ppm / 1e6
+     << "}";
+}
+
+}  // namespace
+
 void print_tiering_text(std::ostream& os, const TieringModel& t) {
   if (!t.present) return;
   os << "\n";
@@ -256,7 +296,9 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
        << human_bytes(h.fast_budget_bytes) << ", lead " << h.lead_intervals << " intervals, pool "
        << human_bytes(h.fast_pool_bytes) << ", planned fast peak " << human_bytes(h.fast_peak_bytes) << ", "
        << human_bytes(h.moved_bytes_per_step) << " moved per step, predicted fast-hit share "
-       << pct(h.predicted_hit_ppm / 1e6) << "\n";
+       << pct(h.predicted_hit_ppm / 1e6) << ((h.flags & SENTINEL_TIER_NO_MOVES) ? " (no moves)" : "") << "\n";
+    const std::string trial = trial_text(*ph.plan);
+    if (!trial.empty()) os << "trial            phase " << h.phase << ": " << trial << "\n";
   }
   for (const PhaseTiering& ph : t.phases) {
     if (!ph.migrations) continue;
@@ -297,6 +339,8 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
      << ",\"placement_fast_bytes\":" << (ph ? ph->fast : 0) << ",\"fast_hit_share\":";
   json_share(os, ph ? ph->measured_hit() : std::nullopt);
   os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
+  os << ",\"trial\":";
+  print_trial_json(os, plan);
 }
 
 void print_tiering_json(std::ostream& os, const TieringModel& t) {
@@ -340,7 +384,10 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
        << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes
        << ",\"fast_peak_bytes\":" << h.fast_peak_bytes << ",\"fast_pool_bytes\":" << h.fast_pool_bytes
        << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm
-       << ",\"entries\":" << t.plan->entries.size() << "}";
+       << ",\"no_moves\":" << ((h.flags & SENTINEL_TIER_NO_MOVES) ? "true" : "false")
+       << ",\"entries\":" << t.plan->entries.size() << ",\"trial\":";
+    print_trial_json(os, t.plan);
+    os << "}";
   } else {
     os << "null";
   }

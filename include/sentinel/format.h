@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 2
+#define SENTINEL_FORMAT_MINOR 3
 
 struct sentinel_file_header {
   char magic[8];
@@ -176,6 +176,9 @@ enum sentinel_policy {
 #define SENTINEL_TIER_BUDGET_SHARE 0x2u /* the budget was given as a share of the profiled peak */
 #define SENTINEL_TIER_BALANCING_ON 0x4u /* kernel.numa_balancing was on */
 #define SENTINEL_TIER_FAULT_INJECTION 0x8u
+/* A plan's header only: the sentinel policy planned without moves (every object on one node for its
+ * whole life), the schedule the step-time trial kept when it measured faster (1.3). */
+#define SENTINEL_TIER_NO_MOVES 0x10u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {
@@ -218,6 +221,25 @@ struct sentinel_plan_header {
   uint32_t flags;                   /* SENTINEL_TIER_* as planned (dry run) */
   uint64_t migrate_bytes_per_s;     /* bandwidth the cost model used */
 }; /* 72 bytes */
+
+/* Appended to a PLAN record after the interval durations (1.3): u32 size, then this. The runtime's
+ * step-time trial: the sentinel policy's moving schedule and the one without moves
+ * (SENTINEL_TIER_NO_MOVES), each run for some steps and timed; the faster is kept. The record's
+ * header and entries are the schedule in effect when the dump was written. */
+#define SENTINEL_TRIAL_NONE 0u     /* no trial: one candidate (it moves nothing, or the trial is off) */
+#define SENTINEL_TRIAL_RUNNING 1u  /* under way when the dump was written */
+#define SENTINEL_TRIAL_DONE 2u
+struct sentinel_plan_trial {
+  uint32_t state;                  /* SENTINEL_TRIAL_* */
+  uint32_t steps_per_candidate;    /* timed steps asked for each (SENTINEL_TRIAL_STEPS) */
+  uint64_t moving_step_ns;         /* mean of the moving schedule's timed steps (0: none timed) */
+  uint64_t fixed_step_ns;          /* mean of the no-move schedule's timed steps (0: none timed) */
+  uint64_t moving_moved_bytes;     /* the moving schedule's planned bytes moved per step */
+  uint32_t moving_hit_ppm;         /* the candidates' predicted fast-hit shares */
+  uint32_t fixed_hit_ppm;
+  uint32_t moving_steps;           /* steps timed */
+  uint32_t fixed_steps;
+}; /* 48 bytes */
 
 struct sentinel_plan_entry {
   uint32_t identity;

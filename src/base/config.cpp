@@ -48,6 +48,10 @@ const VarSpec kTable[] = {
      "steps of the placement check (pages asked where they are at touch time); 0: no check", &Config::check_steps, 0, 64},
     {"SENTINEL_CHECK_AFTER", VarType::count, "3", "steps run under a plan before the placement check", &Config::check_after,
      1, 1000000},
+    {"SENTINEL_TRIAL_STEPS", VarType::count, "2",
+     "sentinel policy: steps timed for each of its two schedules (moving, and without moves) before the faster "
+     "is kept; 0: no trial, the moving schedule",
+     &Config::trial_steps, 0, 64},
     {"SENTINEL_FAULT_INJECT", VarType::faults, "",
      "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
     {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},

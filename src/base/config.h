@@ -49,6 +49,7 @@ struct Config {
   MoveMethod move_method = MoveMethod::automatic;
   uint64_t check_steps = 0;      // steps of the placement check (0: none)
   uint64_t check_after = 0;      // planned steps before the check
+  uint64_t trial_steps = 0;      // timed steps per candidate of the step-time trial (0: no trial)
   FaultInjection faults;
 };
 

@@ -381,6 +381,9 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
     const uint64_t* ns = t.plan_interval_ns(slot);
     w.u32(ns ? plan.header.intervals : 0);
     for (uint32_t i = 0; ns && i < plan.header.intervals; ++i) w.u64(ns[i]);
+    const sentinel_plan_trial trial = t.plan_trial(slot);
+    w.u32(sizeof(trial));
+    w.put(&trial, sizeof(trial));
     w.end();
   }
   // What the migrator did, per (phase, interval) with steps under a plan.

@@ -54,6 +54,7 @@ constexpr size_t kIdentitySize12 = 64;
 constexpr size_t kGroupSize12 = 40;
 constexpr size_t kTieringSize = 128;
 constexpr size_t kPlanHeaderSize = 72;
+constexpr size_t kPlanTrialSize = 48;
 constexpr size_t kPlanEntrySize = 24;
 constexpr size_t kMigrationSize = 64;
 constexpr size_t kBatchSize = 48;
@@ -61,6 +62,7 @@ constexpr size_t kPlacementSize = 32;  // 40 with the boundary verification
 constexpr size_t kDetectionSize = 64;
 static_assert(sizeof(sentinel_tiering) == kTieringSize);
 static_assert(sizeof(sentinel_plan_header) == kPlanHeaderSize);
+static_assert(sizeof(sentinel_plan_trial) == kPlanTrialSize);
 static_assert(sizeof(sentinel_plan_entry) == kPlanEntrySize);
 static_assert(sizeof(sentinel_migration_entry) == kMigrationSize);
 static_assert(sizeof(sentinel_migration_batch) == kBatchSize);
@@ -630,6 +632,25 @@ class Parser {
       c.check_count(at, n, 8, "interval duration");
       r.interval_ns.reserve(n);
       for (uint32_t i = 0; i < n; ++i) r.interval_ns.push_back(c.u64("interval duration"));
+    }
+    if (c.remaining() >= 4) {  // appended in 1.3: the step-time trial
+      uint64_t at = c.offset();
+      uint32_t size = c.u32("trial size");
+      if (size < kPlanTrialSize)
+        throw FormatError(at, cat("PLAN record: trial size ", size, " is smaller than ", kPlanTrialSize));
+      const uint8_t* t = c.bytes(size, "plan trial").data();
+      sentinel_plan_trial& x = r.trial;
+      x.state = load32(t + 0);
+      x.steps_per_candidate = load32(t + 4);
+      x.moving_step_ns = load64(t + 8);
+      x.fixed_step_ns = load64(t + 16);
+      x.moving_moved_bytes = load64(t + 24);
+      x.moving_hit_ppm = load32(t + 32);
+      x.fixed_hit_ppm = load32(t + 36);
+      x.moving_steps = load32(t + 40);
+      x.fixed_steps = load32(t + 44);
+      if (x.state > SENTINEL_TRIAL_DONE)
+        throw FormatError(at, cat("PLAN record: unknown trial state ", x.state));
     }
     prof_.plans.push_back(std::move(r));
   }

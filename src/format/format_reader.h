@@ -142,6 +142,8 @@ struct PlanRecord {
   // The interval durations the planner was given (ns; appended to the record in 1.2, empty when a
   // writer did not append them): `sentinel-view plan` recomputes with exactly these.
   std::vector<uint64_t> interval_ns;
+  // The step-time trial (appended in 1.3; state SENTINEL_TRIAL_NONE when absent).
+  sentinel_plan_trial trial{};
 };
 
 struct Profile {

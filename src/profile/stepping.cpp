@@ -107,7 +107,8 @@ void Stepper::update_sync() {
     // From the lock to the profile; and the step before a placement check.
     want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
                  (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
-                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run()));
+                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
+                  tiering_->trial_settled(p->id)));
   }
   sync_wanted_ = want;
 }
@@ -153,13 +154,13 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
         open_window(Window::profile, *p, seq, now);
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
-                 !tiering_->dry_run() && p->planned_steps > cfg_.check_after) {
+                 !tiering_->dry_run() && p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
         open_window(Window::check, *p, seq, now);
       }
     }
     if (window_ == Window::profile && window_phase_ == phase) e.flags |= SENTINEL_STEP_PROFILED;
     if (window_ == Window::check && window_phase_ == phase) e.flags |= SENTINEL_STEP_CHECKED;
-    if (tiering_) tiering_->on_step_start(phase);
+    if (tiering_) tiering_->on_step_start(phase, now);
   }
   steps_.add(e);
   update_sync();

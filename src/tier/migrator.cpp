@@ -119,7 +119,7 @@ void Migrator::probe(MoveMethod wanted) {
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
   if (slot < kMaxPlans) {
     first_step_[slot] = UINT64_MAX;
-    plans_[slot] = plan;
+    plans_[slot].store(plan, std::memory_order_release);
   }
 }
 
@@ -188,7 +188,7 @@ bool Migrator::move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* f
 }
 
 void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation) {
-  const ExecPlan* plan = slot < kMaxPlans ? plans_[slot] : nullptr;
+  const ExecPlan* plan = slot < kMaxPlans ? plans_[slot].load(std::memory_order_acquire) : nullptr;
   if (!plan || interval >= plan->intervals || interval >= 64) return;
   MigrationStats& st = stats_[slot][interval];
   ++st.steps;

@@ -85,6 +85,11 @@ class Migrator {
 
   // A plan the migrator may execute; its slot (0..kMaxPlans-1) is the caller's.
   void set_plan(uint32_t slot, const ExecPlan* plan);
+  // Another schedule for the same phase (the step-time trial's candidates): the next boundary pass
+  // moves every object to where this one wants it. Any thread; the slot keeps its statistics.
+  void switch_plan(uint32_t slot, const ExecPlan* plan) {
+    if (slot < kMaxPlans) plans_[slot].store(plan, std::memory_order_release);
+  }
   // The sequencer crossed into `interval` of step `step` of the plan in `slot`. Never blocks: the
   // newest boundary wins; the thread is woken with a futex.
   void post_boundary(uint32_t slot, uint64_t step, uint32_t interval);
@@ -149,7 +154,7 @@ class Migrator {
   bool joinable_ = false;
   std::atomic<bool> running_{false}, stop_{false}, probed_{false};
   std::atomic<uint64_t> bandwidth_{0};
-  const ExecPlan* plans_[kMaxPlans] = {};
+  std::atomic<const ExecPlan*> plans_[kMaxPlans] = {};
   uint64_t first_step_[kMaxPlans] = {};  // the step of a plan's first boundary
   // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
   std::atomic<uint32_t> wake_{0};

@@ -81,6 +81,8 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   in.migrate_bytes_per_s = recorded ? recorded->header.migrate_bytes_per_s
                                     : p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
   if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
+  // The step-time trial kept the schedule without moves: the plan is recomputed as that one.
+  if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_NO_MOVES;
   return true;
 }
 

@@ -58,6 +58,7 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
   m->count = in.identity_count;
   m->profiled_steps = in.profiled_steps;
+  m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);
   m->items = scratch.array<Item>(m->count);
   uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
   IdIndex* index = scratch.array<IdIndex>(m->count);

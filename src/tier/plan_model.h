@@ -51,6 +51,8 @@ struct Model {
   uint64_t interval_start[kMaxIntervals + 1] = {};
   uint64_t bandwidth = kDefaultMigrateBytesPerS;
   uint32_t profiled_steps = 1;
+  // SENTINEL_TIER_NO_MOVES (sentinel policy): every object keeps one node for its whole life.
+  bool no_moves = false;
 
   uint32_t at(const Item& it, uint32_t pos) const { return (it.start + pos) % n; }
   // ns from the start of interval a to the start of interval b (b at or after a, within a step).

@@ -95,7 +95,7 @@ struct Planner {
       const Item& head = m.items[members[r]];
       u.alive = head.alive;
       u.cyclic = head.cyclic;
-      u.pinned = head.pinned;
+      u.pinned = head.pinned || m.no_moves;  // without moves, a unit has one node for its whole life
       u.len = head.len;
       u.origin = head.start;
       uint64_t* b = ubytes + size_t{unit_count} * m.n;
@@ -342,8 +342,10 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
     for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !perfect(); ++g) {
       pl.build_units(eligible, g == 1);
       for (uint32_t lead : kLeads) {
-        if ((lead && lead >= m.n) || perfect()) continue;
-        for (uint32_t trial_no = 0; trial_no < 2 * (sizeof kGaps / sizeof kGaps[0]) && !perfect(); ++trial_no) {
+        if ((lead && lead >= m.n) || perfect() || (m.no_moves && lead)) continue;
+        // Without moves every unit has one residency over its whole life: lead and gap change nothing.
+        const uint32_t gap_trials = m.no_moves ? 1 : 2 * (sizeof kGaps / sizeof kGaps[0]);
+        for (uint32_t trial_no = 0; trial_no < gap_trials && !perfect(); ++trial_no) {
           const uint32_t gap = kGaps[trial_no / 2];
           const bool from_birth = trial_no % 2 == 1;
           if (gap != kAnyGap && gap >= m.n) continue;

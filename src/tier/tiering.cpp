@@ -35,10 +35,11 @@ constexpr uint32_t kEntryMask = (1u << kSlotShift) - 1;
 
 }  // namespace
 
-void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log) {
+void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log, const TickClock* clock) {
   cfg_ = cfg;
   arena_ = arena;
   log_ = log;
+  clock_ = clock;
   enabled_ = cfg.mode == Mode::run;
   if (!enabled_) return;
   TierNodes tn = choose_tier_nodes(topo, cfg.fast_node, cfg.slow_node);
@@ -94,9 +95,10 @@ uint32_t Tiering::find_entry(const PlanSlot& s, uint32_t site, uint64_t size, ui
 }
 
 Tiering::TokenEntry* Tiering::find_token(const PlanSlot& s, uint32_t site, uint64_t size) const {
-  if (!s.tokens) return nullptr;
+  TokenEntry* tokens = s.live_tokens.load(std::memory_order_acquire);
+  if (!tokens) return nullptr;
   for (uint32_t i = static_cast<uint32_t>(token_hash(site, size)) & s.token_mask;; i = (i + 1) & s.token_mask) {
-    TokenEntry& t = s.tokens[i];
+    TokenEntry& t = tokens[i];
     if (!t.m) return nullptr;
     if (t.site == site && t.size == size) return &t;
   }
@@ -106,9 +108,8 @@ bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
   uint32_t n = p.identity_count;
   uint32_t cap = table_capacity(n);
   s.keys = static_cast<IdentityKey*>(vm_map_lazy(cap * sizeof(IdentityKey)));
-  s.tokens = static_cast<TokenEntry*>(vm_map_lazy(cap * sizeof(TokenEntry)));
   s.states = static_cast<EntryState*>(vm_map_lazy((n ? n : 1) * sizeof(EntryState)));
-  if (!s.keys || !s.tokens || !s.states) return false;
+  if (!s.keys || !s.states) return false;
   s.key_mask = cap - 1;
   s.token_mask = cap - 1;
   for (uint32_t e = 0; e < n; ++e) s.states[e].state.store(EntryState::kNone, std::memory_order_relaxed);
@@ -125,9 +126,23 @@ bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
       key = IdentityKey{id.site, id.occurrence, id.size, e + 1, 0};
       break;
     }
-    bool fast = s.plan.entries[e].flags & SENTINEL_PLAN_BIRTH_FAST;
+  }
+  s.tokens = build_tokens(s, p, s.plan);
+  if (!s.tokens) return false;
+  s.live_tokens.store(s.tokens, std::memory_order_release);
+  return true;
+}
+
+// The birth tiers of one schedule: per (site, size), which occurrences in the step are born fast.
+Tiering::TokenEntry* Tiering::build_tokens(const PlanSlot& s, const PhaseProfileView& p, const Plan& plan) {
+  TokenEntry* tokens = static_cast<TokenEntry*>(vm_map_lazy((s.token_mask + 1) * sizeof(TokenEntry)));
+  if (!tokens) return nullptr;
+  for (uint32_t e = 0; e < p.identity_count; ++e) {
+    const sentinel_identity& id = p.identities[e];
+    if ((id.flags & SENTINEL_IDENTITY_OUTSIDE) || id.occurrence == SENTINEL_NO_ORDINAL) continue;
+    bool fast = plan.entries[e].flags & SENTINEL_PLAN_BIRTH_FAST;
     for (uint32_t i = static_cast<uint32_t>(token_hash(id.site, id.size)) & s.token_mask;; i = (i + 1) & s.token_mask) {
-      TokenEntry& t = s.tokens[i];
+      TokenEntry& t = tokens[i];
       if (t.m && !(t.site == id.site && t.size == id.size)) continue;
       if (!t.m) {
         t.site = id.site;
@@ -139,12 +154,12 @@ bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
     }
   }
   for (uint32_t i = 0; i <= s.token_mask; ++i) {
-    TokenEntry& t = s.tokens[i];
+    TokenEntry& t = tokens[i];
     if (!t.m) continue;
     uint64_t all = t.m >= 64 ? ~uint64_t{0} : (uint64_t{1} << t.m) - 1;
     t.mixed = (t.fast_mask & all) != 0 && (t.fast_mask & all) != all;
   }
-  return true;
+  return tokens;
 }
 
 // Objects alive now that the plan names (weights, optimizer state, data born outside steps; the
@@ -223,6 +238,7 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   adopt_live_objects(slot, p);
   if (!first_budget_) first_budget_ = s.plan.header.fast_budget_bytes;
   migrator_.set_plan(slot, &s.exec);
+  if (prepare_trial(s, p, in)) use_candidate(slot, true);  // the no-move schedule is timed first
   if (!dry_run_ && !placing_.load(std::memory_order_relaxed)) {
     arena_->set_tier_nodes(fast_node_, slow_node_);
     placing_.store(true, std::memory_order_release);
@@ -296,14 +312,121 @@ void Tiering::on_free(uint32_t log_index) {
   if (st.died() == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(size));
 }
 
-void Tiering::on_step_start(uint16_t phase) {
+void Tiering::on_step_start(uint16_t phase, uint64_t now) {
   if (!enabled_) return;
   int32_t slot = slot_of_phase(phase);
-  active_slot_.store(slot, std::memory_order_release);
+  int32_t was = active_slot_.exchange(slot, std::memory_order_acq_rel);
+  if (was >= 0 && was != slot) slots_[was].trial.step_start = 0;  // that phase's step ended in another one
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
-  for (uint32_t i = 0; i <= s.token_mask; ++i)
-    if (s.tokens[i].mixed) s.tokens[i].next_k.store(0, std::memory_order_relaxed);
+  trial_step(s, now);
+  for (TokenEntry* tokens : {s.tokens, s.fixed_tokens})
+    for (uint32_t i = 0; tokens && i <= s.token_mask; ++i)
+      if (tokens[i].mixed) tokens[i].next_k.store(0, std::memory_order_relaxed);
+}
+
+// ---- the step-time trial
+
+bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& moving) {
+  s.trial = Trial{};
+  // Only the sentinel policy has two schedules to choose from, only a moving one needs timing, and
+  // only real moves can be timed.
+  if (dry_run_ || !cfg_.trial_steps || s.plan.header.policy != SENTINEL_POLICY_SENTINEL ||
+      !s.plan.header.moved_bytes_per_step)
+    return false;
+  PlanInput in = moving;
+  in.flags |= SENTINEL_TIER_NO_MOVES;
+  const char* error = nullptr;
+  if (!s.fixed_scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.fixed_scratch, &s.fixed_plan, &error) ||
+      !(s.fixed_tokens = build_tokens(s, p, s.fixed_plan))) {
+    LineBuf b;
+    b.str("phase ").u64(p.phase).str(": no step-time trial (").str(error ? error : "out of memory");
+    b.str("); the moving schedule is kept");
+    log_line(LogLevel::warn, b);
+    return false;
+  }
+  s.fixed_exec = s.exec;
+  s.fixed_exec.entries = s.fixed_plan.entries;
+  s.trial.state = SENTINEL_TRIAL_RUNNING;
+  return true;
+}
+
+void Tiering::use_candidate(uint32_t slot, bool fixed) {
+  PlanSlot& s = slots_[slot];
+  s.live_tokens.store(fixed ? s.fixed_tokens : s.tokens, std::memory_order_release);
+  s.fixed_active.store(fixed, std::memory_order_release);
+  migrator_.switch_plan(slot, fixed ? &s.fixed_exec : &s.exec);
+}
+
+// A step of the phase starts: time the one that ended (when it ran whole in this phase), and move the
+// trial on. Each candidate gets two steps to take over (its first moves, the other's leftovers), then
+// cfg.trial_steps timed ones.
+void Tiering::trial_step(PlanSlot& s, uint64_t now) {
+  Trial& t = s.trial;
+  if (t.state != SENTINEL_TRIAL_RUNNING) {
+    if (t.quiet) --t.quiet;
+    return;
+  }
+  constexpr uint32_t kTakeOver = 2;
+  const uint32_t slot = static_cast<uint32_t>(&s - slots_);
+  const uint32_t cand = t.stage == 0 ? 1 : 0;  // index into sum/timed: [0] moving, [1] without moves
+  if (t.step_start && now > t.step_start) {
+    if (++t.complete > kTakeOver) {
+      t.sum[cand] += now - t.step_start;
+      ++t.timed[cand];
+    }
+  }
+  t.step_start = now;
+  if (t.timed[cand] < cfg_.trial_steps) return;
+  auto mean_ns = [&](uint32_t c) {
+    uint64_t m = t.sum[c] / t.timed[c];
+    return clock_ ? clock_->ticks_to_duration_ns_now(m) : m;
+  };
+  t.mean_ns[cand] = mean_ns(cand);
+  if (t.stage == 0) {  // the no-move schedule is timed: now the moving one
+    t.stage = 1;
+    t.complete = 0;
+    use_candidate(slot, false);
+    return;
+  }
+  t.state = SENTINEL_TRIAL_DONE;
+  const bool fixed = t.sum[1] / t.timed[1] < t.sum[0] / t.timed[0];
+  if (fixed) {
+    use_candidate(slot, true);
+    t.quiet = kTakeOver;
+  }
+  LineBuf b;
+  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(t.mean_ns[0] / 1000000).chr('.');
+  b.u64(t.mean_ns[0] / 100000 % 10).str(" ms/step, without moves ").u64(t.mean_ns[1] / 1000000).chr('.');
+  b.u64(t.mean_ns[1] / 100000 % 10).str(" ms/step: kept ").str(fixed ? "the schedule without moves" : "the moving schedule");
+  log_line(LogLevel::info, b);
+}
+
+bool Tiering::trial_settled(uint16_t phase) const {
+  int32_t slot = slot_of_phase(phase);
+  if (slot < 0) return true;
+  const Trial& t = slots_[slot].trial;
+  return t.state != SENTINEL_TRIAL_RUNNING && !t.quiet;
+}
+
+sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
+  const PlanSlot& s = slots_[slot];
+  const Trial& t = s.trial;
+  sentinel_plan_trial r{};
+  r.state = t.state;
+  r.steps_per_candidate = static_cast<uint32_t>(cfg_.trial_steps);
+  if (t.state == SENTINEL_TRIAL_NONE) return r;
+  for (uint32_t c = 0; c < 2; ++c) {
+    uint64_t ns = t.mean_ns[c];
+    if (!ns && t.timed[c]) ns = clock_ ? clock_->ticks_to_duration_ns_now(t.sum[c] / t.timed[c]) : t.sum[c] / t.timed[c];
+    (c == 0 ? r.moving_step_ns : r.fixed_step_ns) = ns;
+  }
+  r.moving_moved_bytes = s.plan.header.moved_bytes_per_step;
+  r.moving_hit_ppm = s.plan.header.predicted_hit_ppm;
+  r.fixed_hit_ppm = s.fixed_plan.header.predicted_hit_ppm;
+  r.moving_steps = t.timed[0];
+  r.fixed_steps = t.timed[1];
+  return r;
 }
 
 void Tiering::on_interval(uint16_t phase, uint64_t step, uint32_t interval) {
@@ -314,7 +437,8 @@ void Tiering::on_interval(uint16_t phase, uint64_t step, uint32_t interval) {
 
 void Tiering::on_phase_left() {
   if (!enabled_) return;
-  active_slot_.store(-1, std::memory_order_release);
+  int32_t was = active_slot_.exchange(-1, std::memory_order_acq_rel);
+  if (was >= 0) slots_[was].trial.step_start = 0;  // its step did not end in a step of its own phase
   if (!dry_run_) migrator_.post_idle();
 }
 

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "clock.h"
 #include "config.h"
 #include "migrator.h"
 #include "planner.h"
@@ -48,7 +49,7 @@ class Tiering {
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
-  void init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log);
+  void init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log, const TickClock* clock);
   bool enabled() const { return enabled_; }
   bool dry_run() const { return dry_run_; }
   int fast_node() const { return fast_node_; }
@@ -65,7 +66,8 @@ class Tiering {
   void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
                      uint16_t tier, bool pinned);
   void on_free(uint32_t log_index);
-  void on_step_start(uint16_t phase);
+  // `now`: the step's start (ticks), which times the step-time trial's steps.
+  void on_step_start(uint16_t phase, uint64_t now);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
   void on_phase_left();
   // The placement check runs: the migrator also verifies where objects are at each boundary.
@@ -73,6 +75,9 @@ class Tiering {
     if (enabled_ && !dry_run_) migrator_.set_verify(on);
   }
   int32_t slot_for_phase(uint16_t phase) const { return slot_of_phase(phase); }
+  // False while the phase's step-time trial is under way (or the schedule it kept is still taking
+  // over): the placement check waits for it, so that it checks the schedule that stays.
+  bool trial_settled(uint16_t phase) const;
 
   // The tracked path: the tier a new object of (site, size) is born on. A birth on the fast tier is
   // counted against the budget at once (*reserved), so that the fast node never holds more than the
@@ -89,7 +94,11 @@ class Tiering {
 
   // ---- for the dump
   uint32_t plan_count() const { return plan_count_.load(std::memory_order_acquire); }
-  const Plan& plan(uint32_t slot) const { return slots_[slot].plan; }
+  // The schedule in effect (the one the trial kept, or the candidate it was timing).
+  const Plan& plan(uint32_t slot) const {
+    return slots_[slot].fixed_active.load(std::memory_order_acquire) ? slots_[slot].fixed_plan : slots_[slot].plan;
+  }
+  sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
   const uint64_t* plan_interval_ns(uint32_t slot) const { return slots_[slot].has_interval_ns ? slots_[slot].interval_ns : nullptr; }
   const Migrator& migrator() const { return migrator_; }
@@ -112,6 +121,19 @@ class Tiering {
     uint32_t entry_plus_one;
     uint32_t pad;
   };
+  // The step-time trial (docs/tiering.md): the sentinel policy's moving schedule against the same phase
+  // planned without moves, each timed over cfg.trial_steps steps after two steps to take over; the
+  // faster stays. Sequencer side only.
+  struct Trial {
+    uint32_t state = SENTINEL_TRIAL_NONE;
+    uint32_t stage = 0;          // 0: timing the no-move candidate, 1: the moving one
+    uint32_t complete = 0;       // complete steps under the current candidate
+    uint32_t quiet = 0;          // steps left for the kept schedule to take over (check waits)
+    uint64_t step_start = 0;     // ticks of the running step's start; 0: not timeable
+    uint64_t sum[2] = {};        // ticks of timed steps: [0] moving, [1] without moves
+    uint32_t timed[2] = {};
+    uint64_t mean_ns[2] = {};
+  };
   struct PlanSlot {
     uint32_t phase = 0;
     PlanScratch scratch;
@@ -124,12 +146,24 @@ class Tiering {
     uint32_t token_mask = 0;
     uint64_t interval_ns[64] = {};  // the planner's clock, as given
     bool has_interval_ns = false;
+    // The trial's other candidate: the phase planned with SENTINEL_TIER_NO_MOVES.
+    PlanScratch fixed_scratch;
+    Plan fixed_plan;
+    ExecPlan fixed_exec;
+    TokenEntry* fixed_tokens = nullptr;
+    std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
+    std::atomic<bool> fixed_active{false};
+    Trial trial;
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
   uint32_t find_entry(const PlanSlot& s, uint32_t site, uint64_t size, uint32_t k) const;
   TokenEntry* find_token(const PlanSlot& s, uint32_t site, uint64_t size) const;
   bool build_tables(PlanSlot& s, const PhaseProfileView& p);
+  TokenEntry* build_tokens(const PlanSlot& s, const PhaseProfileView& p, const Plan& plan);
+  bool prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in);
+  void trial_step(PlanSlot& s, uint64_t now);
+  void use_candidate(uint32_t slot, bool fixed);
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
   uint64_t resolve_auto_budget() const;
 
@@ -140,6 +174,7 @@ class Tiering {
   Config cfg_{};
   Arena* arena_ = nullptr;
   ObjectLog* log_ = nullptr;
+  const TickClock* clock_ = nullptr;
   Migrator migrator_;
   bool migrator_started_ = false;
   PlanSlot slots_[kMaxPlans];

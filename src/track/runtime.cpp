@@ -280,7 +280,7 @@ void setup(const char* const* envp, bool for_tests) {
     log_line(LogLevel::warn,
              "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
   }
-  g_state.tiering.init(cfg, g_state.topology, &g_state.arena, &g_state.log);
+  g_state.tiering.init(cfg, g_state.topology, &g_state.arena, &g_state.log, &g_state.clock);
   g_stepping = true;
   g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
   if ((cfg.mode == Mode::profile || cfg.mode == Mode::run) && !sig::install(on_fault)) {

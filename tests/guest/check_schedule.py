@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--steps", type=int, default=24)
     ap.add_argument("--reps", type=int, default=2, help="schedule_loop's passes over the buffers per interval")
     ap.add_argument("--tail", type=int, default=8, help="steps at the end that are checked (steady state)")
+    ap.add_argument("--trial-steps", type=int,
+                    help="SENTINEL_TRIAL_STEPS (default: the runtime's); with a trial the sentinel policy's must end "
+                         "before the checked steps")
     ap.add_argument("--keep", help="copy each policy's dump and observations into this directory")
     args = ap.parse_args()
     build = os.environ["SENTINEL_BUILD_ROOT"]
@@ -62,6 +65,8 @@ def main():
             obs = os.path.join(tmp, f"{policy}.obs")
             env = dict(os.environ, LD_PRELOAD=lib, SENTINEL_MODE="run", SENTINEL_POLICY=policy,
                        SENTINEL_FAST_BYTES=args.budget, SENTINEL_DUMP=dump, SENTINEL_LOG="info")
+            if args.trial_steps is not None:
+                env["SENTINEL_TRIAL_STEPS"] = str(args.trial_steps)
             p = run(base + ["--out", obs], env=env)
             tag = f"{policy}:"
             if p.returncode:
@@ -134,6 +139,22 @@ def main():
             # more moves than the guest's bandwidth allows (it reacts to every interval); it is a
             # baseline, and only its budget and results are checked.
             static = policy in ("all-fast", "all-slow", "first-touch")
+            trial = (s.get("plan") or {}).get("trial")
+            if policy == "sentinel" and args.trial_steps != 0:
+                # The step-time trial: both schedules timed, the faster kept, and it must have ended before
+                # the checked steps (it starts right after planning and takes 4 + 2 x SENTINEL_TRIAL_STEPS steps).
+                if not trial or trial.get("state") != "done":
+                    failures.append(f"{tag} the step-time trial did not end: {trial}")
+                else:
+                    print(f"{'':12s} step-time trial: moving {trial['moving_step_ns'] / 1e6:.1f} ms/step "
+                          f"(predicted {trial['moving_predicted_hit_share']:.3f}), without moves "
+                          f"{trial['no_moves_step_ns'] / 1e6:.1f} ms/step (predicted "
+                          f"{trial['no_moves_predicted_hit_share']:.3f}): kept {trial['kept']}")
+                    if trial["kept"] == "no-moves":
+                        static = True  # nothing moves in the checked steps: every observation must match
+                        if plan.get("moved_bytes_per_step", 0):
+                            failures.append(f"{tag} the trial kept the schedule without moves, but the dumped plan moves "
+                                            f"{plan['moved_bytes_per_step']} B per step")
             print(f"{'':12s} {settled_mismatches} of the mismatches where the plan's node had been the same for three intervals")
             if policy != "hot" and (settled_mismatches > (0 if static else checked // 33) or (static and mismatches)):
                 failures.append(f"{tag} {mismatches} of {checked} observations not on the planned node, "

@@ -135,6 +135,10 @@ def main():
         configs = [("reference", {})] + [
             (policy, {"LD_PRELOAD": lib, "SENTINEL_MODE": "run", "SENTINEL_POLICY": policy,
                       "SENTINEL_FAST_BYTES": args.budget, "SENTINEL_MIN_BYTES": "16K",
+                      # No step-time trial: this checks that the moving schedule is carried out on real
+                      # PyTorch steps (under TCG the trial keeps the one without moves; the slow-tier
+                      # guest's schedule-sentinel and scripts/bench-tiers run the trial).
+                      "SENTINEL_TRIAL_STEPS": os.environ.get("SENTINEL_TRIAL_STEPS", "0"),
                       "SENTINEL_DUMP": os.path.join(tmp, f"{policy}.prof")})
             for policy in args.policies.split(",")]
         from concurrent.futures import ThreadPoolExecutor

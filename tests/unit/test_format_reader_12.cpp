@@ -298,3 +298,36 @@ TEST_CASE("format reader 1.2: record names", "[format]") {
     CHECK(sentinel::fmt::record_type_name(type) == name);
   CHECK(sentinel::fmt::record_type_name(23) == "type 23");
 }
+
+TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[format]") {
+  auto plan_bytes = [](uint32_t trial_size, uint32_t state) {
+    Bytes b;
+    b.u32(72);
+    const sentinel_plan_header h = sample_header();
+    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
+    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
+    b.u32(0).u32(24);         // no entries
+    b.u32(2).u64(11).u64(22);  // interval durations
+    b.u32(trial_size);
+    b.u32(state).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
+    for (uint32_t i = 48; i < trial_size; ++i) b.u8(0);  // a newer writer's appended fields
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PLAN, b);
+    d.end();
+    return d.bytes();
+  };
+  for (uint32_t size : {48u, 56u}) {
+    Profile p = parse_profile(plan_bytes(size, SENTINEL_TRIAL_DONE));
+    REQUIRE(p.plans.size() == 1);
+    const sentinel_plan_trial& t = p.plans[0].trial;
+    CHECK(p.plans[0].interval_ns == std::vector<uint64_t>{11, 22});
+    CHECK((t.state == SENTINEL_TRIAL_DONE && t.steps_per_candidate == 2 && t.moving_step_ns == 1500000 &&
+           t.fixed_step_ns == 1200000 && t.moving_moved_bytes == 4096 && t.moving_hit_ppm == 970000 &&
+           t.fixed_hit_ppm == 600000 && t.moving_steps == 2 && t.fixed_steps == 2));
+  }
+  CHECK(has(error_of(plan_bytes(47, SENTINEL_TRIAL_DONE)).what(), "PLAN record: trial size 47 is smaller than 48"));
+  CHECK(has(error_of(plan_bytes(48, 7)).what(), "PLAN record: unknown trial state 7"));
+  // A 1.2 record (no trailer) reads as no trial.
+  Profile old = parse_profile(dump12());
+  CHECK(old.plans[0].trial.state == SENTINEL_TRIAL_NONE);
+}

@@ -464,6 +464,42 @@ TEST_CASE("planner: the cost model falls back to resident placement when moves c
   CHECK(untimed.plan.header.predicted_hit_ppm == 1000000);
 }
 
+TEST_CASE("planner: without moves every object keeps one node for its whole life", "[planner]") {
+  // SENTINEL_TIER_NO_MOVES is the schedule the runtime's step-time trial sets against the moving one.
+  Synth s = layered();
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  Planned moving = run_plan(in);
+  in.flags = SENTINEL_TIER_NO_MOVES;
+  Planned fixed = run_plan(in);
+  REQUIRE((moving.ok && fixed.ok));
+  check_plan(in, fixed.plan);
+  CHECK(fixed.allocations == 0);
+  CHECK(moving.plan.header.moved_bytes_per_step > 0);
+  CHECK(fixed.plan.header.moved_bytes_per_step == 0);
+  CHECK(fixed.plan.moves_per_step == 0);
+  CHECK(fixed.plan.header.predicted_hit_ppm == 500000);  // two of the four weights, resident
+  CHECK((fixed.plan.header.flags & SENTINEL_TIER_NO_MOVES));
+  for (uint32_t i = 0; i < fixed.plan.entry_count; ++i)
+    CHECK((fixed.plan.entries[i].fast_mask == 0 || fixed.plan.entries[i].fast_mask == fixed.plan.alive_masks[i]));
+  // On the recorded profiles too: never a move, never better than the moving schedule under the model.
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    PlanInput r = src.in;
+    r.policy = SENTINEL_POLICY_SENTINEL;
+    r.budget = FastBudget{0, 200000};
+    Planned a = run_plan(r);
+    r.flags |= SENTINEL_TIER_NO_MOVES;
+    Planned b = run_plan(r);
+    REQUIRE((a.ok && b.ok));
+    INFO(name << ": moving " << share(a.plan) << " fixed " << share(b.plan));
+    check_plan(r, b.plan);
+    CHECK(b.plan.header.moved_bytes_per_step == 0);
+    CHECK(b.plan.header.predicted_hit_ppm <= a.plan.header.predicted_hit_ppm);
+    Planned c = run_plan(r);
+    CHECK(same_plan(b.plan, c.plan));
+  }
+}
+
 TEST_CASE("planner: a late move counts its first touched interval as slow", "[planner]") {
   // Two 8 MiB weights, budget 8 MiB: w touched in intervals 8 and 9, the other in interval 0; 16
   // intervals of 1 ms, 4 GiB/s: a move takes ~2 ms, so a lead of one interval makes the first touch
