@@ -181,6 +181,10 @@ void placement_section(std::ostream& s, const TieringModel& t) {
       << "</b> objects found on the other node than the plan says right after the moves.";
   else if (ph && ph->checked)
     s << " No objects were verified at the boundaries.";
+  if (t.plan) {
+    const std::string trial = trial_text(*t.plan);
+    if (!trial.empty()) s << " Step-time trial: " << esc(trial) << ".";
+  }
   s << " Whole run: fast-tier peak " << esc(human_bytes(t.fast_peak())) << ", migrated " << esc(human_bytes(t.migrated_bytes))
     << ", " << t.late_migrations << " late migrations, " << t.failed_pages << " failed pages.</p>\n";
   bool occ = false, hits = false;

@@ -186,6 +186,13 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   if (!sm.phases.empty()) {
     os << "phases\n";
     for (const auto& ph : sm.phases) {
+      if (!ph.steps) {
+        // A lock that never produced a step (an eval loop of a couple of allocations, lost again
+        // before its first whole step): nothing of it was profiled or planned.
+        os << "  phase " << ph.phase << ": no steps; the detector locked on a period of "
+           << ph.period << (ph.period == 1 ? " allocation" : " allocations") << " that ended before a whole step\n";
+        continue;
+      }
       os << "  phase " << ph.phase << (&ph == sm.main() ? " (main)" : "") << ": " << ph.steps
          << (ph.steps == 1 ? " step" : " steps");
       if (ph.steps) os << " (#" << ph.first_step << "-#" << ph.last_step << ")";

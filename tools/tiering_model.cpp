@@ -211,9 +211,6 @@ void json_share(std::ostream& os, std::optional<double> v) {
 
 }  // namespace
 
-namespace {
-
-// The step-time trial of a plan, in one line (empty when the plan had none).
 std::string trial_text(const fmt::PlanRecord& plan) {
   const sentinel_plan_trial& t = plan.trial;
   if (t.state == SENTINEL_TRIAL_NONE) return {};
@@ -231,6 +228,8 @@ std::string trial_text(const fmt::PlanRecord& plan) {
     out += std::string(": under way when the dump was written, ") + (fixed ? "without moves" : "moving") + " in effect";
   return out;
 }
+
+namespace {
 
 void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   if (!plan || plan->trial.state == SENTINEL_TRIAL_NONE) {

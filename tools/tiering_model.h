@@ -86,6 +86,9 @@ const char* policy_label(uint32_t policy);  // "sentinel", ..., "unknown"
 // "measured fast-hit share 51.9% of 27.1 MiB touched (2 checked steps); predicted 52.8% (-0.9 points);
 // 0 of 12 objects misplaced at boundaries"; empty when the phase was not checked.
 std::string placement_text(const PhaseTiering& ph);
+// A plan's step-time trial in one line: both schedules' step times and predictions, the one kept
+// (empty when the plan had no trial).
+std::string trial_text(const fmt::PlanRecord& plan);
 
 // The summary's text lines and JSON keys for these records (the JSON part starts with a comma).
 void print_tiering_text(std::ostream& os, const TieringModel& t);

@@ -1,5 +1,7 @@
 #include "stepping.h"
 
+#include <cstring>
+
 #include "log.h"
 #include "papi_counters.h"
 #include "placement_check.h"
@@ -80,6 +82,14 @@ PhaseRecord* Stepper::record(uint16_t id) {
   if (!id) return nullptr;
   for (uint32_t i = 0; i < phase_count_; ++i)
     if (phases_[i].id == id && !phases_[i].voided) return &phases_[i];
+  for (uint32_t i = 0; i < phase_count_; ++i)
+    if (phases_[i].id == id) {  // voided: the pattern is back, as a phase of its own this time
+      IntervalSample* samples = phases_[i].samples;  // mapped once, kept (the window clears it)
+      phases_[i] = PhaseRecord{};
+      phases_[i].id = id;
+      phases_[i].samples = samples;
+      return &phases_[i];
+    }
   if (phase_count_ >= kMaxPhases) return nullptr;
   PhaseRecord& p = phases_[phase_count_++];
   p.id = id;
@@ -212,6 +222,8 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   if (kind == Window::profile) {
     if (!p.samples)
       p.samples = static_cast<IntervalSample*>(vm_map_lazy(sizeof(IntervalSample) * kMaxIntervals * kMaxWindowSteps));
+    else  // a voided window's samples: this window starts from zero
+      memset(static_cast<void*>(p.samples), 0, sizeof(IntervalSample) * kMaxIntervals * kMaxWindowSteps);
     if (papi::status() == papi::Status::ready && papi::attached_this_thread()) {
       counter_count_ = static_cast<uint32_t>(papi::num_events());
       papi::read_this_thread(last_counters_);
@@ -358,6 +370,19 @@ void Stepper::finish_check(PhaseRecord& p) {
   log_line(LogLevel::info, b);
 }
 
+// A phase all of whose steps were retracted, and that was neither profiled nor planned, never was one:
+// it is not written, and a later lock on the same pattern starts a fresh record.
+void Stepper::void_if_empty(uint16_t phase) {
+  PhaseRecord* p = nullptr;
+  for (uint32_t i = 0; i < phase_count_ && !p; ++i)
+    if (phases_[i].id == phase && !phases_[i].voided) p = &phases_[i];
+  if (!p || p->profile != PhaseRecord::kNotYet || p->planned || locked_phase_ == phase) return;
+  if (window_ != Window::none && window_phase_ == phase) return;
+  for (uint64_t i = 0; i < steps_.size(); ++i)
+    if (steps_.at(i).phase == phase) return;
+  p->voided = true;
+}
+
 void Stepper::drain_events(uint64_t now) {
   StepEvent ev;
   while (detector_.next_event(&ev)) {
@@ -367,6 +392,7 @@ void Stepper::drain_events(uint64_t now) {
       if (window_ != Window::none && window_phase_ == ev.phase && window_starts_[0] >= ev.seq &&
           window_starts_[0] <= ev.end_seq)
         close_window(now, Outcome::voided);
+      void_if_empty(ev.phase);
       continue;
     }
     if (ev.flags & kStepUnlock) {

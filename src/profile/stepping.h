@@ -122,6 +122,7 @@ class Stepper {
  private:
   enum class Window : uint8_t { none, profile, check };
   PhaseRecord* record(uint16_t id);
+  void void_if_empty(uint16_t phase);
   void set_period(PhaseRecord& p, uint32_t period);
   void begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase);
   void enter_interval(uint32_t interval, uint64_t now);

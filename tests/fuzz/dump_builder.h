@@ -287,8 +287,9 @@ class DumpBuilder {
   }
 
   // PLAN: u32 header_size, the header, u32 count, u32 entry_size, entries.
+  // `trial` (1.3) appends the interval-duration trailer (empty) and the step-time trial.
   DumpBuilder& plan(const sentinel_plan_header& h, const std::vector<sentinel_plan_entry>& entries,
-                    uint32_t header_size = 72, uint32_t entry_size = 24) {
+                    uint32_t header_size = 72, uint32_t entry_size = 24, const sentinel_plan_trial* trial = nullptr) {
     Bytes b;
     b.u32(header_size);
     b.u32(h.phase).u32(h.policy).u32(h.intervals).u32(h.lead_intervals).u64(h.fast_budget_bytes);
@@ -299,6 +300,12 @@ class DumpBuilder {
     for (const auto& e : entries) {
       b.u32(e.identity).u32(e.flags).u64(e.fast_mask).u64(e.touch_mask);
       pad(b, 24, entry_size);
+    }
+    if (trial) {
+      b.u32(0).u32(48);
+      b.u32(trial->state).u32(trial->steps_per_candidate).u64(trial->moving_step_ns).u64(trial->fixed_step_ns);
+      b.u64(trial->moving_moved_bytes).u32(trial->moving_hit_ppm).u32(trial->fixed_hit_ppm);
+      b.u32(trial->moving_steps).u32(trial->fixed_steps);
     }
     return record(SENTINEL_REC_PLAN, b);
   }

@@ -190,7 +190,7 @@ def test_view(a, tmp):
     # Bad dumps: exit 1, exactly one line on stderr naming the file and the offset.
     for name, needle in [("truncated.prof", "runs past end of file"),
                          ("corrupt.prof", "checksum mismatch in PROCESS record"),
-                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.2)"),
+                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.3)"),
                          ("empty.prof", "file header truncated")]:
         for extra in ([], ["--json"]):
             r = run([view, "summary"] + extra + [d(name)])
@@ -588,6 +588,26 @@ def test_plan(a, tmp):
         if e["pool"]:
             check(e["lifetime"] == "short" and e["birth_fast"], f"identity {e['identity']}: pool entry is short-lived")
     check(abs(j.get("predicted_hit_share", -1) - j.get("predicted_hit_ppm", 0) / 1e6) < 1e-9, "share = ppm / 1e6")
+
+    # The step-time trial kept the schedule without moves: recomputed identically, shown by summary.
+    r = run([view, "plan", d("tiered-trial.prof")])
+    check(r.returncode == 0 and "recorded plan    identical to the recomputed one" in r.stdout,
+          f"plan tiered-trial: the no-move schedule recomputed ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")
+    r = run([view, "summary", d("tiered-trial.prof")])
+    check(r.returncode == 0 and "trial            phase 0: moving schedule 30.0 ms/step over 2 steps" in r.stdout
+          and "without moves 20.0 ms/step over 2 steps" in r.stdout and ": kept the schedule without moves" in r.stdout
+          and "(no moves)" in r.stdout,
+          f"summary shows the trial ({[l for l in r.stdout.splitlines() if 'trial' in l or 'plan ' in l]})")
+    r = run([view, "summary", "--json", d("tiered-trial.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    tr = (j.get("plan") or {}).get("trial") or {}
+    check(tr.get("state") == "done" and tr.get("kept") == "no-moves" and tr.get("moving_step_ns") == 30000000
+          and tr.get("no_moves_step_ns") == 20000000 and (j.get("plan") or {}).get("no_moves") is True,
+          f"summary --json plan.trial ({tr})")
+    check(all("trial" in ph for ph in j.get("phases", [])), "summary --json: every phase has a trial key")
+    r = run([view, "report", "--no-symbols", d("tiered-trial.prof"), "-o", d("trial.html")])
+    check(r.returncode == 0 and "Step-time trial: moving schedule" in open(d("trial.html")).read(),
+          f"report shows the trial ({r.stderr.strip()})")
 
     r = run([view, "plan", d("tiered-differs.prof")])
     check(r.returncode == 0 and "recorded plan    DIFFERS from the recomputed one: 1 entry differs" in r.stdout,

@@ -155,6 +155,35 @@ bool write_tiering_dumps(const std::string& dir) {
   };
   ok &= write_file(dir + "/tiered-differs.prof", sentinel::testing::make_loop_dump(spec).bytes);
 
+  // The step-time trial kept the schedule without moves (1.3): the PLAN record is that schedule, and
+  // sentinel-view plan recomputes it with the header's SENTINEL_TIER_NO_MOVES.
+  {
+    sentinel::PlanInput in = src.in;
+    in.flags |= SENTINEL_TIER_NO_MOVES;
+    sentinel::PlanScratch fs;
+    sentinel::Plan fixed;
+    if (!fs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, fs, &fixed, &why)) {
+      std::fprintf(stderr, "make-test-dumps: make_plan without moves: %s\n", why ? why : "no memory");
+      return false;
+    }
+    const sentinel_plan_header fh = fixed.header;
+    std::vector<sentinel_plan_entry> fe(fixed.entries, fixed.entries + fixed.entry_count);
+    sentinel_plan_trial trial{};
+    trial.state = SENTINEL_TRIAL_DONE;
+    trial.steps_per_candidate = 2;
+    trial.moving_step_ns = 30'000'000;
+    trial.fixed_step_ns = 20'000'000;
+    trial.moving_moved_bytes = header.moved_bytes_per_step;
+    trial.moving_hit_ppm = header.predicted_hit_ppm;
+    trial.fixed_hit_ppm = fh.predicted_hit_ppm;
+    trial.moving_steps = trial.fixed_steps = 2;
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(header));
+      d.plan(fh, fe, 72, 24, &trial);
+    };
+    ok &= write_file(dir + "/tiered-trial.prof", sentinel::testing::make_loop_dump(spec).bytes);
+  }
+
   // A run that asked for the hot policy and 3 MiB in its configuration, with no tiering records:
   // sentinel-view plan takes those settings.
   auto hot = sentinel::testing::small_loop_spec();
