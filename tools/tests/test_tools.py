@@ -377,7 +377,7 @@ def test_profile(a, tmp):
     r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
     j = json.loads(r.stdout)
-    expect = {"version": "1.2", "objects": 87, "steps": 15, "allocations_per_step": 6,
+    expect = {"version": "1.3", "objects": 87, "steps": 15, "allocations_per_step": 6,
               "intervals_per_step": 3, "profiled_steps": 2, "granularity_bytes": 65536,
               "faults": 530, "identity_count": 9, "group_count": 8,
               "touched_bytes_per_step": 16 * MiB + 512 * KiB + 64 * KiB, "dropped_touches": 0,
