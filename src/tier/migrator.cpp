@@ -177,9 +177,16 @@ void Migrator::log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uin
 
 bool Migrator::move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed) {
   int node = node_[to_tier];
-  numa::MoveResult r = method_ == MoveMethod::mbind
-                           ? numa::mbind_move_range(addr, bytes, node)
-                           : numa::move_range(addr, bytes, node, pages_, status_, nodes_, kBatchPages);
+  auto once = [&] {
+    return method_ == MoveMethod::mbind ? numa::mbind_move_range(addr, bytes, node)
+                                        : numa::move_range(addr, bytes, node, pages_, status_, nodes_, kBatchPages);
+  };
+  numa::MoveResult r = once();
+  // Pages the kernel would not move just then (busy: the training thread touching them while their
+  // mapping changes) mostly move on a second call, which only moves what is not there yet; left behind,
+  // a demoted object's pages would hold the fast node past the budget. Pages that never move (pinned)
+  // cost one more call.
+  if (r.error == 0 && r.pages_failed) r = once();
   // Pages not yet touched, and the slot's pages after a free, follow the range's policy from now on.
   if (method_ == MoveMethod::move_pages) numa::prefer_node(reinterpret_cast<void*>(addr & ~(kPage - 1)),
                                                             ((addr + bytes + kPage - 1) & ~(kPage - 1)) - (addr & ~(kPage - 1)), node);
