@@ -120,6 +120,14 @@ class Cursor {
     pos_ += 8;
     return v;
   }
+  // A block that starts with its own u32 size (`field`, named `label` in the error), at least `min`
+  // bytes (a later minor version may make it larger: the caller reads the prefix it knows).
+  const uint8_t* sized(const char* field, const char* label, size_t min, const char* what) {
+    uint64_t at = offset();
+    uint32_t size = u32(field);
+    if (size < min) throw FormatError(at, cat(record_, " record: ", label, " ", size, " is smaller than ", min));
+    return bytes(size, what).data();
+  }
   std::string str(const char* what) {
     uint64_t at = offset();
     uint32_t len = u32(what);
@@ -570,11 +578,7 @@ class Parser {
   // ---- 1.2: tiering records.
 
   void tiering(Cursor c) {
-    uint64_t eat = c.offset();
-    uint32_t entry = c.u32("entry_size");
-    if (entry < kTieringSize)
-      throw FormatError(eat, cat("TIERING record: entry size ", entry, " is smaller than ", kTieringSize));
-    const uint8_t* p = c.bytes(entry, "tiering").data();
+    const uint8_t* p = c.sized("entry_size", "entry size", kTieringSize, "tiering");
     sentinel_tiering t{};
     t.policy = load32(p + 0);
     t.fast_node = static_cast<int32_t>(load32(p + 4));
@@ -599,11 +603,7 @@ class Parser {
   }
 
   void plan(Cursor c) {
-    uint64_t hat = c.offset();
-    uint32_t hsize = c.u32("header_size");
-    if (hsize < kPlanHeaderSize)
-      throw FormatError(hat, cat("PLAN record: header size ", hsize, " is smaller than ", kPlanHeaderSize));
-    const uint8_t* p = c.bytes(hsize, "plan header").data();
+    const uint8_t* p = c.sized("header_size", "header size", kPlanHeaderSize, "plan header");
     PlanRecord r;
     sentinel_plan_header& h = r.header;
     h.phase = load32(p + 0);
@@ -635,10 +635,7 @@ class Parser {
     }
     if (c.remaining() >= 4) {  // appended in 1.3: the step-time trial
       uint64_t at = c.offset();
-      uint32_t size = c.u32("trial size");
-      if (size < kPlanTrialSize)
-        throw FormatError(at, cat("PLAN record: trial size ", size, " is smaller than ", kPlanTrialSize));
-      const uint8_t* t = c.bytes(size, "plan trial").data();
+      const uint8_t* t = c.sized("trial size", "trial size", kPlanTrialSize, "plan trial");
       sentinel_plan_trial& x = r.trial;
       x.state = load32(t + 0);
       x.steps_per_candidate = load32(t + 4);
