@@ -319,10 +319,10 @@ void Tiering::on_step_start(uint16_t phase, uint64_t now) {
   if (was >= 0 && was != slot) slots_[was].trial.step_start = 0;  // that phase's step ended in another one
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
-  trial_step(s, now);
-  for (TokenEntry* tokens : {s.tokens, s.fixed_tokens})
-    for (uint32_t i = 0; tokens && i <= s.token_mask; ++i)
-      if (tokens[i].mixed) tokens[i].next_k.store(0, std::memory_order_relaxed);
+  trial_step(s, now);  // may switch the schedule: births of this step follow the one it leaves in effect
+  TokenEntry* tokens = s.live_tokens.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i <= s.token_mask; ++i)
+    if (tokens[i].mixed) tokens[i].next_k.store(0, std::memory_order_relaxed);
 }
 
 // ---- the step-time trial
@@ -378,11 +378,6 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   }
   t.step_start = now;
   if (t.timed[cand] < cfg_.trial_steps) return;
-  auto mean_ns = [&](uint32_t c) {
-    uint64_t m = t.sum[c] / t.timed[c];
-    return clock_ ? clock_->ticks_to_duration_ns_now(m) : m;
-  };
-  t.mean_ns[cand] = mean_ns(cand);
   if (t.stage == 0) {  // the no-move schedule is timed: now the moving one
     t.stage = 1;
     t.complete = 0;
@@ -395,11 +390,18 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
     use_candidate(slot, true);
     t.quiet = kTakeOver;
   }
+  const uint64_t moving_ns = mean_step_ns(t, 0), fixed_ns = mean_step_ns(t, 1);
   LineBuf b;
-  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(t.mean_ns[0] / 1000000).chr('.');
-  b.u64(t.mean_ns[0] / 100000 % 10).str(" ms/step, without moves ").u64(t.mean_ns[1] / 1000000).chr('.');
-  b.u64(t.mean_ns[1] / 100000 % 10).str(" ms/step: kept ").str(fixed ? "the schedule without moves" : "the moving schedule");
+  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(moving_ns / 1000000).chr('.');
+  b.u64(moving_ns / 100000 % 10).str(" ms/step, without moves ").u64(fixed_ns / 1000000).chr('.');
+  b.u64(fixed_ns / 100000 % 10).str(" ms/step: kept ").str(fixed ? "the schedule without moves" : "the moving schedule");
   log_line(LogLevel::info, b);
+}
+
+uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
+  if (!t.timed[c]) return 0;
+  const uint64_t ticks = t.sum[c] / t.timed[c];
+  return clock_ ? clock_->ticks_to_duration_ns_now(ticks) : ticks;
 }
 
 bool Tiering::trial_settled(uint16_t phase) const {
@@ -416,11 +418,8 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.state = t.state;
   r.steps_per_candidate = static_cast<uint32_t>(cfg_.trial_steps);
   if (t.state == SENTINEL_TRIAL_NONE) return r;
-  for (uint32_t c = 0; c < 2; ++c) {
-    uint64_t ns = t.mean_ns[c];
-    if (!ns && t.timed[c]) ns = clock_ ? clock_->ticks_to_duration_ns_now(t.sum[c] / t.timed[c]) : t.sum[c] / t.timed[c];
-    (c == 0 ? r.moving_step_ns : r.fixed_step_ns) = ns;
-  }
+  r.moving_step_ns = mean_step_ns(t, 0);
+  r.fixed_step_ns = mean_step_ns(t, 1);
   r.moving_moved_bytes = s.plan.header.moved_bytes_per_step;
   r.moving_hit_ppm = s.plan.header.predicted_hit_ppm;
   r.fixed_hit_ppm = s.fixed_plan.header.predicted_hit_ppm;

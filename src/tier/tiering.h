@@ -132,7 +132,6 @@ class Tiering {
     uint64_t step_start = 0;     // ticks of the running step's start; 0: not timeable
     uint64_t sum[2] = {};        // ticks of timed steps: [0] moving, [1] without moves
     uint32_t timed[2] = {};
-    uint64_t mean_ns[2] = {};
   };
   struct PlanSlot {
     uint32_t phase = 0;
@@ -164,6 +163,7 @@ class Tiering {
   bool prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in);
   void trial_step(PlanSlot& s, uint64_t now);
   void use_candidate(uint32_t slot, bool fixed);
+  uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // [0] moving, [1] without moves; 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
   uint64_t resolve_auto_budget() const;
 
