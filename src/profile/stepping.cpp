@@ -469,8 +469,8 @@ void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t
                             tier, pinned);
 }
 
-void Stepper::on_free(uint32_t log_index) {
-  if (tiering_ && !finished_) tiering_->on_free(log_index);
+void Stepper::on_free(uint32_t log_index, uint16_t flags) {
+  if (tiering_ && !finished_) tiering_->on_free(log_index, flags);
 }
 
 void Stepper::on_mark(uint64_t seq, uint64_t now) {

@@ -94,7 +94,7 @@ class Stepper {
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
   void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
                      uintptr_t address = 0, uint16_t tier = 0, bool pinned = false);
-  void on_free(uint32_t log_index);
+  void on_free(uint32_t log_index, uint16_t flags);  // flags: the free event's (Tiering::kFreeCredited)
   // sentinel_step(): the next allocation starts a step.
   void on_mark(uint64_t seq, uint64_t now);
   // End of the process: closes the last step and any window in progress; says once when no step was

@@ -180,7 +180,7 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
     if (!sl || sl->user.load(std::memory_order_acquire) != o->address) continue;
     uint8_t tier = sl->tier.load(std::memory_order_relaxed);
     bool counted = false;
-    if (uint32_t owner = log_entry_[li]) {
+    if (uint32_t owner = entry_of(li)) {
       // An earlier phase's plan had it (weights live through every phase): this plan takes it over,
       // with the tier it is on now; its bytes are already counted.
       EntryState& old = slots_[owner >> kSlotShift].states[(owner & kEntryMask) - 1];
@@ -189,7 +189,7 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
         if (was != EntryState::kNone) tier = was, counted = true;
       }
     }
-    log_entry_[li] = (slot << kSlotShift) | (e + 1);
+    set_entry(li, (slot << kSlotShift) | (e + 1));
     s.states[e].born(o->address, o->size, tier);
     if (tier == kTierFast && !dry_run_ && !counted) migrator_.add_fast_bytes(static_cast<int64_t>(o->size));
   }
@@ -275,7 +275,7 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
     if (!dry_run_ && tier == kTierFast && logged) {
       // Not the plan's, but on the fast node: it counts until it dies.
       ++fallback_fast_;
-      log_entry_[log_index] = kFallbackFast;
+      set_entry(log_index, kFallbackFast);
       migrator_.add_fast_bytes(static_cast<int64_t>(size));
     }
     return;
@@ -291,25 +291,32 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
     uint8_t old = st.died();
     if (old == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(st.size.load(std::memory_order_relaxed)));
   }
-  log_entry_[log_index] = (static_cast<uint32_t>(slot) << kSlotShift) | (e + 1);
+  set_entry(log_index, (static_cast<uint32_t>(slot) << kSlotShift) | (e + 1));
   st.born(address, size, tier);
   if (tier == kTierFast) migrator_.add_fast_bytes(static_cast<int64_t>(size));
 }
 
-void Tiering::on_free(uint32_t log_index) {
+void Tiering::on_free(uint32_t log_index, uint16_t flags) {
   if (!enabled_ || log_index == kNoLogIndex || log_index >= log_capacity_) return;
-  uint32_t v = log_entry_[log_index];
-  if (!v) return;
-  log_entry_[log_index] = 0;
-  if (v == kFallbackFast) {
-    migrator_.add_fast_bytes(-static_cast<int64_t>(log_->at(log_index)->size));
-    return;
+  const sentinel_object* o = log_->at(log_index);
+  // What the object held in the fast tier's count, taken off here; free_credit() may have taken the
+  // object's size off already, which makes up the difference.
+  int64_t counted = 0;
+  const int64_t credited = (flags & kFreeCredited) ? static_cast<int64_t>(o->size) : 0;
+  if (uint32_t v = entry_of(log_index)) {
+    set_entry(log_index, 0);
+    if (v == kFallbackFast) {
+      counted = static_cast<int64_t>(o->size);
+    } else {
+      EntryState& st = slots_[v >> kSlotShift].states[(v & kEntryMask) - 1];
+      // A newer instance in its place (a reordered free) already took this one out of the count.
+      if (st.address.load(std::memory_order_relaxed) == o->address) {
+        uint64_t size = st.size.load(std::memory_order_relaxed);
+        if (st.died() == kTierFast) counted = static_cast<int64_t>(size);
+      }
+    }
   }
-  PlanSlot& s = slots_[v >> kSlotShift];
-  EntryState& st = s.states[(v & kEntryMask) - 1];
-  if (st.address.load(std::memory_order_relaxed) != log_->at(log_index)->address) return;
-  uint64_t size = st.size.load(std::memory_order_relaxed);
-  if (st.died() == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(size));
+  if (counted != credited) migrator_.add_fast_bytes(credited - counted);
 }
 
 void Tiering::on_step_start(uint16_t phase, uint64_t now) {
@@ -441,6 +448,34 @@ void Tiering::on_phase_left() {
   if (!dry_run_) migrator_.post_idle();
 }
 
+uint64_t Tiering::fast_in_use() const {
+  int64_t used = static_cast<int64_t>(migrator_.fast_bytes()) + pending_fast_.load(std::memory_order_relaxed);
+  return used > 0 ? static_cast<uint64_t>(used) : 0;
+}
+
+// Takes off the fast tier's count now what on_free() would take off when it gets to this free (which
+// makes up any difference). Relaxed reads of what the sequencer writes: when the object's birth is not
+// sequenced yet, its reservation still counts it and nothing is credited; when a demotion races the
+// free, the count is short by the object until the free is sequenced.
+uint16_t Tiering::free_credit(uint32_t log_index, uintptr_t address) {
+  if (!enabled_ || dry_run_ || log_index == kNoLogIndex || log_index >= log_capacity_ ||
+      !placing_.load(std::memory_order_acquire))
+    return 0;
+  uint32_t v = entry_of(log_index);
+  if (!v) return 0;
+  uint64_t size = log_->at(log_index)->size;
+  if (v != kFallbackFast) {
+    uint32_t slot = v >> kSlotShift, e = (v & kEntryMask) - 1;
+    if (slot >= plan_count()) return 0;
+    const EntryState& st = slots_[slot].states[e];
+    if (st.address.load(std::memory_order_acquire) != address ||
+        EntryState::tier_of(st.state.load(std::memory_order_acquire)) != kTierFast)
+      return 0;
+  }
+  migrator_.add_fast_bytes(-static_cast<int64_t>(size));
+  return kFreeCredited;
+}
+
 uint8_t Tiering::birth_tier(uint32_t site, uint64_t size, bool* reserved) {
   *reserved = false;
   if (!placing_.load(std::memory_order_acquire)) return kTierFast;
@@ -452,9 +487,8 @@ uint8_t Tiering::birth_tier(uint32_t site, uint64_t size, bool* reserved) {
   if (!((t->fast_mask >> (k < 63 ? k : 63)) & 1)) return kTierSlow;
   uint64_t budget = slots_[slot].exec.budget;
   if (budget != UINT64_MAX) {
-    int64_t pending = pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
-    uint64_t used = migrator_.fast_bytes() + static_cast<uint64_t>(pending > 0 ? pending : 0);
-    if (used + size > budget) {
+    pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+    if (fast_in_use() > budget) {  // with this birth's reservation
       pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
       budget_guarded_.fetch_add(1, std::memory_order_relaxed);
       return kTierSlow;

@@ -63,9 +63,11 @@ class Tiering {
   // Sequencer side. `tier` is where the slot's pages are, with kReserved when birth_tier() counted the
   // object against the budget.
   static constexpr uint16_t kReserved = 1u << 8;
+  // On a free event: free_credit() counted the object's bytes as leaving the fast tier already.
+  static constexpr uint16_t kFreeCredited = 1u << 9;
   void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
                      uint16_t tier, bool pinned);
-  void on_free(uint32_t log_index);
+  void on_free(uint32_t log_index, uint16_t flags);
   // `now`: the step's start (ticks), which times the step-time trial's steps.
   void on_step_start(uint16_t phase, uint64_t now);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
@@ -86,6 +88,10 @@ class Tiering {
   // arena could not serve it after all.
   uint8_t birth_tier(uint32_t site, uint64_t size, bool* reserved);
   void cancel(uint64_t size) { pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed); }
+  // The tracked path, as an object is freed: when it is counted on the fast tier, its bytes leave the
+  // fast tier's count at once (returns kFreeCredited for the free event, 0 otherwise), so that a birth
+  // right after the free sees the room, however late the sequencer gets to the event.
+  uint16_t free_credit(uint32_t log_index, uintptr_t address);
   // A node to place pinned memory on before it is allocated (-1: leave it to the kernel).
   int pinned_node(uint32_t site, uint64_t size);
 
@@ -182,8 +188,18 @@ class Tiering {
   std::atomic<int32_t> active_slot_{-1};  // the plan of the phase the step is in (-1: none)
   std::atomic<bool> placing_{false};      // a plan was installed with two nodes: births are placed
   std::atomic<int64_t> pending_fast_{0};  // fast births reserved by the tracked path, not yet sequenced
+  // The fast tier's bytes as the budget sees them: counted (less credited frees), plus reserved births.
+  uint64_t fast_in_use() const;
   std::atomic<uint64_t> budget_guarded_{0};  // births sent to the slow node for want of room
-  uint32_t* log_entry_ = nullptr;  // log index -> (slot << 28) | (entry + 1); 0: not planned
+  // log index -> (slot << 28) | (entry + 1); 0: not planned. Written by the sequencer, read by
+  // free_credit() on the tracked path: accessed through entry_of() / set_entry().
+  uint32_t* log_entry_ = nullptr;
+  uint32_t entry_of(uint32_t li) const {
+    return std::atomic_ref<uint32_t>(log_entry_[li]).load(std::memory_order_acquire);
+  }
+  void set_entry(uint32_t li, uint32_t v) {
+    std::atomic_ref<uint32_t>(log_entry_[li]).store(v, std::memory_order_release);
+  }
   uint64_t log_capacity_ = 0;
   bool reported_failure_ = false;
   bool in_child_ = false;

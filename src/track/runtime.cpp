@@ -413,14 +413,17 @@ void report_invalid_free(const void* p) {
 
 void finish_object(uint32_t li, uint64_t size) {
   uint64_t now = event_ticks();
+  uint16_t flags = 0;
   if (li != kNoLogIndex) {
     sentinel_object* e = g_state.log.at(li);
     // The coarse clock may lag an exact birth stamp: a death is never before its birth.
     if (now < e->birth_ns) now = e->birth_ns;
     e->death_ns = now;  // death_seq: the sequencer's
     if (e->thread != this_thread_id()) e->flags |= SENTINEL_OBJ_FREED_BY_OTHER_THREAD;
+    if (g_stepping && g_state.tiering.enabled()) flags = g_state.tiering.free_credit(li, e->address);
   }
-  if (g_stepping) publish(this_thread_state(), TrackEvent{now, -static_cast<int64_t>(size), 0, li, this_thread_id(), kEventFree, 0});
+  if (g_stepping)
+    publish(this_thread_state(), TrackEvent{now, -static_cast<int64_t>(size), 0, li, this_thread_id(), kEventFree, flags});
 }
 }  // namespace
 

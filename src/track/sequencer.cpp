@@ -84,7 +84,7 @@ void Sequencer::process(const TrackEvent& e) {
           return;
         }
         o->death_seq = stats_.allocations;
-        stepper_->on_free(e.log_index);
+        stepper_->on_free(e.log_index, e.tier);
       }
       ++stats_.frees;
       stats_.live_bytes += e.bytes;

@@ -30,7 +30,7 @@ struct TrackEvent {
   uint32_t log_index;   // the object's log entry (kNoLogIndex when not logged)
   uint32_t thread;      // kernel thread id
   uint16_t kind;        // kEvent*
-  uint16_t tier;        // alloc: where the object's pages are (kTierFast/kTierSlow)
+  uint16_t tier;        // alloc: where the object's pages are (kTierFast/kTierSlow); free: Tiering's flags
 };
 static_assert(sizeof(TrackEvent) == 32);
 

@@ -152,6 +152,13 @@ def main():
                           f"{trial['no_moves_predicted_hit_share']:.3f}): kept {trial['kept']}")
                     if trial["kept"] == "no-moves":
                         static = True  # nothing moves in the checked steps: every observation must match
+                        # Nor do births depend on timing then: the placement check must measure what the
+                        # plan predicts (births sent slow for a room the count had not seen freed yet
+                        # showed here as 0.22-0.29 against 0.303).
+                        predicted = s.get("predicted_hit_share")
+                        if share is not None and predicted is not None and abs(share - predicted) > 0.03:
+                            failures.append(f"{tag} the schedule without moves: measured fast-hit share {share} "
+                                            f"is not the predicted {predicted} (within 0.03)")
                         if plan.get("moved_bytes_per_step", 0):
                             failures.append(f"{tag} the trial kept the schedule without moves, but the dumped plan moves "
                                             f"{plan['moved_bytes_per_step']} B per step")
