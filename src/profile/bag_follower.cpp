@@ -191,9 +191,13 @@ FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
   const uint32_t P = period_;
   const bool tentative = state_ == kTentative;
   const uint32_t budget = step_budget(P, tentative);
-  // The next step may begin while this one misses at most budget identities, and at most a quarter of
-  // the step: with a tiny step over few tokens, any stream of those tokens would fit otherwise.
-  const Assignment a = assign(token, budget < P / 4 ? budget : P / 4, true);
+  // The next step may begin while this one misses at most one identity more than the budget, and at most
+  // a quarter of the step (rounded up): with a tiny step over few tokens, any stream of those tokens would
+  // fit otherwise. The one over the budget is for a late allocation that comes after the next step's
+  // first ones (a batch delivered late under load): it may still be filled late, and the step is judged
+  // by the budget when it closes.
+  const uint32_t quarter = (P + 3) / 4;
+  const Assignment a = assign(token, budget + 1 < quarter ? budget + 1 : quarter, true);
   if (a.closed_missing) {
     skipped_tokens_ += a.closed_missing;
     if (cur_phase_) cur_phase_->missing += a.closed_missing;

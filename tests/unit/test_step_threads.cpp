@@ -126,6 +126,7 @@ struct ThreadFixture {
   uint64_t slack;                 // allowed distance between a detected and a marked step start
   std::vector<size_t> excluded;  // 0-based marks of steps that begin a later phase
   size_t lock_by = 5;            // the main period is locked before this step (0-based mark) begins
+  size_t steps_short = 3;        // steps() may count this many fewer steps than there are marks
 };
 
 // Slack: the mark is called by the training loop's thread; an allocation of another thread (tf.data's
@@ -134,21 +135,26 @@ struct ThreadFixture {
 // threads it starts inside the step allocate (torch's inter-op pool, forked by the step itself), the
 // marks are exact.
 const ThreadFixture kThreadFixtureCases[] = {
-    {"keras_mlp.txt", 11, 1, {}},     // Keras fit on numpy arrays, default pools: the batch floats
-    {"keras_tfdata.txt", 11, 1, {}},  // tf.data interleave + map + batch + prefetch
-    {"keras_cnn.txt", 11, 1, {}},     // a conv net: the batch races the step's first tensor
-    {"keras_batch.txt", 11, 1, {40}}, // batch 32, then 48: step 41 holds the retrace for the new shapes
+    {"keras_mlp.txt", 11, 1, {}},                    // Keras fit on numpy arrays, default pools: the batch floats
+    {"keras_tfdata.txt", 11, 1, {}},                 // tf.data interleave + map + batch + prefetch
+    {"keras_cnn.txt", 11, 1, {}},                    // a conv net: the batch races the step's first tensor
+    {"keras_batch.txt", 11, 1, {40}},                // batch 32, then 48: step 41 holds the retrace for the new shapes
     {"keras_batch_contended.txt", 11, 1, {32}, 12},  // a live run on a busy machine (see its header): the
                                                      // lock comes in step 11; the steps before are inferred
-    {"torch_threads.txt", 24, 0, {}}, // two towers on 2 inter-op threads: same-sized tensors race
-    {"torch_pin.txt", 11, 1, {}},     // DataLoader workers and a pinning thread
-    {"torch_pin_alternating.txt", 11, 1, {}},  // a live run: the two first tensors alternate their order
-    {"torch_phases.txt", 23, 0, {32, 48}},  // train, eval (11 a step), train
+    {"keras_mlp_contended.txt", 11, 7, {}, 7, 5},    // a live run on a busy machine (see its header): the
+                                                     // batch comes late or in twos; a P = 10 lock without it,
+                                                     // then a P = 11 one 3 allocations into the true step, put
+                                                     // starts up to 7 away; steps() counts 59 of the 64 (a
+                                                     // retracted lock's steps drop out, docs/step-detection.md)
+    {"torch_threads.txt", 24, 0, {}},                // two towers on 2 inter-op threads: same-sized tensors race
+    {"torch_pin.txt", 11, 1, {}},                    // DataLoader workers and a pinning thread
+    {"torch_pin_alternating.txt", 11, 1, {}},        // a live run: the two first tensors alternate their order
+    {"torch_phases.txt", 23, 0, {32, 48}},           // train, eval (11 a step), train
 };
 
 const char* kThreadFixtures[] = {"keras_mlp.txt",     "keras_tfdata.txt", "keras_cnn.txt",
-                                 "keras_batch.txt",   "keras_batch_contended.txt", "torch_threads.txt", "torch_pin.txt",
-                                 "torch_pin_alternating.txt", "torch_phases.txt"};
+                                 "keras_batch.txt",   "keras_batch_contended.txt", "keras_mlp_contended.txt",
+                                 "torch_threads.txt", "torch_pin.txt", "torch_pin_alternating.txt", "torch_phases.txt"};
 
 }  // namespace
 
@@ -217,7 +223,7 @@ TEST_CASE("step detector finds the steps of thread-pool training loops", "[step]
       CHECK(m.found + 2 >= m.true_steps);
       CHECK(m.found <= m.true_steps + 2);
       CHECK(m.worst_slack <= fc.slack);
-      CHECK(r.steps + 3 >= s.marks.size());
+      CHECK(r.steps + fc.steps_short >= s.marks.size());
       CHECK(r.steps <= s.marks.size() + 2);
       // The main phase's period, locked early (within five steps, unless the fixture says otherwise).
       bool early = std::any_of(r.locks.begin(), r.locks.end(),
