@@ -13,7 +13,15 @@
  * any ratio falls outside its band. With --attempts N a failed measurement is repeated with fresh buffers, up to
  * N in all, and the first one inside every band passes; every attempt is printed (on a shared host about one
  * measurement in ten had one ratio far off, e.g. the chase on node 1 alone 8x slower in every round).
- * Options: --mib N (buffer size, default 8), --reps N (default 8), --attempts N (default 1). */
+ *
+ * The slow tier's delays are fixed, so on a host that emulates node 0 more slowly than the host the bands
+ * were calibrated on, node 1 is relatively less slow (a CI host at 0.32 GB/s node-0 reads, 0.55 here, gave
+ * an optane read ratio of 2.2 against 2.7). --host-min-read GBPS and --host-max-latency NS say how slow a
+ * host may be for a failed check to count: an attempt outside every band but measured on a slower host is
+ * "not judged" and repeated after a pause, and when no attempt could be judged the program exits 77 (skip)
+ * saying so. An attempt inside every band passes whatever the host's speed.
+ * Options: --mib N (buffer size, default 8), --reps N (default 8), --attempts N (default 1),
+ * --host-min-read GBPS, --host-max-latency NS (default: every attempt is judged). */
 #include <errno.h>
 #include <numaif.h>
 #include <stdint.h>
@@ -174,7 +182,13 @@ struct band {
   double lo, hi;
 };
 
-/* One measurement: prints the figures, the ratios and the checks; returns 1 if a check failed, 2 on misuse. */
+/* How slow a host may be for a failed attempt to count (0: no limit). */
+static double host_min_read_gbps, host_max_latency_ns;
+
+enum { PASSED, FAILED, MISUSE, NOT_JUDGED };
+
+/* One measurement: prints the figures, the ratios and the checks; returns PASSED, FAILED, MISUSE, or
+ * NOT_JUDGED when a check failed on a host slower than --host-min-read/--host-max-latency allow. */
 static int calibrate(size_t bytes, int reps, const struct band* bands, int nbands) {
   struct figures f[2];
   measure(f, bytes, reps);
@@ -190,8 +204,9 @@ static int calibrate(size_t bytes, int reps, const struct band* bands, int nband
   };
   printf("ratio read=%.2f write=%.2f memcpy=%.2f latency=%.2f\n", ratios[0].lo, ratios[1].lo, ratios[2].lo,
          ratios[3].lo);
-  int failed = f[0].on_node < 0.99 || f[1].on_node < 0.99;
-  if (failed) printf("check placement: FAIL (buffers not on their node)\n");
+  const int misplaced = f[0].on_node < 0.99 || f[1].on_node < 0.99;
+  int failed = misplaced;
+  if (misplaced) printf("check placement: FAIL (buffers not on their node)\n");
   for (int b = 0; b < nbands; b++) {
     size_t k = 0;
     while (k < 4 && strcmp(ratios[k].name, bands[b].name)) k++;
@@ -204,8 +219,19 @@ static int calibrate(size_t bytes, int reps, const struct band* bands, int nband
            ok ? "ok" : "FAIL");
     failed |= !ok;
   }
+  int slow_host = (host_min_read_gbps > 0 && f[0].read_gbps < host_min_read_gbps) ||
+                  (host_max_latency_ns > 0 && f[0].latency_ns > host_max_latency_ns);
+  if (failed && slow_host && !misplaced) {
+    printf("not judged: node 0 ran at %.3f GB/s reads, %.1f ns latency; the bands need a host at", f[0].read_gbps,
+           f[0].latency_ns);
+    if (host_min_read_gbps > 0) printf(" >= %g GB/s", host_min_read_gbps);
+    if (host_max_latency_ns > 0) printf(" <= %g ns", host_max_latency_ns);
+    printf("\n");
+    fflush(stdout);
+    return NOT_JUDGED;
+  }
   fflush(stdout);
-  return failed;
+  return failed ? FAILED : PASSED;
 }
 
 int main(int argc, char** argv) {
@@ -219,6 +245,10 @@ int main(int argc, char** argv) {
       reps = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--attempts") && i + 1 < argc) {
       attempts = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--host-min-read") && i + 1 < argc) {
+      host_min_read_gbps = strtod(argv[++i], NULL);
+    } else if (!strcmp(argv[i], "--host-max-latency") && i + 1 < argc) {
+      host_max_latency_ns = strtod(argv[++i], NULL);
     } else if (!strcmp(argv[i], "--check") && i + 1 < argc && nbands < 8) {
       char *spec = argv[++i], *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
       if (!eq || !colon) {
@@ -228,22 +258,32 @@ int main(int argc, char** argv) {
       *eq = 0;
       bands[nbands++] = (struct band){spec, strtod(eq + 1, NULL), strtod(colon + 1, NULL)};
     } else {
-      fprintf(stderr, "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--check NAME=LO:HI]...\n");
+      fprintf(stderr, "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--host-min-read GBPS] "
+                      "[--host-max-latency NS] [--check NAME=LO:HI]...\n");
       return 2;
     }
   }
-  if (mib < 1 || reps < 1 || attempts < 1) {
-    fprintf(stderr, "tier_calibrate: --mib, --reps and --attempts must be positive\n");
+  if (mib < 1 || reps < 1 || attempts < 1 || host_min_read_gbps < 0 || host_max_latency_ns < 0) {
+    fprintf(stderr, "tier_calibrate: --mib, --reps and --attempts must be positive, the --host limits not negative\n");
     return 2;
   }
   if (access("/sys/devices/system/node/node1/meminfo", R_OK) != 0) {
     fprintf(stderr, "tier_calibrate: no NUMA node 1 here (run it in the two-node guest)\n");
     return 2;
   }
-  int r = 1;
-  for (int a = 1; a <= attempts && r == 1; a++) {
+  int r = FAILED, judged = 0;
+  for (int a = 1; a <= attempts && r != PASSED; a++) {
     if (attempts > 1) printf("attempt %d of %d\n", a, attempts);
     r = calibrate(mib << 20, reps, bands, nbands);
+    if (r == MISUSE) return 2;
+    judged += r != NOT_JUDGED;
+    if (r == NOT_JUDGED && a < attempts) sleep(5); /* a busy spell on a shared host often passes */
   }
-  return r;
+  if (r == PASSED) return 0;
+  if (judged) return 1;
+  fprintf(stderr,
+          "tier_calibrate: skipped: in all %d attempts the host emulated node 0 more slowly than the bands were "
+          "calibrated for, and the slow tier's fixed delays weigh less on a slower host (docs/guest.md)\n",
+          attempts);
+  return 77;
 }
