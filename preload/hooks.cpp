@@ -1,9 +1,10 @@
 // libsentinel.so's interposed symbols: the malloc family, CUDA host allocation, dlopen/dlclose,
-// _exit, and the public API. Each hook only decides "tracked or not" and forwards: to the core for
+// _exit, pthread_create/pthread_exit, and the public API. Each hook only decides "tracked or not" and forwards: to the core for
 // tensor-sized objects, to glibc's __libc_* entry points for everything else. Using __libc_* (not
 // dlsym(RTLD_NEXT)) means no allocation can arrive "before dlsym works": glibc is always reachable.
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -319,10 +320,44 @@ SENTINEL_EXPORT void _Exit(int status) {
 SENTINEL_EXPORT void pthread_exit(void* value) {
   using PthreadExitFn = void (*)(void*);
   static std::atomic<PthreadExitFn> real{nullptr};
+  rt::thread_ending();
   rt::before_thread_exit();
   PthreadExitFn f = next_symbol(real, "pthread_exit");
   if (f) f(value);
   for (;;) syscall(SYS_exit, 0);  // unreachable unless dlsym failed
+}
+
+// ---- threads -------------------------------------------------------------------------------------
+
+namespace {
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+
+void* start_thread_with_runtime(void* p) {
+  ThreadStart start = *static_cast<ThreadStart*>(p);
+  __libc_free(p);
+  rt::thread_started();
+  void* result = start.routine(start.arg);
+  rt::thread_ending();
+  return result;
+}
+}  // namespace
+
+// Every new thread starts through the runtime, which gives it an alternate signal stack while profiling
+// (src/profile/signal_stack.h). Otherwise, and when the small start record cannot be had, glibc's own.
+SENTINEL_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*), void* arg) {
+  using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static std::atomic<PthreadCreateFn> real{nullptr};
+  PthreadCreateFn f = next_symbol(real, "pthread_create");
+  if (!f) return EAGAIN;
+  auto* start = rt::wants_thread_start() ? static_cast<ThreadStart*>(__libc_malloc(sizeof(ThreadStart))) : nullptr;
+  if (!start) return f(thread, attr, routine, arg);
+  *start = ThreadStart{routine, arg};
+  int rc = f(thread, attr, start_thread_with_runtime, start);
+  if (rc != 0) __libc_free(start);
+  return rc;
 }
 
 extern "C" void sentinel_resolve_signal_functions();

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "crc32c.h"
 #include "log.h"
+#include "signal_stack.h"
 #include "vm_region.h"
 
 namespace sentinel {
@@ -467,6 +468,9 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"profile_protect_calls", s.profiler.protect_calls()},
       {"profile_syscall_unprotects", s.profiler.syscall_unprotects()},
       {"profile_mprotect_failures", s.profiler.mprotect_failures()},
+      {"signal_stacks_given", sig::stack_stats().given},
+      {"signal_stacks_kept", sig::stack_stats().kept},
+      {"signal_stack_failures", sig::stack_stats().failures},
       {"sequencer_drains", q.drains},
       {"sequencer_sync_drains", q.sync_drains},
       {"sequencer_full_rings", q.full_rings},

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "signal_stack.h"
+
 namespace sentinel::sig {
 
 namespace {
@@ -73,7 +75,12 @@ void forward(int signum, siginfo_t* si, void* uc) {
 
 void on_sigsegv(int signum, siginfo_t* si, void* uc) {
   FaultFn fn = g_fault.load(std::memory_order_acquire);
-  if (si && si->si_code == SEGV_ACCERR && fn && fn(si->si_addr)) return;
+  if (si && si->si_code == SEGV_ACCERR && fn && fn(si->si_addr)) {
+    // A thread that pthread_create did not start (one from before the library, or a raw clone) took
+    // this fault on its own stack: the next ones go to a stack of Sentinel's.
+    give_thread_stack();
+    return;
+  }
   forward(signum, si, uc);
 }
 
@@ -95,6 +102,7 @@ bool install(FaultFn fn) {
   if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction == on_sigsegv) return true;
   set_app(previous);
   if (g_real(SIGSEGV, &ours, nullptr) != 0) return false;
+  give_thread_stack();  // the installing thread; threads started later get theirs from pthread_create
   g_installed.store(true, std::memory_order_release);
   return true;
 }

@@ -21,6 +21,7 @@
 #include "registry.h"
 #include "runtime_state.h"
 #include "papi_counters.h"
+#include "signal_stack.h"
 #include "signals.h"
 #include "site.h"
 #include "topology.h"
@@ -89,6 +90,7 @@ void fork_parent() {
 void retire_thread_state(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
   Guard guard;
+  sig::release_thread_stack();  // a cancelled thread ends here, not through thread_ending()
   g_state.arena.flush(&ts->cache);
   t_state = nullptr;
   t_state_retired = true;
@@ -608,18 +610,29 @@ void at_exit() {
   pid_t pid = getpid();
   if (pid != g_state.owner_pid && !g_state.config.dump_children) return;
   if (g_dumped.exchange(1)) return;
+  // Called from inside the runtime (a signal handler's exit while this thread sequences): the lock may be
+  // this thread's own, so do not wait for it. Otherwise its holder is another thread, the drain thread
+  // most often, which lets go unless it was preempted; a dump without the rings' last events loses the
+  // objects they hold, so wait for it a while.
+  const bool nested = t_guard != 0;
   Guard guard;
   int saved_errno = errno;
   g_state.modules.refresh();
   // No page moves while the dump is written: the migrator ends after the batch it is in.
   g_state.tiering.before_main_exit();
-  // Sequence what the rings still hold, close the last step and any profiling window; do not wait
-  // long for a thread still allocating.
-  if (g_stepping && g_state.sequencer.try_lock_for(1000)) {
+  // Sequence what the rings still hold, close the last step and any profiling window.
+  if (g_stepping && g_state.sequencer.try_lock_within(nested ? 1'000'000 : 2'000'000'000)) {
     g_drain_thread.stop();
     g_state.sequencer.drain();
     g_state.stepper.finish(g_state.sequencer.allocations(), now_ticks());
     g_state.sequencer.unlock();
+  } else if (g_stepping) {
+    log_line(LogLevel::error, "exit: the event sequencer's lock stayed held; the dump lacks the objects of events not sequenced yet");
+  }
+  if (uint64_t failed = sig::stack_stats().failures) {
+    LineBuf b;
+    b.str("profiling: ").u64(failed).str(" thread(s) took their faults without an alternate signal stack (mmap or sigaltstack failed)");
+    log_line(LogLevel::warn, b);
   }
   g_state.clock.finish();
   write_dump(g_state, pid);
@@ -634,6 +647,14 @@ void before_thread_exit() {
   g_drain_thread.stop_and_join();
   g_state.tiering.before_main_exit();
 }
+
+void thread_started() {
+  if (sig::installed()) sig::give_thread_stack();
+}
+
+void thread_ending() { sig::release_thread_stack(); }
+
+bool wants_thread_start() { return sig::installed(); }
 
 void mark_step() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;

@@ -93,6 +93,13 @@ void at_exit();
 // is the one that ends the process, as without the library.
 void before_thread_exit();
 
+// A thread made by pthread_create starts, before its start routine, and ends (its routine returned, or
+// pthread_exit): while profiling, it gets and gives back an alternate signal stack (profile/signal_stack.h).
+void thread_started();
+void thread_ending();
+// pthread_create should start the thread through thread_started(): the profiling handler is installed.
+bool wants_thread_start();
+
 void mark_step();
 int get_stats(sentinel_stats* out);
 const char* current_mode();

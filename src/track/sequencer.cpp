@@ -1,8 +1,10 @@
 #include "sequencer.h"
 
 #include <sched.h>
+#include <time.h>
 
 #include "arena.h"
+#include "clock.h"
 #include "runtime_state.h"
 #include "stepping.h"
 #include "vm_region.h"
@@ -38,10 +40,16 @@ void Sequencer::lock() {
 
 bool Sequencer::try_lock() { return !lock_.load(std::memory_order_relaxed) && !lock_.exchange(true, std::memory_order_acquire); }
 
-bool Sequencer::try_lock_for(int spins) {
+bool Sequencer::try_lock_within(uint64_t ns) {
+  const uint64_t deadline = monotonic_ns() + ns;
   for (int spin = 0; lock_.exchange(true, std::memory_order_acquire); ++spin) {
-    if (spin >= spins) return false;
-    sched_yield();
+    if (spin < 1000) {
+      sched_yield();
+      continue;
+    }
+    if (monotonic_ns() >= deadline) return false;
+    struct timespec pause = {0, 200'000};
+    nanosleep(&pause, nullptr);
   }
   return true;
 }

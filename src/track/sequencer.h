@@ -61,7 +61,8 @@ class Sequencer {
   // The lock. Never taken in a signal handler; held across fork() (pthread_atfork).
   void lock();
   bool try_lock();
-  bool try_lock_for(int spins);
+  // Yields, then sleeps, for at most `ns`: a holder preempted on a busy machine gets to let go.
+  bool try_lock_within(uint64_t ns);
   void unlock() { lock_.store(false, std::memory_order_release); }
 
   // Lock held: sequences every published event of every ring; returns how many.
