@@ -76,10 +76,10 @@ def keras(steps, clock):
     tf.config.experimental.enable_op_determinism()
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    x = np.random.RandomState(0).rand(32 * steps, 64).astype("float32")
+    x = np.random.RandomState(0).rand(32 * steps, 784).astype("float32")
     y = np.random.RandomState(1).randint(0, 10, 32 * steps)
-    model = tf.keras.Sequential([tf.keras.Input((64,)), tf.keras.layers.Dense(512, activation="relu"),
-                                 tf.keras.layers.Dense(10)])
+    model = tf.keras.Sequential([tf.keras.Input((784,)), tf.keras.layers.Dense(1024, activation="relu"),
+                                 tf.keras.layers.Dense(512, activation="relu"), tf.keras.layers.Dense(10)])
     model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     starts = []
 
