@@ -12,9 +12,9 @@
 
 #include <atomic>
 
-#include "log.h"
+#include "base/log.h"
 #include "next_symbol.h"
-#include "runtime.h"
+#include "runtime/runtime.h"
 #include "sentinel/sentinel.h"
 #include "sentinel_build_config.h"
 
@@ -75,7 +75,7 @@ inline void* memalign_impl(size_t alignment, size_t size, rt::Caller caller) {
 
 namespace {
 __attribute__((noinline)) void* malloc_maybe_tracked(size_t size) {
-  if (!rt::t_guard) {
+  if (!sentinel::t_guard) {
     if (void* p = rt::allocate(size, 0, false, SENTINEL_CALLER())) return p;
   }
   return __libc_malloc(size);
@@ -253,7 +253,7 @@ extern "C" {
 __attribute__((visibility("hidden"))) void* sentinel_real_dlopen = nullptr;
 __attribute__((visibility("hidden"), used)) void sentinel_dlopen_prepare(const char* file, int flags) {
   if (!sentinel_real_dlopen) {
-    rt::Guard guard;
+    sentinel::Guard guard;
     sentinel_real_dlopen = dlsym(RTLD_NEXT, "dlopen");
   }
   if (flags & RTLD_DEEPBIND) {

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 namespace sentinel::preload {
 
@@ -13,7 +13,7 @@ template <typename Fn>
 Fn next_symbol(std::atomic<Fn>& slot, const char* name) {
   Fn f = slot.load(std::memory_order_acquire);
   if (!f) {
-    rt::Guard guard;
+    sentinel::Guard guard;
     f = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
     slot.store(f, std::memory_order_release);
   }

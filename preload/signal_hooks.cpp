@@ -9,8 +9,8 @@
 #include <atomic>
 
 #include "next_symbol.h"
-#include "runtime.h"
-#include "signals.h"
+#include "profile/signals.h"
+#include "runtime/runtime.h"
 
 namespace rt = sentinel::rt;
 

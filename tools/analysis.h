@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 namespace sentinel::view {
 

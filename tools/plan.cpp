@@ -14,9 +14,9 @@
 #include "cli.h"
 #include "json.h"
 #include "phase_select.h"
-#include "plan_input.h"
-#include "planner.h"
 #include "profile_model.h"
+#include "tier/plan_input.h"
+#include "tier/planner.h"
 #include "view.h"
 
 namespace sentinel::view {

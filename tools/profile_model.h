@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 namespace sentinel::view {
 

@@ -12,10 +12,10 @@
 #include "json.h"
 #include "phase_select.h"
 #include "profile_model.h"
-#include "tiering_model.h"
 #include "sentinel_build_config.h"
 #include "shell_quote.h"
 #include "symbolizer.h"
+#include "tiering_model.h"
 #include "view.h"
 
 namespace sentinel::view {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 namespace sentinel::view {
 

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 namespace sentinel::view {
 

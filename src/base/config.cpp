@@ -1,4 +1,4 @@
-#include "config.h"
+#include "base/config.h"
 
 #include <cstring>
 #include <initializer_list>

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "log.h"
+#include "base/log.h"
 
 namespace sentinel {
 

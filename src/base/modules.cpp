@@ -1,4 +1,4 @@
-#include "modules.h"
+#include "base/modules.h"
 
 #include <elf.h>
 #include <link.h>

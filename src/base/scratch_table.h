@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "vm_region.h"
+#include "base/vm_region.h"
 
 namespace sentinel {
 

@@ -1,4 +1,4 @@
-#include "vm_region.h"
+#include "base/vm_region.h"
 
 #include <sys/mman.h>
 

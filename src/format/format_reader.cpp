@@ -1,5 +1,5 @@
 // Reader of Sentinel profile dumps. See format_reader.h and docs/format.md.
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "crc32c.h"
+#include "base/crc32c.h"
 
 namespace sentinel::fmt {
 

@@ -1,8 +1,8 @@
 // Step detection, following a locked step: the template table (distinct tokens of the reference step,
 // their multiplicity and template ordinals) and the follower that gives each allocation its identity
 // (site, size, k). See docs/step-detection.md, "Following the step".
-#include "step_detector.h"
-#include "step_detector_internal.h"
+#include "profile/step_detector.h"
+#include "profile/step_detector_internal.h"
 
 namespace sentinel {
 

@@ -1,7 +1,7 @@
-#include "classify.h"
+#include "profile/classify.h"
 
-#include "scratch_table.h"
-#include "vm_region.h"
+#include "base/scratch_table.h"
+#include "base/vm_region.h"
 
 namespace sentinel {
 

@@ -1,12 +1,12 @@
 // Per-interval counters through PAPI 7 (docs/papi.md). See papi_counters.h for the rules.
-#include "papi_counters.h"
+#include "profile/papi_counters.h"
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
-#include "log.h"
+#include "base/log.h"
 #include "sentinel_build_config.h"
 
 #if SENTINEL_HAVE_PAPI

@@ -2,8 +2,8 @@
 // candidates that verify them, by exact repeat and by equal bags. See docs/step-detection.md.
 #include <cmath>
 
-#include "step_detector.h"
-#include "step_detector_internal.h"
+#include "profile/step_detector.h"
+#include "profile/step_detector_internal.h"
 
 namespace sentinel {
 

@@ -1,13 +1,13 @@
-#include "profiler.h"
+#include "profile/profiler.h"
 
 #include <sys/mman.h>
 
 #include <cerrno>
 
-#include "clock.h"
-#include "log.h"
-#include "numa_ops.h"
-#include "vm_region.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/numa_ops.h"
+#include "base/vm_region.h"
 
 namespace sentinel {
 

@@ -1,4 +1,4 @@
-// Page-protection profiling (DESIGN §2.4). At each interval start of a profiled step every live tracked
+// Page-protection profiling (docs/design.md §2.4). At each interval start of a profiled step every live tracked
 // object loses access to its pages; the first touch of each granule faults, the SIGSEGV handler records
 // (object, interval, granule) and gives that granule back. System calls cannot fault, so the I/O hooks
 // pin the objects they touch (which keeps them unprotected) for the duration of the call.
@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "arena.h"
+#include "track/arena.h"
 
 namespace sentinel {
 

@@ -1,4 +1,4 @@
-#include "signal_stack.h"
+#include "profile/signal_stack.h"
 
 #include <signal.h>
 #include <sys/auxv.h>

@@ -1,4 +1,4 @@
-#include "signals.h"
+#include "profile/signals.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "signal_stack.h"
+#include "profile/signal_stack.h"
 
 namespace sentinel::sig {
 

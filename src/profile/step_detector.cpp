@@ -1,12 +1,12 @@
 // Step detection: modes, the stream, events, phases, counters and the diagnosis. See step_detector.h and
 // docs/step-detection.md; the search, the lock and the follower are in period_search.cpp, step_lock.cpp
 // and bag_follower.cpp.
-#include "step_detector.h"
+#include "profile/step_detector.h"
 
 #include <new>
 
-#include "step_detector_internal.h"
-#include "vm_region.h"
+#include "base/vm_region.h"
+#include "profile/step_detector_internal.h"
 
 namespace sentinel {
 

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "step_detector.h"
+#include "profile/step_detector.h"
 
 namespace sentinel::step_internal {
 

@@ -1,7 +1,7 @@
 // Step detection, the lock: which allocation of the cycle starts a step, the template (the reference
 // step), the steps that ran before the lock, and earlier locks that overlap. See docs/step-detection.md.
-#include "step_detector.h"
-#include "step_detector_internal.h"
+#include "profile/step_detector.h"
+#include "profile/step_detector_internal.h"
 
 namespace sentinel {
 

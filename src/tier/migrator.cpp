@@ -1,4 +1,4 @@
-#include "migrator.h"
+#include "tier/migrator.h"
 
 #include <linux/futex.h>
 #include <signal.h>
@@ -10,12 +10,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "arena.h"
-#include "clock.h"
-#include "log.h"
-#include "numa_ops.h"
-#include "runtime.h"
-#include "vm_region.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "base/log.h"
+#include "base/numa_ops.h"
+#include "base/vm_region.h"
+#include "track/arena.h"
 
 namespace sentinel {
 
@@ -68,7 +68,7 @@ bool Migrator::start(Arena* arena, int fast_node, int slow_node, MoveMethod meth
 }
 
 void* Migrator::main(void* self) {
-  rt::t_guard = 1;  // nothing this thread allocates is tracked
+  t_guard = 1;  // nothing this thread allocates is tracked
   auto* m = static_cast<Migrator*>(self);
   m->probe(m->probe_method_);
   m->loop();

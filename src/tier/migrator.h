@@ -1,4 +1,4 @@
-// The migrator (DESIGN §2.6): a thread of Sentinel's own that executes a phase's plan as the in-step
+// The migrator (docs/design.md §2.6): a thread of Sentinel's own that executes a phase's plan as the in-step
 // clock crosses interval boundaries. At the start of interval i of a planned step, every identity of
 // the plan whose live object is not where the plan wants it during interval i is moved: demotions
 // first (they make room), then promotions, nearest use first. Moves are batched move_pages calls (or
@@ -16,7 +16,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "config.h"
+#include "base/config.h"
 #include "sentinel/format.h"
 
 namespace sentinel {

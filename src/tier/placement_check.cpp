@@ -1,6 +1,6 @@
-#include "placement_check.h"
+#include "tier/placement_check.h"
 
-#include "scratch_table.h"
+#include "base/scratch_table.h"
 
 namespace sentinel {
 

@@ -5,8 +5,8 @@
 #pragma once
 #include <cstdint>
 
-#include "profiler.h"
-#include "registry.h"
+#include "profile/profiler.h"
+#include "track/registry.h"
 
 namespace sentinel {
 

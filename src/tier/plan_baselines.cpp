@@ -1,7 +1,7 @@
 // The baseline policies in the planner's machinery (docs/planner.md): all-slow, all-fast, first-touch
 // and the reactive "hot" policy. Each produces fast masks that the one evaluator then scores, so every
 // policy is compared under the same cost model.
-#include "plan_model.h"
+#include "tier/plan_model.h"
 
 namespace sentinel::plan {
 

@@ -1,5 +1,5 @@
 // From a decoded dump to the planner's input. See plan_input.h.
-#include "plan_input.h"
+#include "tier/plan_input.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "format_reader.h"
-#include "planner.h"
+#include "format/format_reader.h"
+#include "tier/planner.h"
 
 namespace sentinel::offline {
 

@@ -1,5 +1,5 @@
 // The planner's model of a step and its one evaluator (plan_model.h, docs/planner.md).
-#include "plan_model.h"
+#include "tier/plan_model.h"
 
 namespace sentinel::plan {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "planner.h"
+#include "tier/planner.h"
 
 namespace sentinel::plan {
 

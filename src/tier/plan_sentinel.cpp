@@ -5,7 +5,7 @@
 // co-allocation groups move as units is the "test and trial": every candidate schedule is built and
 // scored by the one evaluator (plan_model.cpp) with the measured bandwidth and interval durations,
 // and the best is kept.
-#include "plan_model.h"
+#include "tier/plan_model.h"
 
 namespace sentinel::plan {
 

@@ -1,13 +1,13 @@
 // make_plan(): validates and models the input (plan_model.cpp), runs the policy (plan_baselines.cpp,
 // plan_sentinel.cpp), scores the schedule with the one evaluator and writes the plan. No malloc, no
 // exceptions: it runs inside the preloaded process as well as in sentinel-view.
-#include "planner.h"
+#include "tier/planner.h"
 
 #include <sys/mman.h>
 
 #include <cstring>
 
-#include "plan_model.h"
+#include "tier/plan_model.h"
 
 namespace sentinel {
 

@@ -1,4 +1,4 @@
-// The planner (DESIGN §2.5): one pure function from a phase's profile, a policy and a fast-tier budget
+// The planner (docs/design.md §2.5): one pure function from a phase's profile, a policy and a fast-tier budget
 // to a plan — for each identity, the node it sits on during each interval of the step, and so each
 // move. It has no runtime state and no hidden inputs. Two callers run the very same code: the runtime,
 // after profiling a phase (on Sentinel's own thread, inside the recursion guard), and

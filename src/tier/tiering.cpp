@@ -1,12 +1,12 @@
-#include "tiering.h"
+#include "tier/tiering.h"
 
 #include <cerrno>
 #include <cstring>
 
-#include "arena.h"
-#include "numa_ops.h"
-#include "log.h"
-#include "vm_region.h"
+#include "base/log.h"
+#include "base/numa_ops.h"
+#include "base/vm_region.h"
+#include "track/arena.h"
 
 namespace sentinel {
 

@@ -18,13 +18,13 @@
 #include <atomic>
 #include <cstdint>
 
-#include "clock.h"
-#include "config.h"
-#include "migrator.h"
-#include "planner.h"
-#include "registry.h"
+#include "base/clock.h"
+#include "base/config.h"
 #include "sentinel/format.h"
-#include "topology.h"
+#include "tier/migrator.h"
+#include "tier/planner.h"
+#include "tier/topology.h"
+#include "track/registry.h"
 
 namespace sentinel {
 

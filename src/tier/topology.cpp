@@ -1,4 +1,4 @@
-#include "topology.h"
+#include "tier/topology.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "log.h"
+#include "base/log.h"
 
 namespace sentinel {
 

@@ -1,11 +1,11 @@
-#include "arena.h"
+#include "track/arena.h"
 
 #include <cerrno>
 #include <sys/mman.h>
 
-#include "numa_ops.h"
-#include "thread_state.h"
-#include "vm_region.h"
+#include "base/numa_ops.h"
+#include "base/vm_region.h"
+#include "track/thread_state.h"
 
 namespace sentinel {
 

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "size_class.h"
+#include "track/size_class.h"
 
 namespace sentinel {
 

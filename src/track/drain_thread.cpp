@@ -1,4 +1,4 @@
-#include "drain_thread.h"
+#include "track/drain_thread.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -7,9 +7,9 @@
 
 #include <cerrno>
 
-#include "clock.h"
-#include "runtime.h"
-#include "sequencer.h"
+#include "base/clock.h"
+#include "base/guard.h"
+#include "track/sequencer.h"
 
 namespace sentinel {
 
@@ -54,7 +54,7 @@ bool DrainThread::start(Sequencer* sequencer) {
 }
 
 void* DrainThread::main(void* self) {
-  rt::t_guard = 1;  // everything this thread allocates is Sentinel's own: never tracked
+  t_guard = 1;  // everything this thread allocates is Sentinel's own: never tracked
   auto* t = static_cast<DrainThread*>(self);
   publish_coarse_ticks();  // before any thread stamps with it
   t->sequencer_->lock();

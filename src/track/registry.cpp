@@ -1,10 +1,10 @@
-#include "registry.h"
+#include "track/registry.h"
 
 #include <sys/mman.h>
 
 #include <cerrno>
 
-#include "vm_region.h"
+#include "base/vm_region.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23

@@ -1,13 +1,12 @@
-#include "sequencer.h"
+#include "track/sequencer.h"
 
 #include <sched.h>
 #include <time.h>
 
-#include "arena.h"
-#include "clock.h"
-#include "runtime_state.h"
-#include "stepping.h"
-#include "vm_region.h"
+#include "base/clock.h"
+#include "base/vm_region.h"
+#include "track/arena.h"
+#include "track/mark_log.h"
 
 namespace sentinel {
 
@@ -19,11 +18,11 @@ bool SeqMap::init(uint64_t capacity) {
   return map_ != nullptr;
 }
 
-bool Sequencer::init(ObjectLog* log, MarkLog* marks, Stepper* stepper, ThreadStates* states, Arena* arena,
+bool Sequencer::init(ObjectLog* log, MarkLog* marks, SequenceListener* listener, ThreadStates* states, Arena* arena,
                      uint64_t log_capacity) {
   log_ = log;
   marks_ = marks;
-  stepper_ = stepper;
+  listener_ = listener;
   states_ = states;
   arena_ = arena;
   deferred_ = static_cast<TrackEvent*>(vm_map_lazy(kDeferred * sizeof(TrackEvent)));
@@ -60,9 +59,9 @@ void Sequencer::set_async_available(bool available) {
 }
 
 void Sequencer::update_sync() {
-  bool stepper = stepper_->wants_sync();
-  if (stepper != stepper_sync_.load(std::memory_order_relaxed)) stepper_sync_.store(stepper, std::memory_order_relaxed);
-  bool want = !async_available_ || stepper;
+  bool listener = listener_->wants_sync();
+  if (listener != listener_sync_.load(std::memory_order_relaxed)) listener_sync_.store(listener, std::memory_order_relaxed);
+  bool want = !async_available_ || listener;
   if (want != sync_.load(std::memory_order_relaxed)) sync_.store(want, std::memory_order_relaxed);
 }
 
@@ -78,7 +77,7 @@ void Sequencer::process(const TrackEvent& e) {
       if (stats_.live_bytes > 0 && static_cast<uint64_t>(stats_.live_bytes) > stats_.peak_live_bytes)
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
       const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
-      stepper_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
+      listener_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
                               e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST);
       break;
     }
@@ -92,7 +91,7 @@ void Sequencer::process(const TrackEvent& e) {
           return;
         }
         o->death_seq = stats_.allocations;
-        stepper_->on_free(e.log_index, e.tier);
+        listener_->on_free(e.log_index, e.tier);
       }
       ++stats_.frees;
       stats_.live_bytes += e.bytes;
@@ -105,7 +104,7 @@ void Sequencer::process(const TrackEvent& e) {
     case kEventMark:
       ++stats_.marks;
       marks_->add(stats_.allocations, e.ticks);
-      stepper_->on_mark(stats_.allocations, e.ticks);
+      listener_->on_mark(stats_.allocations, e.ticks);
       break;
     default:
       break;

@@ -17,14 +17,29 @@
 #include <atomic>
 #include <cstdint>
 
-#include "registry.h"
-#include "thread_state.h"
+#include "track/registry.h"
+#include "track/thread_state.h"
 
 namespace sentinel {
 
-class Stepper;
 class MarkLog;
 class Arena;
+
+// What consumes the sequenced stream: the step detector and its windows (runtime/stepping.h). Called
+// under the sequencer's lock, once per event, in sequence order.
+class SequenceListener {
+ public:
+  // One tracked allocation. now: ticks. tier: where its slot's pages are.
+  virtual void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
+                             uintptr_t address, uint16_t tier, bool pinned) = 0;
+  virtual void on_free(uint32_t log_index, uint16_t flags) = 0;  // flags: the free event's
+  virtual void on_mark(uint64_t seq, uint64_t now) = 0;           // sentinel_step()
+  // The listener needs its events in time: allocating threads sequence their own.
+  virtual bool wants_sync() const = 0;
+
+ protected:
+  ~SequenceListener() = default;
+};
 
 // seq -> object-log index, for every sequenced allocation that has a log entry (kNoLogIndex otherwise).
 class SeqMap {
@@ -55,7 +70,7 @@ struct SequencerStats {
 
 class Sequencer {
  public:
-  bool init(ObjectLog* log, MarkLog* marks, Stepper* stepper, ThreadStates* states, Arena* arena,
+  bool init(ObjectLog* log, MarkLog* marks, SequenceListener* listener, ThreadStates* states, Arena* arena,
             uint64_t log_capacity);
 
   // The lock. Never taken in a signal handler; held across fork() (pthread_atfork).
@@ -73,7 +88,7 @@ class Sequencer {
   // Whether allocating threads must drain before returning (no Sentinel thread, or the Stepper asks).
   bool sync_required() const { return sync_.load(std::memory_order_relaxed); }
   // Whether the sync is only for want of a Sentinel thread (so starting one helps).
-  bool thread_would_help() const { return !stepper_sync_.load(std::memory_order_relaxed); }
+  bool thread_would_help() const { return !listener_sync_.load(std::memory_order_relaxed); }
   void set_async_available(bool available);  // the Sentinel thread runs (or is gone, in a child)
   void count_full_ring() { ++stats_.full_rings; }
   void count_sync_drain() { ++stats_.sync_drains; }
@@ -97,13 +112,13 @@ class Sequencer {
 
   ObjectLog* log_ = nullptr;
   MarkLog* marks_ = nullptr;
-  Stepper* stepper_ = nullptr;
+  SequenceListener* listener_ = nullptr;
   ThreadStates* states_ = nullptr;
   Arena* arena_ = nullptr;
   SeqMap seq_map_;
   std::atomic<bool> lock_{false};
   std::atomic<bool> sync_{true};
-  std::atomic<bool> stepper_sync_{false};
+  std::atomic<bool> listener_sync_{false};
   bool async_available_ = false;
   SequencerStats stats_;
   // Frees sequenced before their allocation (its thread had not published it yet): retried.

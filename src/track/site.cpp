@@ -1,10 +1,10 @@
-#include "site.h"
+#include "track/site.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 
-#include "vm_region.h"
+#include "base/vm_region.h"
 
 namespace sentinel {
 

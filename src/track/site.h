@@ -1,12 +1,12 @@
 // Allocation sites: the first 8 return addresses past Sentinel's own frames, captured with libunwind
 // (loaded with dlopen, RTLD_LOCAL: linking it would make the whole process's C++ exception unwinding
-// bind to it; DESIGN §4), hashed, and interned into a lock-free table that hands out dense ids.
+// bind to it; docs/design.md §4), hashed, and interned into a lock-free table that hands out dense ids.
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-#include "config.h"
+#include "base/config.h"
 #include "sentinel/format.h"
 
 namespace sentinel {

@@ -1,4 +1,4 @@
-#include "size_class.h"
+#include "track/size_class.h"
 
 namespace sentinel {
 // Compile-time checks of the class geometry.

@@ -1,6 +1,6 @@
-#include "thread_state.h"
+#include "track/thread_state.h"
 
-#include "vm_region.h"
+#include "base/vm_region.h"
 
 namespace sentinel {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "crc32c.h"
+#include "base/crc32c.h"
 #include "sentinel/format.h"
 
 namespace sentinel::testing {

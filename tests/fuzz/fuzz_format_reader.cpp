@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string>
 
-#include "crc32c.h"
-#include "format_reader.h"
+#include "base/crc32c.h"
+#include "format/format_reader.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "format_reader.h"
-#include "plan_input.h"
-#include "planner.h"
+#include "format/format_reader.h"
+#include "tier/plan_input.h"
+#include "tier/planner.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sentinel::fmt::ParseOptions opt;

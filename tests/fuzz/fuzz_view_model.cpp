@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "analysis.h"
-#include "format_reader.h"
+#include "format/format_reader.h"
 #include "profile_model.h"
 #include "tiering_model.h"
 #include <sstream>

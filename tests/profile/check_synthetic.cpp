@@ -6,7 +6,7 @@
 #include <string>
 #include <tuple>
 
-#include "format_reader.h"
+#include "format/format_reader.h"
 #include "synthetic_pattern.h"
 
 using namespace synthetic;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "step_detector.h"
+#include "profile/step_detector.h"
 
 namespace step_streams {
 

@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "arena.h"
-#include "size_class.h"
+#include "track/arena.h"
+#include "track/size_class.h"
 
 using namespace sentinel;
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "config.h"
+#include "base/config.h"
 
 using namespace sentinel;
 

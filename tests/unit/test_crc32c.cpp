@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "crc32c.h"
+#include "base/crc32c.h"
 
 TEST_CASE("crc32c: the check value of the Castagnoli polynomial") {
   REQUIRE(sentinel::crc32c(0, "123456789", 9) == 0xE3069283u);

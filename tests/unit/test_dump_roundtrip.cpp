@@ -7,9 +7,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "dump_writer.h"
-#include "format_reader.h"
-#include "runtime_state.h"
+#include "format/format_reader.h"
+#include "runtime/dump_writer.h"
+#include "runtime/runtime_state.h"
 
 using namespace sentinel;
 

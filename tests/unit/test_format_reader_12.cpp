@@ -9,7 +9,7 @@
 
 #include "../fuzz/dump_builder.h"
 #include "../fuzz/training_dump.h"
-#include "format_reader.h"
+#include "format/format_reader.h"
 
 using sentinel::fmt::FormatError;
 using sentinel::fmt::ParseOptions;

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "log.h"
-#include "papi_counters.h"
+#include "base/log.h"
+#include "profile/papi_counters.h"
 #include "sentinel_build_config.h"
 
 namespace papi = sentinel::papi;

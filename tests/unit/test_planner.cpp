@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "format_reader.h"
-#include "plan_input.h"
-#include "planner.h"
+#include "format/format_reader.h"
+#include "tier/plan_input.h"
+#include "tier/planner.h"
 
 using namespace sentinel;
 

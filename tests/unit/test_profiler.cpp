@@ -8,10 +8,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "classify.h"
-#include "profiler.h"
-#include "signals.h"
+#include "profile/classify.h"
+#include "profile/profiler.h"
+#include "profile/signals.h"
+#include "track/arena.h"
 
 using namespace sentinel;
 

@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
-#include "arena.h"
-#include "registry.h"
+#include "track/arena.h"
+#include "track/registry.h"
 
 using namespace sentinel;
 

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 namespace rt = sentinel::rt;
 extern "C" void __libc_free(void*);  // the runtime falls back to glibc directly, around any interposer

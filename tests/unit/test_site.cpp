@@ -3,7 +3,7 @@
 #include <thread>
 #include <vector>
 
-#include "site.h"
+#include "track/site.h"
 
 using namespace sentinel;
 

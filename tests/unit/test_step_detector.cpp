@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "step_detector.h"
+#include "profile/step_detector.h"
 
 using namespace sentinel;
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "dump_builder.h"
-#include "format_reader.h"
-#include "plan_input.h"
-#include "planner.h"
+#include "format/format_reader.h"
+#include "tier/plan_input.h"
+#include "tier/planner.h"
 #include "training_dump.h"
 
 using sentinel::testing::DumpBuilder;

@@ -1,4 +1,4 @@
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -10,22 +10,22 @@
 #include <climits>
 #include <cstring>
 
-#include "arena.h"
-#include "clock.h"
-#include "config.h"
-#include "drain_thread.h"
-#include "dump_writer.h"
-#include "log.h"
-#include "numa_ops.h"
-#include "modules.h"
-#include "registry.h"
-#include "runtime_state.h"
-#include "papi_counters.h"
-#include "signal_stack.h"
-#include "signals.h"
-#include "site.h"
-#include "topology.h"
-#include "vm_region.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/modules.h"
+#include "base/numa_ops.h"
+#include "base/vm_region.h"
+#include "profile/papi_counters.h"
+#include "profile/signal_stack.h"
+#include "profile/signals.h"
+#include "runtime/dump_writer.h"
+#include "runtime/runtime_state.h"
+#include "tier/topology.h"
+#include "track/arena.h"
+#include "track/drain_thread.h"
+#include "track/registry.h"
+#include "track/site.h"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -37,7 +37,6 @@ namespace sentinel::rt {
 std::atomic<uint64_t> g_min_bytes{UINT64_MAX};
 uintptr_t g_arena_base = 0;
 uintptr_t g_arena_span = 0;
-constinit thread_local int t_guard __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "dump_writer.h"
+#include "runtime/dump_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,11 +6,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include "clock.h"
-#include "crc32c.h"
-#include "log.h"
-#include "signal_stack.h"
-#include "vm_region.h"
+#include "base/clock.h"
+#include "base/crc32c.h"
+#include "base/log.h"
+#include "base/vm_region.h"
+#include "profile/signal_stack.h"
 
 namespace sentinel {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "config.h"
+#include "base/config.h"
 
 namespace sentinel::numa {
 

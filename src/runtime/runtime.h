@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/guard.h"
 #include "sentinel/sentinel.h"
 
 namespace sentinel::rt {
@@ -14,21 +15,6 @@ extern std::atomic<uint64_t> g_min_bytes;
 // The arena's address range; 0/0 until it exists (so owns() is false for every pointer).
 extern uintptr_t g_arena_base;
 extern uintptr_t g_arena_span;
-
-// Recursion guard: non-zero while this thread runs Sentinel's own code. Allocations made then (by
-// libunwind, libnuma, the dynamic loader...) go straight to libc.
-extern constinit thread_local int t_guard __attribute__((tls_model("initial-exec")));
-
-class Guard {
- public:
-  Guard() : saved_(t_guard) { t_guard = 1; }
-  ~Guard() { t_guard = saved_; }
-  Guard(const Guard&) = delete;
-  Guard& operator=(const Guard&) = delete;
-
- private:
-  int saved_;
-};
 
 inline bool should_track(size_t n) { return n >= g_min_bytes.load(std::memory_order_relaxed) && !t_guard; }
 // The common case, kept free of the TLS read: below the threshold nothing is ever tracked.

@@ -1,12 +1,12 @@
-#include "stepping.h"
+#include "runtime/stepping.h"
 
 #include <cstring>
 
-#include "log.h"
-#include "papi_counters.h"
-#include "placement_check.h"
-#include "tiering.h"
-#include "vm_region.h"
+#include "base/log.h"
+#include "base/vm_region.h"
+#include "profile/papi_counters.h"
+#include "tier/placement_check.h"
+#include "tier/tiering.h"
 
 namespace sentinel {
 

@@ -1,4 +1,4 @@
-#include "numa_ops.h"
+#include "base/numa_ops.h"
 
 #include <sys/syscall.h>
 #include <time.h>

@@ -13,13 +13,14 @@
 #include <atomic>
 #include <cstdint>
 
-#include "classify.h"
-#include "clock.h"
-#include "config.h"
-#include "profiler.h"
-#include "registry.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "profile/classify.h"
+#include "profile/profiler.h"
+#include "profile/step_detector.h"
 #include "sentinel/format.h"
-#include "step_detector.h"
+#include "track/registry.h"
+#include "track/sequencer.h"
 
 namespace sentinel {
 
@@ -85,7 +86,7 @@ struct PhaseRecord {
   uint64_t check_touched[kMaxIntervals] = {}, check_fast[kMaxIntervals] = {};
 };
 
-class Stepper {
+class Stepper final : public SequenceListener {
  public:
   static constexpr uint32_t kMaxPhases = 64;
   static constexpr uint32_t kMinProfiledPeriod = 4;
@@ -93,10 +94,10 @@ class Stepper {
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
   void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
-                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false);
-  void on_free(uint32_t log_index, uint16_t flags);  // flags: the free event's (Tiering::kFreeCredited)
+                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false) override;
+  void on_free(uint32_t log_index, uint16_t flags) override;  // flags: the free event's (Tiering::kFreeCredited)
   // sentinel_step(): the next allocation starts a step.
-  void on_mark(uint64_t seq, uint64_t now);
+  void on_mark(uint64_t seq, uint64_t now) override;
   // End of the process: closes the last step and any window in progress; says once when no step was
   // ever found.
   void finish(uint64_t seq, uint64_t now);
@@ -104,7 +105,7 @@ class Stepper {
   // The clock must be exact in time (allocating threads sequence their own events): while a window is
   // open, and from a lock until its phase's profile is taken, so that protection changes at the
   // interval start itself.
-  bool wants_sync() const { return sync_wanted_; }
+  bool wants_sync() const override { return sync_wanted_; }
   // Counters were asked for (the step before a profiling window): the runtime calls
   // attach_counters_here() on the allocating thread, outside the sequencer's lock.
   bool counters_requested() const { return counters_requested_.load(std::memory_order_acquire); }

@@ -3,18 +3,19 @@
 #include <atomic>
 #include <cstdint>
 
-#include "arena.h"
-#include "clock.h"
-#include "config.h"
-#include "modules.h"
-#include "profiler.h"
-#include "stepping.h"
-#include "registry.h"
-#include "sequencer.h"
-#include "thread_state.h"
-#include "site.h"
-#include "tiering.h"
-#include "topology.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/modules.h"
+#include "profile/profiler.h"
+#include "runtime/stepping.h"
+#include "tier/tiering.h"
+#include "tier/topology.h"
+#include "track/arena.h"
+#include "track/mark_log.h"
+#include "track/registry.h"
+#include "track/sequencer.h"
+#include "track/site.h"
+#include "track/thread_state.h"
 
 namespace sentinel {
 
@@ -37,28 +38,6 @@ struct Counters {
   std::atomic<uint64_t> steps_marked{0};
   std::atomic<uint64_t> threads_without_state{0};  // events taken on the direct path
   std::atomic<uint64_t> pinned_misplaced{0};       // pinned memory that did not land on the node asked for
-};
-
-// Explicit step marks (sentinel_step()), append-only.
-class MarkLog {
- public:
-  static constexpr uint64_t kCapacity = 1u << 20;
-  struct Mark {
-    uint64_t seq;
-    uint64_t ns;
-  };
-  bool init();
-  void add(uint64_t seq, uint64_t ns);
-  uint64_t size() const {
-    uint64_t n = next_.load(std::memory_order_acquire);
-    return n < kCapacity ? n : kCapacity;
-  }
-  const Mark& at(uint64_t i) const { return marks_[i]; }
-  uint64_t touched_bytes() const { return size() * sizeof(Mark); }
-
- private:
-  Mark* marks_ = nullptr;
-  std::atomic<uint64_t> next_{0};
 };
 
 struct RuntimeState {

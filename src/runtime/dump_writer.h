@@ -1,7 +1,7 @@
 // Writes the profile dump (docs/format.md) with plain write(2) from a fixed buffer: usable at exit,
 // at _exit and from fatal paths, and never calls malloc.
 #pragma once
-#include "runtime_state.h"
+#include "runtime/runtime_state.h"
 
 namespace sentinel {
 
