@@ -1,5 +1,5 @@
 // I/O calls that take user buffers. While the profiler has pages protected, a system call touching one
-// would fail with EFAULT instead of faulting (docs/design.md §4), so each call first pins the tracked objects
+// would fail with EFAULT instead of faulting (docs/design.md §4.2), so each call first pins the tracked objects
 // its buffers overlap: pinning unprotects them and keeps them unprotected until the call returns.
 // When nothing is protected (always, outside profiling) a hook costs one load and a jump.
 // pread and pread64 (pwrite, pwrite64) are distinct glibc symbols and both are interposed: without

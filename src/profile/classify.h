@@ -1,4 +1,4 @@
-// Classification after profiling a phase (docs/design.md §2.5): object identities (site, size, k — the k-th
+// Classification after profiling a phase (docs/design.md §2.4): object identities (site, size, k — the k-th
 // occurrence of (site, size) in the step, as the step detector assigned it, whatever the interleaving
 // of threads), their lifetime class, the bytes they touched per interval, and co-allocation groups
 // (like lifetime and like access pattern). Runs once per profiled phase, in the process, with mmap'd

@@ -1,4 +1,4 @@
-// SIGSEGV chaining (docs/design.md §4). While profiling, Sentinel's handler must stay first: the interposed
+// SIGSEGV chaining (docs/design.md §4.2). While profiling, Sentinel's handler must stay first: the interposed
 // sigaction()/signal() record what the program asks for SIGSEGV as the program's view and leave the
 // kernel's action alone. Faults that are not Sentinel's go to the program's handler; with none, the
 // default action runs, so a real segfault still ends the process by SIGSEGV. Async-signal-safe.

@@ -1,6 +1,7 @@
-// Allocation sites: the first 8 return addresses past Sentinel's own frames, captured with libunwind
-// (loaded with dlopen, RTLD_LOCAL: linking it would make the whole process's C++ exception unwinding
-// bind to it; docs/design.md §4), hashed, and interned into a lock-free table that hands out dense ids.
+// Allocation sites: the first 8 return addresses past Sentinel's own frames, captured with glibc's
+// backtrace() by default or libunwind (SENTINEL_UNWIND; loaded with dlopen, RTLD_LOCAL: linking it would
+// make the whole process's C++ exception unwinding bind to it; docs/design.md §4.1), hashed, and interned
+// into a lock-free table that hands out dense ids.
 #pragma once
 #include <atomic>
 #include <cstddef>
