@@ -1,17 +1,15 @@
 #include "cli.h"
 
+#include "base/parse.h"
 #include "view.h"
 
 namespace sentinel::view {
 
 bool parse_count(const std::string& s, size_t& out) {
-  if (s.empty() || s.size() > 9) return false;
-  size_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<size_t>(c - '0');
-  }
-  out = v;
+  uint64_t v = 0;
+  // The runtime's count syntax (base/parse.h); at most nine digits for an option's value.
+  if (s.size() > 9 || s.find('\0') != std::string::npos || !sentinel::parse_count(s.c_str(), &v)) return false;
+  out = static_cast<size_t>(v);
   return true;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "base/parse.h"
+
 namespace sentinel {
 
 namespace {
@@ -87,18 +89,6 @@ bool equals_ci(const char* a, const char* b) {
   return *a == *b;
 }
 
-bool parse_count(const char* text, uint64_t* out) {
-  if (!*text) return false;
-  uint64_t v = 0;
-  for (const char* p = text; *p; ++p) {
-    if (*p < '0' || *p > '9') return false;
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  *out = v;
-  return true;
-}
-
 // Finds `value` among `words` (exactly); else writes why into reason: the expected words, or that
 // values are lower case when only the case differs.
 int pick(const char* value, std::initializer_list<const char*> words, const char* what, char* reason, size_t cap) {
@@ -130,28 +120,6 @@ int pick(const char* value, std::initializer_list<const char*> words, const char
 bool fail(char* reason, size_t cap, const char* why) {
   copy_bounded(reason, cap, why);
   return false;
-}
-
-// "20%", "12.5%": a share of 100% in parts per million, > 0.
-bool parse_share(const char* text, uint32_t* ppm) {
-  uint64_t whole = 0, frac = 0, scale = 1;
-  const char* p = text;
-  bool digits = false;
-  for (; *p >= '0' && *p <= '9'; ++p, digits = true) {
-    whole = whole * 10 + static_cast<uint64_t>(*p - '0');
-    if (whole > 100) return false;
-  }
-  if (*p == '.') {
-    for (++p; *p >= '0' && *p <= '9' && scale < 10000; ++p, digits = true) {
-      frac = frac * 10 + static_cast<uint64_t>(*p - '0');
-      scale *= 10;
-    }
-  }
-  if (!digits || p[0] != '%' || p[1]) return false;
-  uint64_t v = whole * 10000 + frac * 10000 / scale;  // ppm
-  if (v == 0 || v > 1000000) return false;
-  *ppm = static_cast<uint32_t>(v);
-  return true;
 }
 
 // "move_fail:30,fast_full,move_delay_ms:5"
@@ -251,13 +219,15 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
         c->fast_auto = true;
         return true;
       }
-      if (strchr(value, '%')) {
-        if (!parse_share(value, &c->fast_share_ppm))
-          return fail(reason, cap, "not a share (expected more than 0% and at most 100%, e.g. 20% or 12.5%)");
-        return true;
+      {
+        BudgetText b;
+        if (!parse_budget(value, false, &b)) {
+          return fail(reason, cap, strchr(value, '%') ? "not a share (expected more than 0% and at most 100%, e.g. 20% or 12.5%)"
+                                                      : "expected auto, a size (4G, 512M) or a share of the peak (20%)");
+        }
+        c->fast_bytes = b.bytes;
+        c->fast_share_ppm = b.share_ppm;
       }
-      if (!parse_size(value, &c->fast_bytes) || c->fast_bytes == 0)
-        return fail(reason, cap, "expected auto, a size (4G, 512M) or a share of the peak (20%)");
       return true;
     case VarType::node: {
       int32_t* out = strcmp(v.name, "SENTINEL_FAST_NODE") == 0 ? &c->fast_node : &c->slow_node;
@@ -286,33 +256,6 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
 const VarSpec* config_table(size_t* count) {
   *count = kTableSize;
   return kTable;
-}
-
-bool parse_size(const char* text, uint64_t* out) {
-  const char* p = text;
-  if (!*p) return false;
-  uint64_t v = 0;
-  bool digits = false;
-  for (; *p >= '0' && *p <= '9'; ++p) {
-    digits = true;
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  if (!digits) return false;
-  unsigned shift = 0;
-  switch (*p) {
-    case 'k': case 'K': shift = 10; ++p; break;
-    case 'm': case 'M': shift = 20; ++p; break;
-    case 'g': case 'G': shift = 30; ++p; break;
-    case 't': case 'T': shift = 40; ++p; break;
-    default: break;
-  }
-  if (shift && (*p == 'i' || *p == 'I')) ++p;
-  if (*p == 'b' || *p == 'B') ++p;
-  if (*p) return false;
-  if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = v << shift;
-  return true;
 }
 
 bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown,

@@ -86,8 +86,6 @@ struct ConfigError {
 bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown = nullptr,
                   const char** first_unknown = nullptr);
 
-// Parses sizes like "65536", "64K", "64KiB", "1m", "2G" (binary units). False when malformed or overflowing.
-bool parse_size(const char* text, uint64_t* out);
 
 // Writes "NAME=value" for table entry i of the effective config into buf; returns the length.
 size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap);

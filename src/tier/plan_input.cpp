@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <unordered_set>
+
+#include "base/parse.h"
 
 namespace sentinel::offline {
 
@@ -87,42 +88,9 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
 }
 
 bool parse_fast_bytes(const std::string& text, FastBudget* out) {
-  if (text.empty() || text.size() > 32) return false;
-  if (text.back() == '%') {
-    const std::string num = text.substr(0, text.size() - 1);
-    if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }) ||
-        std::count(num.begin(), num.end(), '.') > 1 || num.front() == '.' || num.back() == '.')
-      return false;
-    const double share = std::strtod(num.c_str(), nullptr);
-    if (!(share > 0.0) || share > 100.0) return false;
-    *out = FastBudget{0, static_cast<uint32_t>(std::llround(share * 10000.0))};
-    return out->share_ppm > 0;
-  }
-  // Bytes: the runtime's size syntax (src/base/config.cpp parse_size): digits, then an optional
-  // K/M/G/T (either case), an optional "i" after it and an optional "B".
-  size_t i = 0;
-  uint64_t v = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    if (v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  if (i == 0) return false;
-  unsigned shift = 0;
-  if (i < text.size()) {
-    switch (text[i]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      case 't': case 'T': shift = 40; break;
-      default: break;
-    }
-    if (shift) ++i;
-  }
-  if (shift && i < text.size() && (text[i] == 'i' || text[i] == 'I')) ++i;
-  if (i < text.size() && (text[i] == 'b' || text[i] == 'B')) ++i;
-  if (i != text.size()) return false;
-  if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = FastBudget{v << shift, 0};
+  BudgetText b;
+  if (text.find('\0') != std::string::npos || !parse_budget(text.c_str(), false, &b)) return false;
+  *out = FastBudget{b.bytes, b.share_ppm};
   return true;
 }
 

@@ -25,8 +25,8 @@ struct PlanSource {
 // no INTERVALS table for the phase, or more than 64 intervals.
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
 
-// Bytes in the runtime's size syntax ("4G", "512MiB", "64kb", "1048576": binary units) or "20%",
-// "12.5%" (a share of the peak footprint, above 0 and at most 100%). False for anything else.
+// A budget in SENTINEL_FAST_BYTES's syntax without "auto" (base/parse.h): a size above 0 ("4G",
+// "512MiB", "1048576": binary units) or a share of the peak footprint ("20%", "12.5%").
 bool parse_fast_bytes(const std::string& text, FastBudget* out);
 
 // The policy and budget the run used: the TIERING record, else the SENTINEL_POLICY and

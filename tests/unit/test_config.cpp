@@ -16,22 +16,6 @@ bool parse(std::initializer_list<const char*> env, Config* c, ConfigError* e) {
 }
 }  // namespace
 
-TEST_CASE("sizes parse with binary units", "[config]") {
-  uint64_t v = 0;
-  CHECK((parse_size("65536", &v) && v == 65536));
-  CHECK((parse_size("64K", &v) && v == 65536));
-  CHECK((parse_size("64k", &v) && v == 65536));
-  CHECK((parse_size("64KiB", &v) && v == 65536));
-  CHECK((parse_size("64KB", &v) && v == 65536));
-  CHECK((parse_size("1M", &v) && v == 1048576));
-  CHECK((parse_size("2G", &v) && v == (uint64_t{2} << 30)));
-  CHECK((parse_size("1T", &v) && v == (uint64_t{1} << 40)));
-  CHECK((parse_size("0", &v) && v == 0));
-  for (const char* bad : {"", "12QB", "-5", "K", "1.5M", " 1M", "1M ", "1MiBx", "99999999999999999999",
-                          "20000000000000000T", "0x10"})
-    CHECK_FALSE(parse_size(bad, &v));
-}
-
 TEST_CASE("defaults come from the table", "[config]") {
   Config c;
   ConfigError e;

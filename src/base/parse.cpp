@@ -1,0 +1,83 @@
+#include "base/parse.h"
+
+namespace sentinel {
+
+bool parse_count(const char* text, uint64_t* out) {
+  if (!*text) return false;
+  uint64_t v = 0;
+  for (const char* p = text; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool parse_size(const char* text, uint64_t* out) {
+  const char* p = text;
+  uint64_t v = 0;
+  bool digits = false;
+  for (; *p >= '0' && *p <= '9'; ++p) {
+    digits = true;
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  if (!digits) return false;
+  unsigned shift = 0;
+  switch (*p) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: break;
+  }
+  if (shift) ++p;
+  if (shift && (*p == 'i' || *p == 'I')) ++p;
+  if (*p == 'b' || *p == 'B') ++p;
+  if (*p) return false;
+  if (shift && v > (UINT64_MAX >> shift)) return false;
+  *out = v << shift;
+  return true;
+}
+
+bool parse_share(const char* text, uint32_t* ppm) {
+  uint64_t whole = 0, frac = 0, scale = 1;
+  const char* p = text;
+  bool digits = false;
+  for (; *p >= '0' && *p <= '9'; ++p, digits = true) {
+    whole = whole * 10 + static_cast<uint64_t>(*p - '0');
+    if (whole > 100) return false;
+  }
+  if (!digits) return false;  // ".5%": a share starts with a digit
+  if (*p == '.') {
+    bool decimals = false;
+    for (++p; *p >= '0' && *p <= '9' && scale < 10000; ++p, decimals = true) {
+      frac = frac * 10 + static_cast<uint64_t>(*p - '0');
+      scale *= 10;
+    }
+    if (!decimals) return false;  // "20.%"
+  }
+  if (p[0] != '%' || p[1]) return false;
+  uint64_t v = whole * 10000 + frac * 10000 / scale;  // ppm
+  if (v == 0 || v > 1000000) return false;
+  *ppm = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool parse_budget(const char* text, bool allow_auto, BudgetText* out) {
+  BudgetText b;
+  bool share = false;
+  for (const char* p = text; *p; ++p) share |= *p == '%';
+  if (allow_auto && text[0] == 'a' && text[1] == 'u' && text[2] == 't' && text[3] == 'o' && !text[4]) {
+    b.is_auto = true;
+  } else if (share) {
+    if (!parse_share(text, &b.share_ppm)) return false;
+  } else if (!parse_size(text, &b.bytes) || b.bytes == 0) {
+    return false;
+  }
+  *out = b;
+  return true;
+}
+
+}  // namespace sentinel

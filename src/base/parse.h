@@ -1,0 +1,30 @@
+// One parser per syntax, shared by the runtime's configuration (base/config.cpp) and the tools
+// (sentinel-view's options, a dump's recorded settings). No allocation: the runtime parses its
+// environment in the library constructor.
+#pragma once
+#include <cstdint>
+
+namespace sentinel {
+
+// Decimal digits only, no sign, no spaces; false on overflow.
+bool parse_count(const char* text, uint64_t* out);
+
+// Bytes with binary units: digits, then an optional K, M, G or T (either case), an optional "i"
+// after it and an optional "B": "65536", "64K", "512MiB", "2GB". False for anything else or on
+// overflow.
+bool parse_size(const char* text, uint64_t* out);
+
+// A share of 100%: "20%", "12.5%", at most four decimals (a part per million), above 0 and at most
+// 100%. In parts per million.
+bool parse_share(const char* text, uint32_t* ppm);
+
+// A fast-tier budget (SENTINEL_FAST_BYTES, sentinel-view plan --fast-bytes): "auto" where allowed,
+// a share of the profiled peak, or a size above 0.
+struct BudgetText {
+  bool is_auto = false;
+  uint64_t bytes = 0;      // a size (share_ppm == 0, !is_auto)
+  uint32_t share_ppm = 0;  // a share
+};
+bool parse_budget(const char* text, bool allow_auto, BudgetText* out);
+
+}  // namespace sentinel

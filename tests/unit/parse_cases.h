@@ -1,0 +1,45 @@
+// The one table of accepted and rejected inputs for the syntaxes of base/parse.h. The runtime's
+// configuration (test_parse.cpp) and the tools' budget option (test_planner.cpp, through
+// offline::parse_fast_bytes) are checked against the same rows.
+#pragma once
+#include <cstdint>
+
+namespace sentinel::test {
+
+struct SizeCase {
+  const char* text;
+  bool ok;
+  uint64_t bytes;
+};
+inline constexpr SizeCase kSizeCases[] = {
+    {"65536", true, 65536}, {"64K", true, 65536}, {"64k", true, 65536}, {"64KiB", true, 65536},
+    {"64KB", true, 65536}, {"64kb", true, 65536}, {"1M", true, 1048576}, {"512MiB", true, 512ull << 20},
+    {"2G", true, 2ull << 30}, {"2GB", true, 2ull << 30}, {"4G", true, 4ull << 30}, {"1T", true, 1ull << 40},
+    {"0", true, 0}, {"", false, 0}, {"12QB", false, 0}, {"-5", false, 0}, {"-1", false, 0}, {"K", false, 0},
+    {"G", false, 0}, {"1.5M", false, 0}, {"1.5G", false, 0}, {" 1M", false, 0}, {"1M ", false, 0},
+    {"1MiBx", false, 0}, {"4X", false, 0}, {"4iB", false, 0}, {"4KiBB", false, 0},
+    {"99999999999999999999", false, 0}, {"20000000000000000T", false, 0}, {"17179869184T", false, 0},
+    {"0x10", false, 0},
+};
+
+struct BudgetCase {
+  const char* text;
+  bool ok;  // without "auto"
+  uint64_t bytes;
+  uint32_t share_ppm;
+};
+inline constexpr BudgetCase kBudgetCases[] = {
+    {"4G", true, 4ull << 30, 0}, {"512M", true, 512ull << 20, 0}, {"512MiB", true, 512ull << 20, 0},
+    {"1048576", true, 1048576, 0}, {"64kb", true, 65536, 0}, {"2GB", true, 2ull << 30, 0},
+    {"20%", true, 0, 200000}, {"12.5%", true, 0, 125000}, {"100%", true, 0, 1000000},
+    {"0.0001%", true, 0, 1}, {"33.3333%", true, 0, 333333},
+    {"0", false, 0, 0},            // a budget of no bytes
+    {"0%", false, 0, 0}, {"0.00001%", false, 0, 0}, {"12.34567%", false, 0, 0},  // below or finer than a ppm
+    {"101%", false, 0, 0}, {"150%", false, 0, 0}, {"100.5%", false, 0, 0}, {"", false, 0, 0}, {"%", false, 0, 0},
+    {".5%", false, 0, 0}, {"20.%", false, 0, 0}, {"20 %", false, 0, 0}, {"20%%", false, 0, 0}, {"-1", false, 0, 0},
+    {"4X", false, 0, 0}, {"1.5G", false, 0, 0}, {"99999999999999999999", false, 0, 0},
+    {"17179869184T", false, 0, 0}, {"4iB", false, 0, 0}, {"4KiBB", false, 0, 0}, {"G", false, 0, 0},
+    {"auto", false, 0, 0},  // only where "auto" is allowed (SENTINEL_FAST_BYTES)
+};
+
+}  // namespace sentinel::test

@@ -1,0 +1,41 @@
+// base/parse.h against the one table of inputs (parse_cases.h).
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "base/parse.h"
+#include "parse_cases.h"
+
+using namespace sentinel;
+
+TEST_CASE("sizes parse with binary units", "[parse]") {
+  for (const auto& c : test::kSizeCases) {
+    CAPTURE(c.text);
+    uint64_t v = 12345;
+    CHECK(parse_size(c.text, &v) == c.ok);
+    CHECK(v == (c.ok ? c.bytes : 12345));
+  }
+}
+
+TEST_CASE("budgets: a size above 0, a share of the peak, or auto where allowed", "[parse]") {
+  for (const auto& c : test::kBudgetCases) {
+    CAPTURE(c.text);
+    BudgetText b;
+    REQUIRE(parse_budget(c.text, false, &b) == c.ok);
+    if (c.ok) CHECK((!b.is_auto && b.bytes == c.bytes && b.share_ppm == c.share_ppm));
+    // With "auto" allowed every other row reads the same.
+    BudgetText a;
+    bool is_auto = std::string(c.text) == "auto";
+    REQUIRE(parse_budget(c.text, true, &a) == (c.ok || is_auto));
+    if (is_auto) CHECK((a.is_auto && a.bytes == 0 && a.share_ppm == 0));
+  }
+}
+
+TEST_CASE("shares and counts", "[parse]") {
+  uint32_t ppm = 0;
+  CHECK((parse_share("20%", &ppm) && ppm == 200000));
+  CHECK_FALSE(parse_share("20", &ppm));
+  uint64_t n = 0;
+  CHECK((parse_count("1023", &n) && n == 1023));
+  for (const char* bad : {"", "1K", "-1", " 1", "18446744073709551616"}) CHECK_FALSE(parse_count(bad, &n));
+  CHECK((parse_count("18446744073709551609", &n) && n == 18446744073709551609ull));
+}
