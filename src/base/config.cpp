@@ -26,6 +26,12 @@ const VarSpec kTable[] = {
      "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects,
      0, uint64_t{1} << 32},
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
+    {"SENTINEL_EXCLUDE", VarType::names, kDefaultExclude,
+     "executables (comma-separated, * and ? wildcards) that run in pass-through: no tracking, no dump; "
+     "default: compilers, assemblers, linkers and build tools"},
+    {"SENTINEL_INCLUDE", VarType::names, "",
+     "when set, only these executables are tracked, and each writes its dump even when another process "
+     "under Sentinel started it"},
     {"SENTINEL_UNWIND", VarType::unwind, "backtrace",
      "how allocation sites are found: backtrace (glibc's unwinder), libunwind, or none"},
     {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled per phase (after the first regular step) in profile and run mode",
@@ -176,6 +182,14 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       if (strlen(value) >= sizeof(c->dump)) return fail(reason, cap, "path too long");
       copy_bounded(c->dump, sizeof(c->dump), strcmp(value, "none") == 0 ? "" : value);
       return true;
+    case VarType::names: {
+      char* out = strcmp(v.name, "SENTINEL_EXCLUDE") == 0 ? c->exclude : c->include;
+      if (strlen(value) >= sizeof(c->exclude)) return fail(reason, cap, "list too long");
+      if (!valid_name_list(value))
+        return fail(reason, cap, "expected executable names separated by commas (letters, digits, . _ + -, * and ?)");
+      copy_bounded(out, sizeof(c->exclude), value);
+      return true;
+    }
     case VarType::log_level:
       if ((k = pick(value, {"error", "warn", "warning", "info", "debug"}, "log level", reason, cap)) < 0) return false;
       c->log = k == 0 ? LogLevel::error : k <= 2 ? LogLevel::warn : k == 3 ? LogLevel::info : LogLevel::debug;
@@ -331,6 +345,7 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       b.str(c.papi == PapiMode::off ? "off" : c.papi == PapiMode::software ? "software" : "auto");
       break;
     case VarType::path: b.str(c.dump); break;
+    case VarType::names: b.str(strcmp(kTable[i].name, "SENTINEL_EXCLUDE") == 0 ? c.exclude : c.include); break;
     case VarType::log_level: b.str(log_level_name(c.log)); break;
     case VarType::boolean: b.str(c.dump_children ? "1" : "0"); break;
     case VarType::unwind:

@@ -32,6 +32,8 @@ struct Config {
   uint64_t retain_bytes = 0;
   uint64_t max_objects = 0;
   bool dump_children = false;
+  char exclude[384] = {};  // executables that run in pass-through (base/parse.h's name list)
+  char include[384] = {};  // when not empty, only these are tracked, and they always write their dump
   UnwindMethod unwind = UnwindMethod::libunwind;
   uint64_t profile_steps = 0;
   uint64_t profile_granularity = 0;
@@ -54,7 +56,7 @@ struct Config {
 };
 
 enum class VarType : uint8_t {
-  mode, size, count, path, log_level, boolean, unwind, step, papi, tool, policy, budget, node, move, faults
+  mode, size, count, path, names, log_level, boolean, unwind, step, papi, tool, policy, budget, node, move, faults
 };
 
 struct VarSpec {
@@ -86,6 +88,12 @@ struct ConfigError {
 bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown = nullptr,
                   const char** first_unknown = nullptr);
 
+
+// The toolchain that torch.compile (Inductor) and JIT builds start: SENTINEL_EXCLUDE's default.
+inline constexpr const char* kDefaultExclude =
+    "cc,c++,cpp,gcc,g++,gcc-*,g++-*,cpp-*,*-linux-gnu-gcc*,*-linux-gnu-g++*,*-linux-gnu-cpp*,clang,clang-*,clang++*,"
+    "cc1,cc1plus,cc1obj,lto1,lto-wrapper,collect2,as,*-linux-gnu-as,ld,ld.*,*-linux-gnu-ld*,nvcc,ptxas,cicc,nvlink,"
+    "fatbinary,cudafe++,ninja,make,cmake";
 
 // Writes "NAME=value" for table entry i of the effective config into buf; returns the length.
 size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap);

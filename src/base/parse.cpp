@@ -1,5 +1,7 @@
 #include "base/parse.h"
 
+#include <cstddef>
+
 namespace sentinel {
 
 bool parse_count(const char* text, uint64_t* out) {
@@ -78,6 +80,62 @@ bool parse_budget(const char* text, bool allow_auto, BudgetText* out) {
   }
   *out = b;
   return true;
+}
+
+namespace {
+
+bool pattern_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '+' || c == '-' || c == '*' || c == '?';
+}
+
+// Glob match of the pattern [p, pend) against the whole of name: * any run, ? one character.
+bool glob(const char* p, const char* pend, const char* name) {
+  const char* star = nullptr;
+  const char* resume = nullptr;
+  while (*name) {
+    if (p < pend && (*p == '?' || *p == *name)) {
+      ++p, ++name;
+    } else if (p < pend && *p == '*') {
+      star = p++;
+      resume = name;
+    } else if (star) {
+      p = star + 1;
+      name = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pend && *p == '*') ++p;
+  return p == pend;
+}
+
+}  // namespace
+
+bool valid_name_list(const char* list) {
+  if (!*list) return true;
+  size_t run = 0;
+  for (const char* p = list;; ++p) {
+    if (*p == ',' || !*p) {
+      if (run == 0) return false;  // an empty pattern: ",," or a trailing comma
+      run = 0;
+      if (!*p) return true;
+    } else if (!pattern_char(*p)) {
+      return false;
+    } else {
+      ++run;
+    }
+  }
+}
+
+bool name_list_matches(const char* list, const char* name) {
+  for (const char* p = list; *p;) {
+    const char* end = p;
+    while (*end && *end != ',') ++end;
+    if (end > p && glob(p, end, name)) return true;
+    p = *end ? end + 1 : end;
+  }
+  return false;
 }
 
 }  // namespace sentinel

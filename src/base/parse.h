@@ -27,4 +27,10 @@ struct BudgetText {
 };
 bool parse_budget(const char* text, bool allow_auto, BudgetText* out);
 
+// A list of executable names: comma-separated patterns of letters, digits and . _ + -, where * matches
+// any run of characters and ? one ("cc1plus,ld.*,g++-*"). Empty: no pattern.
+bool valid_name_list(const char* list);
+// Whether `name` matches one of the list's patterns (the list must be valid).
+bool name_list_matches(const char* list, const char* name);
+
 }  // namespace sentinel

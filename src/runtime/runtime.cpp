@@ -12,9 +12,11 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/lineage.h"
 #include "base/log.h"
 #include "base/modules.h"
 #include "base/numa_ops.h"
+#include "base/parse.h"
 #include "base/vm_region.h"
 #include "profile/papi_counters.h"
 #include "profile/signal_stack.h"
@@ -200,6 +202,21 @@ void read_exe_name(char* out, size_t cap) {
   out[len] = '\0';
 }
 
+// SENTINEL_EXCLUDE and SENTINEL_INCLUDE (docs/config.md, "Which processes write a dump").
+bool meant_to_run(const Config& cfg, const char* exe) {
+  if (cfg.include[0]) return name_list_matches(cfg.include, exe);
+  return !name_list_matches(cfg.exclude, exe);
+}
+
+// A process started by another one under Sentinel (a compile worker, a launcher's child) writes its
+// dump only when it found a training step or SENTINEL_INCLUDE names it; any process only when it
+// tracked an object. The one the user started, with objects, always does.
+bool worth_a_dump() {
+  if (g_state.sequencer.allocations() == 0) return false;
+  if (!g_state.started_by_sentinel_process || g_state.config.include[0]) return true;
+  return g_state.stepper.steps().size() > 0;
+}
+
 // The dump's directory must be writable now, and its file must not exist yet (dumps are never
 // overwritten): said at start, not at exit when the run's dump would be lost.
 bool dump_path_usable(const char* tmpl, const char** why) {
@@ -244,6 +261,11 @@ void setup(const char* const* envp, bool for_tests) {
   if (cfg.mode == Mode::off) return;
 
   read_exe_name(g_state.exe_name, sizeof(g_state.exe_name));
+  if (!meant_to_run(cfg, g_state.exe_name)) {  // a compiler or a helper: pass-through, silently
+    g_state.mode = Mode::off;
+    return;
+  }
+  g_state.started_by_sentinel_process = parent_maps_object_of(reinterpret_cast<const void*>(&setup));
   const char* why = nullptr;
   if (!dump_path_usable(cfg.dump, &why)) {
     LineBuf b;
@@ -634,7 +656,14 @@ void at_exit() {
     log_line(LogLevel::warn, b);
   }
   g_state.clock.finish();
-  write_dump(g_state, pid);
+  if (worth_a_dump()) {
+    write_dump(g_state, pid);
+  } else {
+    LineBuf b;
+    b.str("no dump: ").str(g_state.sequencer.allocations() ? "no training step found in a process started by another under Sentinel"
+                                                          : "no object tracked");
+    log_line(LogLevel::info, b);
+  }
   errno = saved_errno;
 }
 

@@ -60,6 +60,7 @@ struct RuntimeState {
   Sequencer sequencer;
   Counters counters;
   int owner_pid = 0;
+  bool started_by_sentinel_process = false;  // its parent has this library mapped (base/lineage.h)
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};

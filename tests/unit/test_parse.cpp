@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "base/config.h"
 #include "base/parse.h"
 #include "parse_cases.h"
 
@@ -38,4 +39,17 @@ TEST_CASE("shares and counts", "[parse]") {
   CHECK((parse_count("1023", &n) && n == 1023));
   for (const char* bad : {"", "1K", "-1", " 1", "18446744073709551616"}) CHECK_FALSE(parse_count(bad, &n));
   CHECK((parse_count("18446744073709551609", &n) && n == 18446744073709551609ull));
+}
+
+TEST_CASE("executable name lists: commas, * and ?", "[parse]") {
+  for (const char* ok : {"", "python3", "cc1plus,ld.*,g++-*", "*", "a?c", "x86_64-linux-gnu-g++-12"})
+    CHECK(valid_name_list(ok));
+  for (const char* bad : {",", "a,", ",a", "a,,b", "a b", "a/b", "a;b"}) CHECK_FALSE(valid_name_list(bad));
+  const char* list = "cc1plus,ld.*,g++-*,*-linux-gnu-gcc*,a?c";
+  for (const char* yes : {"cc1plus", "ld.gold", "ld.", "g++-12", "x86_64-linux-gnu-gcc-12", "abc"})
+    CHECK(name_list_matches(list, yes));
+  for (const char* no : {"cc1", "cc1plusx", "ld", "g++", "python3", "ac", "abbc", ""}) CHECK_FALSE(name_list_matches(list, no));
+  for (const char* tool : {"cc1plus", "as", "collect2", "ld", "x86_64-linux-gnu-g++-12", "ninja"})
+    CHECK(name_list_matches(kDefaultExclude, tool));
+  for (const char* user : {"python3", "python3.11", "torchrun", "bash"}) CHECK_FALSE(name_list_matches(kDefaultExclude, user));
 }
