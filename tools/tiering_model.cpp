@@ -261,6 +261,17 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
       std::snprintf(b, sizeof b, "%g%% of each phase's profiled peak", x->budget_share_ppm / 1e4);
       os << b;
       if (t.plan) os << " (phase " << t.phase << ": " << human_bytes(t.plan->header.fast_budget_bytes) << ")";
+      if (x->flags & SENTINEL_TIER_DEFAULT_SHARE) {
+        os << "\n                 the dry run's default: SENTINEL_FAST_BYTES=auto needs a slow node";
+        if (t.plan) {
+          const sentinel_plan_header& h = t.plan->header;
+          char b[160];
+          std::snprintf(b, sizeof b, "%.1f%% of the bytes it touches", h.predicted_hit_ppm / 1e4);
+          os << "\n                 with " << human_bytes(h.fast_budget_bytes) << " of fast memory, phase " << t.phase
+             << " would find " << b << " there, moving " << human_bytes(h.moved_bytes_per_step) << " a step";
+        }
+        os << "\n                 (sentinel-view plan --fast-bytes SIZE|N% plans this profile for another size)";
+      }
     } else {
       os << human_bytes(t.budget());
     }
@@ -364,6 +375,7 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   if (x) {
     os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
        << ",\"dry_run\":" << ((x->flags & SENTINEL_TIER_DRY_RUN) ? "true" : "false")
+       << ",\"dry_run_default_share\":" << ((x->flags & SENTINEL_TIER_DEFAULT_SHARE) ? "true" : "false")
        << ",\"budget_share_ppm\":" << x->budget_share_ppm << ",\"move_method\":";
     json_string(os, x->move_method == 1 ? "mbind" : "move_pages");
     os << ",\"migrate_bytes_per_s\":" << x->migrate_bytes_per_s << ",\"fallback_objects\":" << x->fallback_objects

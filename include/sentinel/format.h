@@ -179,6 +179,9 @@ enum sentinel_policy {
 /* A plan's header only: the sentinel policy planned without moves (every object on one node for its
  * whole life), the schedule the step-time trial kept when it measured faster (1.3). */
 #define SENTINEL_TIER_NO_MOVES 0x10u
+/* 1.3: a dry run with SENTINEL_FAST_BYTES=auto planned at the default share of the peak (20%), since
+ * "90% of the fast node's free memory" would make every plan all fast on a machine with one node. */
+#define SENTINEL_TIER_DEFAULT_SHARE 0x20u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {

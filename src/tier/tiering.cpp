@@ -63,7 +63,19 @@ void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, Object
   numa::set_fault_injection(cfg.faults, fast_node_);
 }
 
-uint64_t Tiering::resolve_auto_budget() const { return fast_free_at_start_ / 10 * 9; }
+FastBudget Tiering::budget() const {
+  if (dry_run_default_share()) return FastBudget{0, kDryRunShareppm};
+  if (cfg_.fast_auto) return FastBudget{fast_free_at_start_ / 10 * 9, 0};  // 90% of the fast node's free memory
+  if (cfg_.fast_share_ppm) return FastBudget{0, cfg_.fast_share_ppm};
+  return FastBudget{cfg_.fast_bytes, 0};
+}
+
+uint32_t Tiering::budget_flags() const {
+  const bool share = cfg_.fast_share_ppm || dry_run_default_share();
+  return (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (share ? SENTINEL_TIER_BUDGET_SHARE : 0) |
+         (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) |
+         (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
+}
 
 void Tiering::on_locked() {
   if (!enabled_ || dry_run_ || migrator_started_ || in_child_) return;
@@ -215,11 +227,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   in.interval_ns = p.interval_ns;
   in.migrate_bytes_per_s = migrator_.bandwidth();
   in.policy = static_cast<sentinel_policy>(cfg_.policy);
-  if (cfg_.fast_auto) in.budget.bytes = resolve_auto_budget();
-  else if (cfg_.fast_share_ppm) in.budget.share_ppm = cfg_.fast_share_ppm;
-  else in.budget.bytes = cfg_.fast_bytes;
-  in.flags = (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (cfg_.fast_share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0) |
-             (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
+  in.budget = budget();
+  in.flags = budget_flags();
   const char* error = nullptr;
   if (!s.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.scratch, &s.plan, &error) || !build_tables(s, p)) {
     LineBuf b;
@@ -248,7 +257,9 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   LineBuf b;
   if (dry_run_) b.str("dry run (no slow node): ");
   b.str("phase ").u64(p.phase).str(" planned: ").str(policy_name(h.policy)).str(", budget ").bytes(h.fast_budget_bytes);
-  b.str(" of a ").bytes(h.footprint_peak_bytes).str(" peak, ").u64(p.identity_count).str(" identities, predicted fast-hit share ");
+  b.str(" of a ").bytes(h.footprint_peak_bytes).str(" peak");
+  if (dry_run_default_share()) b.str(" (20%, the dry run's default: SENTINEL_FAST_BYTES=auto needs a slow node)");
+  b.str(", ").u64(p.identity_count).str(" identities, predicted fast-hit share ");
   b.u64(h.predicted_hit_ppm / 10000).chr('.').u64(h.predicted_hit_ppm / 100 % 100 / 10).u64(h.predicted_hit_ppm / 100 % 10).chr('%');
   if (dry_run_) b.str("; nothing is moved");
   // A dry run is said on stderr at the default level (the user asked for placement and gets none).
@@ -524,10 +535,9 @@ sentinel_tiering Tiering::record() const {
   t.policy = cfg_.policy;
   t.fast_node = fast_node_;
   t.slow_node = slow_node_;
-  t.flags = (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (cfg_.fast_share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0) |
-            (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
+  t.flags = budget_flags();
   t.fast_budget_bytes = first_budget_;
-  t.budget_share_ppm = cfg_.fast_share_ppm;
+  t.budget_share_ppm = budget().share_ppm;
   t.move_method = migrator_.method() == MoveMethod::mbind ? 1 : 0;
   t.migrate_bytes_per_s = migrator_.bandwidth();
   t.fallback_objects = fallback_objects_;

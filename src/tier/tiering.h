@@ -171,7 +171,13 @@ class Tiering {
   void use_candidate(uint32_t slot, bool fixed);
   uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // [0] moving, [1] without moves; 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
-  uint64_t resolve_auto_budget() const;
+  // The budget a plan gets: SENTINEL_FAST_BYTES, resolved. `auto` is 90% of the fast node's free
+  // memory, which on a machine with one node makes every plan "100% fast" and tells a user trying
+  // Sentinel nothing: a dry run with `auto` plans at kDryRunShareppm of the peak instead.
+  static constexpr uint32_t kDryRunShareppm = 200000;
+  bool dry_run_default_share() const { return dry_run_ && cfg_.fast_auto; }
+  FastBudget budget() const;
+  uint32_t budget_flags() const;  // SENTINEL_TIER_* of the plans and the TIERING record
 
   bool enabled_ = false;
   bool dry_run_ = true;
