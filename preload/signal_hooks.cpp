@@ -10,6 +10,7 @@
 
 #include "next_symbol.h"
 #include "profile/signals.h"
+#include "runtime/exit_signals.h"
 #include "runtime/runtime.h"
 
 namespace rt = sentinel::rt;
@@ -32,6 +33,8 @@ extern "C" __attribute__((visibility("hidden"))) void sentinel_resolve_signal_fu
 
 SENTINEL_EXPORT int sigaction(int signum, const struct sigaction* act, struct sigaction* old) {
   if (signum == SIGSEGV && sentinel::sig::installed()) return sentinel::sig::app_sigaction(signum, act, old);
+  if (sentinel::exit_sig::is_exit_signal(signum) && sentinel::exit_sig::installed())
+    return sentinel::exit_sig::app_sigaction(signum, act, old);
   SigactionFn f = next_sigaction();
   if (!f) {
     errno = ENOSYS;
@@ -41,7 +44,8 @@ SENTINEL_EXPORT int sigaction(int signum, const struct sigaction* act, struct si
 }
 
 SENTINEL_EXPORT sighandler_t signal(int signum, sighandler_t handler) {
-  if (signum == SIGSEGV && sentinel::sig::installed()) {
+  const bool segv = signum == SIGSEGV && sentinel::sig::installed();
+  if (segv || (sentinel::exit_sig::is_exit_signal(signum) && sentinel::exit_sig::installed())) {
     // glibc's signal(): BSD semantics, SA_RESTART, the signal blocked while its handler runs.
     struct sigaction act, old;
     memset(&act, 0, sizeof(act));
@@ -49,7 +53,8 @@ SENTINEL_EXPORT sighandler_t signal(int signum, sighandler_t handler) {
     sigemptyset(&act.sa_mask);
     sigaddset(&act.sa_mask, signum);
     act.sa_flags = SA_RESTART;
-    sentinel::sig::app_sigaction(signum, &act, &old);
+    if ((segv ? sentinel::sig::app_sigaction(signum, &act, &old) : sentinel::exit_sig::app_sigaction(signum, &act, &old)) != 0)
+      return SIG_ERR;
     if (!(old.sa_flags & SA_SIGINFO)) return old.sa_handler;
     sighandler_t previous;
     static_assert(sizeof(previous) == sizeof(old.sa_sigaction));

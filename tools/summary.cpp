@@ -1,5 +1,6 @@
 // sentinel-view summary: a readable overview of one dump, or one JSON object with --json.
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -21,6 +22,17 @@
 namespace sentinel::view {
 
 namespace {
+
+// "SIGTERM"; "signal N" for one without a name here.
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "signal " + std::to_string(sig);
+  }
+}
 
 struct Options {
   bool json = false;
@@ -293,7 +305,10 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   if (pr.present) {
     os << "process      pid " << pr.pid << ", ppid " << pr.ppid;
     if (pr.rank >= 0) os << ", rank " << pr.rank;
-    if (pr.flags & 1) os << ", forked child";
+    if (pr.flags & SENTINEL_PROCESS_FORKED_CHILD) os << ", forked child";
+    if (pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL)
+      os << ", ended by " << signal_name(static_cast<int>(SENTINEL_PROCESS_SIGNAL(pr.flags)))
+         << " (the dump was written as it ended the process)";
     os << "\n";
     os << "executable   " << printable(pr.executable.empty() ? "(unknown)" : pr.executable) << "\n";
     std::string cmd;
@@ -530,7 +545,9 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   os << ",\"skipped_records\":" << p.skipped_records;
   if (pr.present) {
     os << ",\"pid\":" << pr.pid << ",\"ppid\":" << pr.ppid << ",\"rank\":" << pr.rank
-       << ",\"forked_child\":" << ((pr.flags & 1) ? "true" : "false");
+       << ",\"forked_child\":" << ((pr.flags & SENTINEL_PROCESS_FORKED_CHILD) ? "true" : "false")
+       << ",\"ended_by_signal\":"
+       << ((pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(pr.flags) : 0);
     os << ",\"executable\":" << json_quote(pr.executable) << ",\"argv\":[";
     for (size_t i = 0; i < pr.argv.size(); ++i) os << (i ? "," : "") << json_quote(pr.argv[i]);
     os << "]";

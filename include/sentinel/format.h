@@ -64,6 +64,11 @@ enum sentinel_record_type {
   SENTINEL_REC_END = 0xFFFF  /* last record: count of records before it */
 };
 
+/* PROCESS record flags. */
+#define SENTINEL_PROCESS_FORKED_CHILD 0x1u    /* written by a forked child (SENTINEL_DUMP_CHILDREN=1) */
+#define SENTINEL_PROCESS_ENDED_BY_SIGNAL 0x2u /* 1.3: written as a signal ended the process (SIGINT, SIGTERM...) */
+#define SENTINEL_PROCESS_SIGNAL(flags) (((flags) >> 8) & 0xffu) /* that signal's number */
+
 /* Object kinds. */
 enum sentinel_object_kind {
   SENTINEL_KIND_HEAP = 0,      /* malloc family, served from Sentinel's arenas */

@@ -87,6 +87,7 @@ void on_sigsegv(int signum, siginfo_t* si, void* uc) {
 }  // namespace
 
 void set_real_sigaction(SigactionFn fn) { g_real = fn; }
+SigactionFn real_sigaction() { return g_real; }
 
 bool install(FaultFn fn) {
   g_fault.store(fn, std::memory_order_release);

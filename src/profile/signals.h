@@ -12,6 +12,7 @@ using FaultFn = bool (*)(void* address);  // true: the fault was Sentinel's and 
 
 // The real sigaction (libc's, looked up by the hook layer). Must be set before install().
 void set_real_sigaction(SigactionFn fn);
+SigactionFn real_sigaction();
 
 // Installs Sentinel's SIGSEGV handler in front of whatever is there. Idempotent. False on failure.
 bool install(FaultFn fn);

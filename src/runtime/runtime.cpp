@@ -22,6 +22,7 @@
 #include "profile/signal_stack.h"
 #include "profile/signals.h"
 #include "runtime/dump_writer.h"
+#include "runtime/exit_signals.h"
 #include "runtime/runtime_state.h"
 #include "tier/topology.h"
 #include "track/arena.h"
@@ -326,6 +327,12 @@ void fork_child_handler() {
   after_fork_child();
 }
 
+// An exit signal ends the process (exit_signals.h): the dump is written first, marked with it.
+void end_by_signal(int signum) {
+  g_state.end_signal = signum;
+  at_exit();
+}
+
 }  // namespace
 
 void init(char** envp) {
@@ -335,6 +342,7 @@ void init(char** envp) {
   if (g_state.mode != Mode::off) {
     pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
     at_quick_exit(at_exit);  // glibc's quick_exit ends with an internal _exit no interposer sees
+    exit_sig::install(sig::real_sigaction(), end_by_signal);
   }
   g_init_state.store(2);
 }
@@ -660,8 +668,8 @@ void at_exit() {
     write_dump(g_state, pid);
   } else {
     LineBuf b;
-    b.str("no dump: ").str(g_state.sequencer.allocations() ? "no training step found in a process started by another under Sentinel"
-                                                          : "no object tracked");
+    b.str(g_state.sequencer.allocations() ? "no training step found in a process started by another under Sentinel"
+                                           : "no object was tracked").str("; no dump written");
     log_line(LogLevel::info, b);
   }
   errno = saved_errno;

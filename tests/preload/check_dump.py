@@ -64,6 +64,7 @@ def parse(path):
     off = 24
     nrec = 0
     objects = []
+    process = {"flags": None}
     saw_end = False
     while off < len(data):
         if off + 16 > len(data):
@@ -85,6 +86,8 @@ def parse(path):
             if off != len(data):
                 problems.append("offset %d: %d bytes after the END record" % (off, len(data) - off))
             break
+        if rtype == 1 and len(payload) >= 16:  # PROCESS: pid, ppid, rank, flags
+            (process["flags"],) = struct.unpack_from("<I", payload, 12)
         if rtype == REC_OBJECTS:
             count, esize = struct.unpack_from("<II", payload, 0)
             if esize < 64 or 8 + count * esize > len(payload):
@@ -102,7 +105,7 @@ def parse(path):
         off += 16 + length
     if not saw_end:
         problems.append("no END record (writer died or file truncated at offset %d)" % off)
-    return objects, problems
+    return objects, process, problems
 
 
 def main():
@@ -115,9 +118,16 @@ def main():
     ap.add_argument("--alive-size", type=int)
     ap.add_argument("--flag", action="append", default=[])
     ap.add_argument("--view")
+    ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
     a = ap.parse_args()
 
-    objects, problems = parse(a.dump)
+    objects, process, problems = parse(a.dump)
+    if a.signal is not None:
+        flags = process["flags"] or 0
+        got = (flags >> 8) & 0xFF if flags & 0x2 else 0  # SENTINEL_PROCESS_ENDED_BY_SIGNAL, its number
+        print("ended by signal %d" % got)
+        if got != a.signal:
+            problems.append("PROCESS flags 0x%x: ended by signal %d, expected %d" % (flags, got, a.signal))
     kinds = {}
     for o in objects:
         kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1

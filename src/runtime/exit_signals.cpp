@@ -1,0 +1,112 @@
+#include "runtime/exit_signals.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace sentinel::exit_sig {
+
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int kCount = sizeof(kSignals) / sizeof(kSignals[0]);
+
+SigactionFn g_real = nullptr;
+EndFn g_on_end = nullptr;
+std::atomic<bool> g_installed{false};
+std::atomic<bool> g_ending{false};
+// Per signal: whether Sentinel's handler stands in for the default action now. The program's view is
+// then SIG_DFL with the flags and mask it last asked for.
+std::atomic<bool> g_standing_in[kCount];
+struct sigaction g_view[kCount];
+
+int slot_of(int signum) {
+  for (int i = 0; i < kCount; ++i)
+    if (kSignals[i] == signum) return i;
+  return -1;
+}
+
+bool is_default(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL; }
+
+// The default action, now: the process ends by the signal as it would have without Sentinel.
+[[noreturn]] void end_by(int signum) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  g_real(signum, &dfl, nullptr);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signum);
+  pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), signum);
+  _exit(128 + signum);  // not reached: the default action of every exit signal ends the process
+}
+
+void on_exit_signal(int signum, siginfo_t*, void*) {
+  int saved_errno = errno;
+  if (!g_ending.exchange(true)) g_on_end(signum);  // a second signal during the write: straight on
+  end_by(signum);
+  errno = saved_errno;
+}
+
+bool stand_in(int i) {
+  struct sigaction ours;
+  memset(&ours, 0, sizeof(ours));
+  ours.sa_sigaction = on_exit_signal;
+  sigemptyset(&ours.sa_mask);
+  // SA_NODEFER: the same signal again during the write is taken at once and ends the process.
+  ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
+  if (g_real(kSignals[i], &ours, nullptr) != 0) return false;
+  g_standing_in[i].store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+bool is_exit_signal(int signum) { return slot_of(signum) >= 0; }
+bool installed() { return g_installed.load(std::memory_order_acquire); }
+
+void install(SigactionFn real, EndFn on_end) {
+  if (!real || g_installed.load()) return;
+  g_real = real;
+  g_on_end = on_end;
+  for (int i = 0; i < kCount; ++i) {
+    struct sigaction now;
+    if (real(kSignals[i], nullptr, &now) != 0) continue;
+    g_view[i] = now;
+    // Ignored (nohup's SIGHUP) or handled by whoever loaded first: left as it is.
+    if (is_default(now)) stand_in(i);
+  }
+  g_installed.store(true, std::memory_order_release);
+}
+
+int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old) {
+  const int i = slot_of(signum);
+  if (i < 0 || !g_real) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct sigaction before;
+  if (g_standing_in[i].load(std::memory_order_acquire)) {
+    before = g_view[i];
+  } else if (g_real(signum, nullptr, &before) != 0) {
+    return -1;
+  }
+  if (act) {
+    if (is_default(*act)) {
+      if (!g_standing_in[i].load(std::memory_order_acquire) && !stand_in(i)) return -1;
+    } else {
+      if (g_real(signum, act, nullptr) != 0) return -1;
+      g_standing_in[i].store(false, std::memory_order_release);
+    }
+    g_view[i] = *act;
+  }
+  if (old) *old = before;
+  return 0;
+}
+
+}  // namespace sentinel::exit_sig

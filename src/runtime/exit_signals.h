@@ -1,0 +1,27 @@
+// Dumps survive the signals that end jobs: SIGINT (an uncaught Ctrl-C: Python re-raises it under the
+// default action), SIGTERM (timeout, Slurm, Kubernetes), SIGHUP and SIGQUIT. While the program leaves
+// one of them at its default action, Sentinel's handler stands in for it: it writes the dump, then
+// restores the default action and raises the signal again, so the process ends as it would have (same
+// status, same core dump). A second such signal during the write ends the process at once. The program's
+// own handlers are installed as asked and run first; if one of them ends the process through exit() the
+// dump is written there, as always. The interposed sigaction() and signal() keep the program's view:
+// it reads back SIG_DFL where Sentinel's handler stands in. Async-signal-safe.
+#pragma once
+#include <signal.h>
+
+namespace sentinel::exit_sig {
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+using EndFn = void (*)(int signum);  // writes the dump, marked as ended by signum
+
+// Stands in for the default action of each exit signal whose action is the default now. `real` is
+// libc's sigaction.
+void install(SigactionFn real, EndFn on_end);
+
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT.
+bool is_exit_signal(int signum);
+// The interposed sigaction() for an exit signal once install() ran.
+bool installed();
+int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old);
+
+}  // namespace sentinel::exit_sig

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Training runs that end by a signal keep their dump (docs/format.md, "When the dump is written").
+
+usage: signal_end.py --preload LIBSENTINEL --view SENTINEL_VIEW [--python PY]
+
+A PyTorch MLP trains until it is stopped, printing each step's loss. Three ways to stop it, each done to a
+plain run and to a run under the library (run mode, the default):
+  SIGTERM   sent once the run has printed enough steps (a scheduler's stop);
+  SIGINT    the same with SIGINT: uncaught, Python ends by re-raising it under the default action;
+  timeout   the run is started by `timeout -s TERM S`, which sends SIGTERM after S seconds.
+Each must end with the same status with and without the library, print the same losses for the steps both
+runs made, and leave under the library one dump that sentinel-view reads, with the steps made so far and
+the PROCESS record naming the signal. Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
+
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+TRAIN = r"""
+import sys, torch
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512),
+                            torch.nn.ReLU(), torch.nn.Linear(512, 10))
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+x, y = torch.randn(128, 512), torch.randint(0, 10, (128,))
+step = 0
+while True:
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    print(f"step {step} {loss.item().hex()}", flush=True)
+    step += 1
+"""
+MIN_STEPS = 12  # past the lock, the profiled steps and the plan of run mode
+
+
+class Failure(Exception):
+    pass
+
+
+def env_for(preload, dump_dir):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"}
+    if preload:
+        env.update(LD_PRELOAD=preload, SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
+    return env
+
+
+def run_until(cmd, env, sig, min_steps, timeout=600):
+    """Starts cmd; once it printed min_steps steps sends sig (None: waits for it to end). Returns
+    (status, step lines)."""
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, deadline = [], time.monotonic() + timeout
+    for line in p.stdout:
+        if line.startswith("step "):
+            lines.append(line.split()[2])
+        if sig is not None and len(lines) >= min_steps:
+            p.send_signal(sig)
+            sig = None
+        if time.monotonic() > deadline:
+            p.kill()
+            raise Failure(f"{cmd[0]} ran past {timeout} s")
+    p.wait()
+    err = p.stderr.read()
+    return p.returncode, lines, err
+
+
+def check_case(name, args, py, sig, use_timeout):
+    with tempfile.TemporaryDirectory(prefix=f"sentinel-signal-{name}.") as tmp:
+        script = os.path.join(tmp, "train.py")
+        with open(script, "w") as f:
+            f.write(TRAIN)
+        results = {}
+        for preload in (None, args.preload):
+            cmd = [py, script]
+            if use_timeout:
+                # long enough for the run under the library to pass its profiled steps on a loaded host
+                cmd = ["timeout", "-s", "TERM", str(args.timeout_seconds)] + cmd
+            status, lines, err = run_until(cmd, env_for(preload, tmp), None if use_timeout else sig, MIN_STEPS)
+            results[bool(preload)] = (status, lines, err)
+        (s_plain, l_plain, _), (s_lib, l_lib, err_lib) = results[False], results[True]
+        print(f"signal_end: {name}: status plain {s_plain}, under the library {s_lib}; steps {len(l_plain)} and "
+              f"{len(l_lib)}", flush=True)
+        if s_plain != s_lib:
+            raise Failure(f"{name}: exit status {s_lib} under the library, {s_plain} without it\n{err_lib[-2000:]}")
+        common = min(len(l_plain), len(l_lib))
+        if l_plain[:common] != l_lib[:common]:
+            raise Failure(f"{name}: losses differ within the first {common} steps")
+        dumps = glob.glob(os.path.join(tmp, "*.prof"))
+        if len(dumps) != 1:
+            raise Failure(f"{name}: {len(dumps)} dumps under the library, expected 1\n{err_lib[-2000:]}")
+        r = subprocess.run([args.view, "summary", "--json", dumps[0]], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Failure(f"{name}: sentinel-view summary exited {r.returncode}: {r.stderr.strip()}")
+        j = json.loads(r.stdout)
+        if j.get("ended_by_signal") != sig:
+            raise Failure(f"{name}: the dump says it ended by signal {j.get('ended_by_signal')}, expected {sig}")
+        if len(l_lib) >= MIN_STEPS and (j.get("steps") or 0) < MIN_STEPS - 3:
+            raise Failure(f"{name}: the dump has {j.get('steps')} steps of {len(l_lib)} made")
+        print(f"signal_end: {name}: dump read, {j.get('steps')} steps of {len(l_lib)}, ended by signal "
+              f"{j.get('ended_by_signal')}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preload", required=True)
+    ap.add_argument("--view", required=True)
+    ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--timeout-seconds", type=int, default=20)
+    args = ap.parse_args()
+    if subprocess.run([args.python, "-c", "import torch"], capture_output=True).returncode != 0:
+        print(f"signal_end: skipped: {args.python} cannot import torch")
+        return 77
+    try:
+        check_case("SIGTERM", args, args.python, signal.SIGTERM, False)
+        check_case("SIGINT", args, args.python, signal.SIGINT, False)
+        check_case("timeout", args, args.python, signal.SIGTERM, True)
+    except Failure as e:
+        print(f"signal_end: FAIL: {e}")
+        return 1
+    print("signal_end: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
