@@ -187,6 +187,10 @@ enum sentinel_policy {
 /* 1.3: a dry run with SENTINEL_FAST_BYTES=auto planned at the default share of the peak (20%), since
  * "90% of the fast node's free memory" would make every plan all fast on a machine with one node. */
 #define SENTINEL_TIER_DEFAULT_SHARE 0x20u
+/* 1.3: a budget given as a size or auto was the fast node's, split evenly among the job's ranks that share
+ * it (SENTINEL_BUDGET_PER=node, LOCAL_WORLD_SIZE > 1); PER_RANK: SENTINEL_BUDGET_PER=rank, each rank's own. */
+#define SENTINEL_TIER_BUDGET_SPLIT 0x40u
+#define SENTINEL_TIER_BUDGET_PER_RANK 0x80u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {

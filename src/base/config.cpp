@@ -17,7 +17,7 @@ const VarSpec kTable[] = {
     {"SENTINEL_MIN_BYTES", VarType::size, "64K", "objects of at least this many bytes are tracked (e.g. 4096, 64K, 1M)",
      &Config::min_bytes, 1, uint64_t{1} << 40},
     {"SENTINEL_DUMP", VarType::path, "sentinel-%e.%p.prof",
-     "dump path template (%p pid, %e executable name, %% a percent sign); empty or 'none': no dump"},
+     "dump path template (%p pid, %e executable name, %r rank in a job, %% a percent sign); empty or 'none': no dump"},
     {"SENTINEL_LOG", VarType::log_level, "warn", "stderr verbosity: error, warn, info or debug"},
     {"SENTINEL_RETAIN_BYTES", VarType::size, "1G",
      "freed tracked memory kept mapped for reuse; beyond it freed pages are returned with MADV_DONTNEED",
@@ -49,6 +49,9 @@ const VarSpec kTable[] = {
      "placement policy in run mode: sentinel, first-touch, all-slow, all-fast or hot"},
     {"SENTINEL_FAST_BYTES", VarType::budget, "auto",
      "fast-tier budget for tracked objects: bytes (4G, 512M), a share of the profiled peak (20%), or auto"},
+    {"SENTINEL_BUDGET_PER", VarType::budget_per, "node",
+     "node: a size or auto in SENTINEL_FAST_BYTES is the fast node's, split evenly among the ranks of a job "
+     "that share it (LOCAL_WORLD_SIZE); rank: it is each rank's own"},
     {"SENTINEL_FAST_NODE", VarType::node, "auto", "the fast NUMA node: auto (the node of the CPUs we run on) or a number"},
     {"SENTINEL_SLOW_NODE", VarType::node, "auto", "the slow NUMA node: auto (the nearest CPU-less node) or a number"},
     {"SENTINEL_MIGRATE", VarType::move, "auto", "how pages move: auto (the faster, measured at start), move_pages or mbind"},
@@ -243,6 +246,10 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
         c->fast_share_ppm = b.share_ppm;
       }
       return true;
+    case VarType::budget_per:
+      if ((k = pick(value, {"node", "rank"}, "scope", reason, cap)) < 0) return false;
+      c->budget_per_rank = k == 1;
+      return true;
     case VarType::node: {
       int32_t* out = strcmp(v.name, "SENTINEL_FAST_NODE") == 0 ? &c->fast_node : &c->slow_node;
       if (strcmp(value, "auto") == 0) {
@@ -361,6 +368,7 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       else if (c.fast_share_ppm) b.u64(c.fast_share_ppm / 10000).chr('.').u64(c.fast_share_ppm / 1000 % 10).chr('%');
       else b.u64(c.fast_bytes);
       break;
+    case VarType::budget_per: b.str(c.budget_per_rank ? "rank" : "node"); break;
     case VarType::node: {
       int32_t node = strcmp(kTable[i].name, "SENTINEL_FAST_NODE") == 0 ? c.fast_node : c.slow_node;
       if (node < 0) b.str("auto");
@@ -385,7 +393,7 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
   return n;
 }
 
-bool expand_dump_path(const char* tmpl, int pid, const char* exe, char* out, size_t cap) {
+bool expand_dump_path(const char* tmpl, int pid, const char* exe, int32_t rank, char* out, size_t cap) {
   size_t n = 0;
   auto put = [&](const char* s, size_t len) {
     if (n + len >= cap) return false;
@@ -402,6 +410,12 @@ bool expand_dump_path(const char* tmpl, int pid, const char* exe, char* out, siz
     if (c == 'p') {
       LineBuf b;
       b.i64(pid);
+      if (!put(b.data(), b.size())) return false;
+      ++p;
+    } else if (c == 'r') {  // the rank in a distributed job; "norank" outside one
+      LineBuf b;
+      if (rank >= 0) b.i64(rank);
+      else b.str("norank");
       if (!put(b.data(), b.size())) return false;
       ++p;
     } else if (c == 'e') {

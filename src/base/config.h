@@ -46,6 +46,7 @@ struct Config {
   uint64_t fast_bytes = 0;       // SENTINEL_FAST_BYTES as bytes (0 with a share, or auto)
   uint32_t fast_share_ppm = 0;   // SENTINEL_FAST_BYTES as a share of the profiled peak
   bool fast_auto = true;         // SENTINEL_FAST_BYTES=auto: the fast node's free memory at start
+  bool budget_per_rank = false;  // SENTINEL_BUDGET_PER=rank: a size or auto is each rank's, not the node's
   int32_t fast_node = -1;        // -1: chosen from the topology
   int32_t slow_node = -1;
   MoveMethod move_method = MoveMethod::automatic;
@@ -56,7 +57,8 @@ struct Config {
 };
 
 enum class VarType : uint8_t {
-  mode, size, count, path, names, log_level, boolean, unwind, step, papi, tool, policy, budget, node, move, faults
+  mode, size, count, path, names, log_level, boolean, unwind, step, papi, tool, policy, budget, budget_per, node,
+  move, faults
 };
 
 struct VarSpec {
@@ -104,6 +106,6 @@ const char* log_level_name(LogLevel l);
 
 // Expands %p (pid), %e (executable basename) and %% in a dump path template. Returns false when the
 // result does not fit.
-bool expand_dump_path(const char* tmpl, int pid, const char* exe_basename, char* out, size_t cap);
+bool expand_dump_path(const char* tmpl, int pid, const char* exe_basename, int32_t rank, char* out, size_t cap);
 
 }  // namespace sentinel

@@ -99,7 +99,7 @@ void write_process(RecordWriter& w, const RuntimeState& s, int pid, char* scratc
   w.begin(SENTINEL_REC_PROCESS);
   w.u32(static_cast<uint32_t>(pid));
   w.u32(static_cast<uint32_t>(getppid()));
-  w.i32(-1);
+  w.i32(s.launch.rank);
   uint32_t flags = pid != s.owner_pid ? SENTINEL_PROCESS_FORKED_CHILD : 0;
   if (s.end_signal) flags |= SENTINEL_PROCESS_ENDED_BY_SIGNAL | (static_cast<uint32_t>(s.end_signal & 0xff) << 8);
   w.u32(flags);
@@ -534,7 +534,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
 bool write_dump(const RuntimeState& s, int pid) {
   if (!*s.config.dump) return false;
   char path[1100];
-  if (!expand_dump_path(s.config.dump, pid, s.exe_name, path, sizeof(path))) {
+  if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, path, sizeof(path))) {
     log_line(LogLevel::error, "SENTINEL_DUMP: expanded path too long; no dump written");
     return false;
   }

@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/launch.h"
 #include "base/lineage.h"
 #include "base/log.h"
 #include "base/modules.h"
@@ -224,7 +225,7 @@ bool dump_path_usable(const char* tmpl, const char** why) {
   *why = nullptr;
   if (!*tmpl) return true;
   char path[1024];
-  if (!expand_dump_path(tmpl, getpid(), g_state.exe_name, path, sizeof(path))) return false;
+  if (!expand_dump_path(tmpl, getpid(), g_state.exe_name, g_state.launch.rank, path, sizeof(path))) return false;
   if (access(path, F_OK) == 0) {
     *why = "the file already exists (a dump is never overwritten)";
     return false;
@@ -304,7 +305,8 @@ void setup(const char* const* envp, bool for_tests) {
     log_line(LogLevel::warn,
              "kernel.numa_balancing is on: the kernel will move pages off the slow node behind Sentinel's back");
   }
-  g_state.tiering.init(cfg, g_state.topology, &g_state.arena, &g_state.log, &g_state.clock);
+  g_state.launch = read_launch(envp);
+  g_state.tiering.init(cfg, g_state.topology, g_state.launch.sharing(), &g_state.arena, &g_state.log, &g_state.clock);
   g_stepping = true;
   g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
   if ((cfg.mode == Mode::profile || cfg.mode == Mode::run) && !sig::install(on_fault)) {

@@ -35,8 +35,10 @@ constexpr uint32_t kEntryMask = (1u << kSlotShift) - 1;
 
 }  // namespace
 
-void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log, const TickClock* clock) {
+void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_sharing, Arena* arena, ObjectLog* log,
+                   const TickClock* clock) {
   cfg_ = cfg;
+  ranks_sharing_ = ranks_sharing ? ranks_sharing : 1;
   arena_ = arena;
   log_ = log;
   clock_ = clock;
@@ -53,6 +55,7 @@ void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, Object
   }
   dry_run_ = fast_node_ < 0 || slow_node_ < 0;
   if (const NodeInfo* f = topo.node(fast_node_)) fast_free_at_start_ = f->free_bytes;
+  if (topo.memory_limit_room < fast_free_at_start_) fast_free_at_start_ = topo.memory_limit_room;
   log_capacity_ = cfg.max_objects;
   log_entry_ = static_cast<uint32_t*>(vm_map_lazy((log_capacity_ ? log_capacity_ : 1) * sizeof(uint32_t)));
   if (!log_entry_) {
@@ -65,15 +68,17 @@ void Tiering::init(const Config& cfg, const Topology& topo, Arena* arena, Object
 
 FastBudget Tiering::budget() const {
   if (dry_run_default_share()) return FastBudget{0, kDryRunShareppm};
-  if (cfg_.fast_auto) return FastBudget{fast_free_at_start_ / 10 * 9, 0};  // 90% of the fast node's free memory
-  if (cfg_.fast_share_ppm) return FastBudget{0, cfg_.fast_share_ppm};
-  return FastBudget{cfg_.fast_bytes, 0};
+  // 90% of the fast node's free memory (or of the memory cgroup's room), split among the ranks sharing it.
+  if (cfg_.fast_auto) return FastBudget{fast_free_at_start_ / 10 * 9 / budget_split(), 0};
+  if (cfg_.fast_share_ppm) return FastBudget{0, cfg_.fast_share_ppm};  // each rank's share of its own peak
+  return FastBudget{cfg_.fast_bytes / budget_split(), 0};
 }
 
 uint32_t Tiering::budget_flags() const {
   const bool share = cfg_.fast_share_ppm || dry_run_default_share();
   return (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (share ? SENTINEL_TIER_BUDGET_SHARE : 0) |
-         (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) |
+         (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) | (budget_split() > 1 ? SENTINEL_TIER_BUDGET_SPLIT : 0) |
+         (cfg_.budget_per_rank ? SENTINEL_TIER_BUDGET_PER_RANK : 0) |
          (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
 }
 

@@ -49,7 +49,9 @@ class Tiering {
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
-  void init(const Config& cfg, const Topology& topo, Arena* arena, ObjectLog* log, const TickClock* clock);
+  // ranks_sharing: the ranks of a job on this machine (base/launch.h), among which a node budget is split.
+  void init(const Config& cfg, const Topology& topo, uint32_t ranks_sharing, Arena* arena, ObjectLog* log,
+            const TickClock* clock);
   bool enabled() const { return enabled_; }
   bool dry_run() const { return dry_run_; }
   int fast_node() const { return fast_node_; }
@@ -177,12 +179,15 @@ class Tiering {
   static constexpr uint32_t kDryRunShareppm = 200000;
   bool dry_run_default_share() const { return dry_run_ && cfg_.fast_auto; }
   FastBudget budget() const;
+  // The ranks a node budget is split among (1: not split).
+  uint32_t budget_split() const { return cfg_.budget_per_rank || cfg_.fast_share_ppm ? 1 : ranks_sharing_; }
   uint32_t budget_flags() const;  // SENTINEL_TIER_* of the plans and the TIERING record
 
   bool enabled_ = false;
   bool dry_run_ = true;
   int fast_node_ = -1, slow_node_ = -1;
-  uint64_t fast_free_at_start_ = 0;
+  uint64_t fast_free_at_start_ = 0;  // the fast node's free memory, or the memory cgroup's room if less
+  uint32_t ranks_sharing_ = 1;
   Config cfg_{};
   Arena* arena_ = nullptr;
   ObjectLog* log_ = nullptr;

@@ -58,10 +58,60 @@ int memkind_dax_kmem_available() {
   return check && kind ? check(*kind) : -1;
 }
 
+// A number at the start of buf ("max" and anything else: UINT64_MAX, no limit).
+uint64_t read_u64_file(const char* path) {
+  char buf[64];
+  if (!read_small_file(path, buf, sizeof(buf)) || buf[0] < '0' || buf[0] > '9') return UINT64_MAX;
+  uint64_t v = 0;
+  for (const char* p = buf; *p >= '0' && *p <= '9'; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
+  return v;
+}
+
+// The memory the cgroup of this process and its ancestors still allow: min over the levels of
+// limit - usage. cgroup v2 (memory.max, memory.current) and v1 (memory.limit_in_bytes,
+// memory.usage_in_bytes). UINT64_MAX when no level has a limit or /proc/self/cgroup is unreadable.
+void detect_memory_limit(Topology* t) {
+  char groups[4096];
+  if (!read_small_file("/proc/self/cgroup", groups, sizeof(groups))) return;
+  for (char* line = groups; *line;) {
+    char* end = strchr(line, '\n');
+    if (end) *end = '\0';
+    // "0::/path" (v2) or "N:memory:/path" (v1)
+    const char* c1 = strchr(line, ':');
+    const char* c2 = c1 ? strchr(c1 + 1, ':') : nullptr;
+    bool v2 = c1 && c2 == c1 + 1 && line[0] == '0';
+    bool v1 = c1 && c2 && static_cast<size_t>(c2 - c1 - 1) == 6 && strncmp(c1 + 1, "memory", 6) == 0;
+    if (v1 || v2) {
+      char dir[1024];
+      snprintf(dir, sizeof(dir), "%s%s", v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory", c2 + 1);
+      for (;;) {  // this cgroup, then each parent up to the root
+        char path[1100];
+        snprintf(path, sizeof(path), "%s/%s", dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+        uint64_t limit = read_u64_file(path);
+        if (limit != UINT64_MAX && (v2 || limit < (uint64_t{1} << 62))) {  // v1 writes a huge number for none
+          snprintf(path, sizeof(path), "%s/%s", dir, v2 ? "memory.current" : "memory.usage_in_bytes");
+          uint64_t used = read_u64_file(path);
+          uint64_t room = used == UINT64_MAX ? limit : used >= limit ? 0 : limit - used;
+          if (room < t->memory_limit_room) {
+            t->memory_limit_room = room;
+            t->memory_limit = limit;
+          }
+        }
+        char* slash = strrchr(dir, '/');
+        if (!slash || strlen(dir) <= strlen(v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/memory")) break;
+        *slash = '\0';
+      }
+    }
+    if (!end) break;
+    line = end + 1;
+  }
+}
+
 }  // namespace
 
 void detect_topology(Topology* t) {
   *t = Topology{};
+  detect_memory_limit(t);
   t->numa_balancing = read_int_file("/proc/sys/kernel/numa_balancing");
   if (numa_available() < 0) return;
   t->numa_available = true;

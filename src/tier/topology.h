@@ -28,6 +28,11 @@ struct Topology {
   int32_t fast_node = -1;
   int32_t slow_node = -1;
   bool memkind_dax_kmem = false;  // memkind reports MEMKIND_DAX_KMEM memory
+  // The memory cgroup's limit on this process (the tightest of its cgroup and their ancestors, v2 or
+  // v1) and what it still allows at start; UINT64_MAX: none. Nodes a cpuset does not allow are not in
+  // `nodes` at all (libnuma's numa_all_nodes_ptr is the process's allowed memory nodes).
+  uint64_t memory_limit = UINT64_MAX;
+  uint64_t memory_limit_room = UINT64_MAX;
 
   const NodeInfo* node(int32_t id) const {
     for (uint32_t i = 0; i < node_count; ++i)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/config.h"
+#include "base/launch.h"
 
 using namespace sentinel;
 
@@ -163,11 +164,30 @@ TEST_CASE("unknown SENTINEL_ variables are counted, not fatal", "[config]") {
 
 TEST_CASE("dump path templates expand", "[config]") {
   char out[64];
-  REQUIRE(expand_dump_path("sentinel-%e.%p.prof", 1234, "python3", out, sizeof(out)));
+  REQUIRE(expand_dump_path("sentinel-%e.%p.prof", 1234, "python3", -1, out, sizeof(out)));
   CHECK(std::string(out) == "sentinel-python3.1234.prof");
-  REQUIRE(expand_dump_path("a%%b%q%", 1, "x", out, sizeof(out)));
+  REQUIRE(expand_dump_path("a%%b%q%", 1, "x", -1, out, sizeof(out)));
   CHECK(std::string(out) == "a%b%q%");
-  CHECK_FALSE(expand_dump_path("%e%e%e%e%e%e%e%e", 1, "abcdefghij", out, sizeof(out)));
+  CHECK_FALSE(expand_dump_path("%e%e%e%e%e%e%e%e", 1, "abcdefghij", -1, out, sizeof(out)));
+  REQUIRE(expand_dump_path("job-%r.%p.prof", 7, "python3", 3, out, sizeof(out)));
+  CHECK(std::string(out) == "job-3.7.prof");
+  REQUIRE(expand_dump_path("job-%r.prof", 7, "python3", -1, out, sizeof(out)));
+  CHECK(std::string(out) == "job-norank.prof");
+}
+
+TEST_CASE("a job's ranks from the launcher's environment", "[config]") {
+  const char* none[] = {"PATH=/bin", nullptr};
+  Launch l = read_launch(none);
+  CHECK((l.rank == -1 && l.local_rank == -1 && l.world_size == 0 && l.sharing() == 1));
+  const char* torchrun[] = {"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8", "LOCAL_WORLD_SIZE=4", "SLURM_PROCID=0", nullptr};
+  l = read_launch(torchrun);
+  CHECK((l.rank == 5 && l.local_rank == 1 && l.world_size == 8 && l.local_world_size == 4 && l.sharing() == 4));
+  const char* mpi[] = {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_LOCAL_SIZE=2", nullptr};
+  l = read_launch(mpi);
+  CHECK((l.rank == 2 && l.sharing() == 2));
+  const char* slurm[] = {"SLURM_PROCID=3", "SLURM_NTASKS_PER_NODE=2(x3)", "RANK=x", nullptr};
+  l = read_launch(slurm);
+  CHECK((l.rank == 3 && l.sharing() == 1));  // "2(x3)" is not a count: nothing is split
 }
 
 TEST_CASE("every table entry is documented in docs/config.md with its default", "[config]") {
