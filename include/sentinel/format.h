@@ -191,6 +191,10 @@ enum sentinel_policy {
  * it (SENTINEL_BUDGET_PER=node, LOCAL_WORLD_SIZE > 1); PER_RANK: SENTINEL_BUDGET_PER=rank, each rank's own. */
 #define SENTINEL_TIER_BUDGET_SPLIT 0x40u
 #define SENTINEL_TIER_BUDGET_PER_RANK 0x80u
+/* 1.3: the kernel refused NUMA calls at start (EPERM from a seccomp filter, or ENOSYS); which ones: the
+ * numa_calls_denied counter of STATS (bit 0 mbind, 1 set_mempolicy, 2 get_mempolicy, 3 move_pages,
+ * 4 migrate_pages). Every plan is then a dry run. */
+#define SENTINEL_TIER_NUMA_DENIED 0x100u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 
 namespace sentinel::numa {
 
@@ -188,6 +189,45 @@ MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
   }
   errno = saved;
   return r;
+}
+
+namespace {
+
+bool refused(long r) { return r == -1 && (errno == EPERM || errno == ENOSYS); }
+
+}  // namespace
+
+uint32_t probe_denied_calls() {
+  const int saved_errno = errno;
+  constexpr int kNoSuchMode = 77;  // beyond every MPOL_* mode: EINVAL where the call runs
+  uint32_t denied = 0;
+  alignas(4096) static char page[1];
+  if (refused(syscall(SYS_mbind, page, 4096, kNoSuchMode, nullptr, 0, 0))) denied |= kDeniedMbind;
+  if (refused(syscall(SYS_set_mempolicy, kNoSuchMode, nullptr, 0))) denied |= kDeniedSetMempolicy;
+  int mode = 0;
+  if (refused(syscall(SYS_get_mempolicy, &mode, nullptr, 0, nullptr, ~0ul))) denied |= kDeniedGetMempolicy;
+  void* pages[1] = {page};
+  int status[1] = {0};
+  if (refused(syscall(SYS_move_pages, 0, 1, pages, nullptr, status, ~0))) denied |= kDeniedMovePages;
+  if (refused(syscall(SYS_migrate_pages, -1, 0, nullptr, nullptr))) denied |= kDeniedMigratePages;
+  errno = saved_errno;
+  return denied;
+}
+
+void denied_call_names(uint32_t mask, char* out, size_t cap) {
+  static const char* const kNames[] = {"mbind", "set_mempolicy", "get_mempolicy", "move_pages", "migrate_pages"};
+  size_t n = 0;
+  if (cap) out[0] = '\0';
+  for (uint32_t i = 0; i < 5; ++i) {
+    if (!(mask & (1u << i))) continue;
+    const char* name = kNames[i];
+    const size_t len = strlen(name) + (n ? 2 : 0);
+    if (n + len + 1 > cap) break;
+    if (n) out[n++] = ',', out[n++] = ' ';
+    memcpy(out + n, name, strlen(name));
+    n += strlen(name);
+    out[n] = '\0';
+  }
 }
 
 }  // namespace sentinel::numa

@@ -52,6 +52,21 @@ struct SavedPolicy {
 bool push_preference(int node, SavedPolicy* saved);
 void pop_preference(const SavedPolicy& saved);
 
+// Which of the NUMA calls the kernel refuses to this process: a seccomp filter (Docker's and
+// containerd's default profiles deny them without CAP_SYS_NICE, with EPERM) or a kernel without NUMA
+// (ENOSYS). Each call is made with arguments the kernel rejects as invalid when it does run it
+// (EINVAL, ESRCH), so that the probe changes nothing: EPERM or ENOSYS means denied.
+enum DeniedCall : uint32_t {
+  kDeniedMbind = 1u << 0,
+  kDeniedSetMempolicy = 1u << 1,
+  kDeniedGetMempolicy = 1u << 2,
+  kDeniedMovePages = 1u << 3,
+  kDeniedMigratePages = 1u << 4,
+};
+uint32_t probe_denied_calls();
+// Writes the names of the calls in `mask` ("mbind, move_pages") into out.
+void denied_call_names(uint32_t mask, char* out, size_t cap);
+
 // Fault injection, set once at start.
 void set_fault_injection(const FaultInjection& f, int fast_node);
 const FaultInjection& fault_injection();

@@ -486,6 +486,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"tier_births_guarded", s.tiering.budget_guarded()},
       {"tier_promotions_deferred", s.tiering.migrator().budget_deferred()},
       {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
+      {"numa_calls_denied", s.tiering.denied_calls()},  // numa::DeniedCall bits
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));

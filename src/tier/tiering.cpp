@@ -47,7 +47,20 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
   TierNodes tn = choose_tier_nodes(topo, cfg.fast_node, cfg.slow_node);
   fast_node_ = tn.fast;
   slow_node_ = tn.slow;
-  if (tn.problem) {
+  // A container's seccomp profile: said in one line, then a dry run (the calls it still allows are not
+  // enough to place and move objects, or to know where they are).
+  denied_calls_ = numa::probe_denied_calls();
+  constexpr uint32_t kNeeded = numa::kDeniedMbind | numa::kDeniedMovePages | numa::kDeniedSetMempolicy |
+                               numa::kDeniedGetMempolicy;
+  if (denied_calls_ & kNeeded) {
+    char names[96];
+    numa::denied_call_names(denied_calls_, names, sizeof(names));
+    LineBuf b;
+    b.str("the kernel refuses ").str(names).str(" to this process (a container's seccomp profile without ");
+    b.str("CAP_SYS_NICE?); plans are made as a dry run, nothing is placed or moved");
+    log_line(LogLevel::error, b);
+    slow_node_ = -1;
+  } else if (tn.problem) {
     LineBuf b;
     b.str(tn.problem).str("; plans are made as a dry run, nothing is moved");
     log_line(LogLevel::error, b);
@@ -78,7 +91,7 @@ uint32_t Tiering::budget_flags() const {
   const bool share = cfg_.fast_share_ppm || dry_run_default_share();
   return (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (share ? SENTINEL_TIER_BUDGET_SHARE : 0) |
          (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) | (budget_split() > 1 ? SENTINEL_TIER_BUDGET_SPLIT : 0) |
-         (cfg_.budget_per_rank ? SENTINEL_TIER_BUDGET_PER_RANK : 0) |
+         (cfg_.budget_per_rank ? SENTINEL_TIER_BUDGET_PER_RANK : 0) | (denied_calls_ ? SENTINEL_TIER_NUMA_DENIED : 0) |
          (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
 }
 

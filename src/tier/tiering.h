@@ -49,6 +49,8 @@ class Tiering {
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
+  // The NUMA calls the kernel refused at start (numa::DeniedCall bits): then every plan is a dry run.
+  uint32_t denied_calls() const { return denied_calls_; }
   // ranks_sharing: the ranks of a job on this machine (base/launch.h), among which a node budget is split.
   void init(const Config& cfg, const Topology& topo, uint32_t ranks_sharing, Arena* arena, ObjectLog* log,
             const TickClock* clock);
@@ -188,6 +190,7 @@ class Tiering {
   int fast_node_ = -1, slow_node_ = -1;
   uint64_t fast_free_at_start_ = 0;  // the fast node's free memory, or the memory cgroup's room if less
   uint32_t ranks_sharing_ = 1;
+  uint32_t denied_calls_ = 0;
   Config cfg_{};
   Arena* arena_ = nullptr;
   ObjectLog* log_ = nullptr;
