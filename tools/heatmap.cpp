@@ -20,15 +20,13 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
+struct Options : SharedOptions {
   bool identities = false;
   bool ascii = false;
   bool scale_max = false;  // shade against the largest cell instead of the row's bytes
   size_t top = 0;          // rows (0: the default for the mode)
   size_t width = 0;        // 0: the terminal's, $COLUMNS, or 100
   int64_t step = -1;       // profiled step, -1: mean over all
-  int64_t phase = -1;      // --phase N, -1: the main phase
-  std::string path;
 };
 
 void print_help() {
@@ -86,53 +84,45 @@ struct Row {
   uint32_t live_first = 0, live_last = 0;  // intervals the row is alive in (identities)
 };
 
+// --identities, --ascii, --scale row|max, --top N, --step N, --width N.
+int own_option(SubcommandArgs& args, Options& o) {
+  const std::string& arg = args.arg();
+  int rc = 0;
+  size_t n = 0;
+  std::string v;
+  if (arg == "--identities") {
+    o.identities = true;
+  } else if (arg == "--ascii") {
+    o.ascii = true;
+  } else if (args.is("--scale")) {
+    if (!args.value("--scale", v)) return args.error("--scale needs a value");
+    if (v == "row") o.scale_max = false;
+    else if (v == "max") o.scale_max = true;
+    else return args.error("--scale: 'row' or 'max', not '" + v + "'");
+  } else if (args.count_option("--top", n, rc, "a value")) {
+    if (!rc) o.top = n ? n : SIZE_MAX;
+  } else if (args.count_option("--step", n, rc, "a value")) {
+    if (!rc) o.step = static_cast<int64_t>(n);
+  } else if (args.count_option("--width", n, rc, "a value")) {
+    if (!rc && n < 40) return args.error("--width: at least 40 columns");
+    if (!rc) o.width = n;
+  } else {
+    return args.unknown_option();
+  }
+  return rc;
+}
+
 }  // namespace
 
 int cmd_heatmap(int argc, char** argv) {
   Options o;
   SubcommandArgs args("heatmap", argc, argv);
-  int rc = 0;
-  while (args.next_option()) {
-    const std::string& arg = args.arg();
-    std::string v;
-    if (args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-    } else if (args.is_help()) {
-      print_help();
-      return finish_output();
-    } else if (arg == "--identities") {
-      o.identities = true;
-    } else if (arg == "--ascii") {
-      o.ascii = true;
-    } else if (args.is("--top") || args.is("--width") || args.is("--step") || args.is("--scale")) {
-      std::string name = arg.substr(0, arg.find('='));
-      if (!args.value(name, v)) return args.error(name + " needs a value");
-      size_t n = 0;
-      if (name == "--scale") {
-        if (v == "row") o.scale_max = false;
-        else if (v == "max") o.scale_max = true;
-        else return args.error("--scale: 'row' or 'max', not '" + v + "'");
-        continue;
-      }
-      if (!parse_count(v, n)) return args.error(name + ": not a number: '" + v + "'");
-      if (name == "--top") o.top = n;
-      if (name == "--step") o.step = static_cast<int64_t>(n);
-      if (name == "--width") {
-        if (n < 40) return args.error("--width: at least 40 columns");
-        o.width = n;
-      }
-      if (name == "--top" && n == 0) o.top = SIZE_MAX;
-    } else {
-      return args.unknown_option();
-    }
-  }
-  if (int rc = args.dump(o.path)) return rc;
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  const fmt::Profile& p = *profile;
-  StepModel sm = model_steps(p);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, nullptr, d)) return rc;
+  const fmt::Profile& p = d.p;
+  const StepModel& sm = d.sm;
+  const auto phase = std::optional<uint32_t>(d.phase);
   AccessModel am = model_access(p, *phase, o.step);
   std::ostream& os = std::cout;
   if (!am.present || am.intervals == 0) {

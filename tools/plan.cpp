@@ -23,14 +23,12 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
+struct Options : SharedOptions {
   bool json = false;
   bool have_policy = false, have_budget = false;
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
-  int64_t phase = -1;
   size_t top = 40;  // SIZE_MAX: all
-  std::string path;
 };
 
 void print_help() {
@@ -126,51 +124,45 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   return out;
 }
 
+// --json, --policy P, --fast-bytes B|N%, --top N.
+int own_option(SubcommandArgs& args, Options& o) {
+  int rc = 0;
+  size_t n = 0;
+  std::string v;
+  if (args.arg() == "--json") {
+    o.json = true;
+  } else if (args.is("--policy")) {
+    if (!args.value("--policy", v)) return args.error("--policy needs a value");
+    if (!parse_policy(v.c_str(), &o.policy))
+      return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
+    o.have_policy = true;
+  } else if (args.is("--fast-bytes")) {
+    if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
+    if (!offline::parse_fast_bytes(v, &o.budget))
+      return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
+    o.have_budget = true;
+  } else if (args.count_option("--top", n, rc, "a value")) {
+    if (!rc) o.top = n ? n : SIZE_MAX;
+  } else {
+    return args.unknown_option();
+  }
+  return rc;
+}
+
 }  // namespace
 
 int cmd_plan(int argc, char** argv) {
   Options o;
   SubcommandArgs args("plan", argc, argv);
-  int rc = 0;
-  while (args.next_option()) {
-    const std::string& arg = args.arg();
-    std::string v;
-    if (args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-    } else if (args.is_help()) {
-      print_help();
-      return finish_output();
-    } else if (arg == "--json") {
-      o.json = true;
-    } else if (args.is("--policy")) {
-      if (!args.value("--policy", v)) return args.error("--policy needs a value");
-      if (!parse_policy(v.c_str(), &o.policy))
-        return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
-      o.have_policy = true;
-    } else if (args.is("--fast-bytes")) {
-      if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
-      if (!offline::parse_fast_bytes(v, &o.budget))
-        return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
-      o.have_budget = true;
-    } else if (args.is("--top")) {
-      if (!args.value("--top", v)) return args.error("--top needs a value");
-      size_t n = 0;
-      if (!parse_count(v, n)) return args.error("--top: not a number: '" + v + "'");
-      o.top = n ? n : SIZE_MAX;
-    } else {
-      return args.unknown_option();
-    }
-  }
-  if (int rc = args.dump(o.path)) return rc;
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  const fmt::Profile& p = *profile;
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, nullptr, d)) return rc;
+  const fmt::Profile& p = d.p;
 
   // The phase: --phase N when the dump has it, else the main phase; one that was not profiled has
   // nothing to plan. Without any profile, plan_source says so.
-  const StepModel sm = model_steps(p);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
+  const StepModel& sm = d.sm;
+  const auto phase = std::optional<uint32_t>(d.phase);
   const PhaseSummary* ph = sm.find(*phase);
   if (!p.sessions.empty() && ph && !ph->session && !ph->identities) {
     std::cerr << kProg << ": " << printable(o.path) << ": phase " << *phase

@@ -28,12 +28,9 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
-  bool symbols = true;
-  bool debuginfod = false;
+struct Options : SharedOptions {
+  Options() { takes = kSymbols | kOutput; }
   size_t top = 15;  // rows of the tables
-  int64_t phase = -1;  // --phase N (-1: the main phase)
-  std::string path, out;
 };
 
 void print_help() {
@@ -1232,37 +1229,25 @@ void write_report(std::ostream& s, const Ctx& c) {
     << ". Self-contained: no external resources.</footer>\n</main>\n<script>" << kBodyScript << "</script>\n</body>\n</html>\n";
 }
 
+// --top N.
+int own_option(SubcommandArgs& args, Options& o) {
+  int rc = 0;
+  if (!args.count_option("--top", o.top, rc)) return args.unknown_option();
+  return rc;
+}
+
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
   Options o;
   SubcommandArgs args("report", argc, argv);
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, ".html", d)) return rc;
+  const fmt::Profile& p = d.p;
+  const StepModel& sm = d.sm;
+  const auto phase = std::optional<uint32_t>(d.phase);
   int rc = 0;
-  while (args.next_option()) {
-    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.output_option(o.out, rc) || args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-      continue;
-    }
-    std::string v;
-    if (args.is_help()) {
-      print_help();
-      return finish_output();
-    } else if (args.is("--top")) {
-      if (!args.value("--top", v)) return args.error("--top needs a number");
-      if (!parse_count(v, o.top)) return args.error("--top: not a number: '" + v + "'");
-    } else {
-      return args.unknown_option();
-    }
-  }
-  if ((rc = args.dump(o.path)) || (rc = args.default_output(o.path, o.out, ".html"))) return rc;
-  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  const fmt::Profile& p = *profile;
-  StepModel sm = model_steps(p);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
   Analysis a = analyze(p);
   AccessModel am = model_access(p, *phase);
   TieringModel tm = model_tiering(p, *phase);

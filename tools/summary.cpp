@@ -22,13 +22,10 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
+struct Options : SharedOptions {
+  Options() { takes = kSymbols; }
   bool json = false;
-  bool symbols = true;
-  bool debuginfod = false;
   size_t top = 10;  // sites, identities and groups listed (0: all)
-  int64_t phase = -1;  // --phase N (-1: the main phase)
-  std::string path;
 };
 
 // What the steps, profile and tiering parts are about: every phase, and the one shown in detail.
@@ -614,52 +611,35 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   os << "]}\n";
 }
 
+// --json, --top N.
+int own_option(SubcommandArgs& args, Options& o) {
+  int rc = 0;
+  if (args.arg() == "--json")
+    o.json = true;
+  else if (!args.count_option("--top", o.top, rc))
+    return args.unknown_option();
+  return rc;
+}
+
 }  // namespace
 
 int cmd_summary(int argc, char** argv) {
   Options o;
   SubcommandArgs args("summary", argc, argv);
-  int rc = 0;
-  while (args.next_option()) {
-    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-      continue;
-    }
-    std::string v;
-    if (args.is_help()) {
-      print_summary_help();
-      return finish_output();
-    } else if (args.arg() == "--json") {
-      o.json = true;
-    } else if (args.is("--top")) {
-      if (!args.value("--top", v)) return args.error("--top needs a number");
-      if (!parse_count(v, o.top)) return args.error("--top: not a number: '" + v + "'");
-    } else {
-      return args.unknown_option();
-    }
-  }
+  if (auto rc = read_options(args, o, print_summary_help, [&] { return own_option(args, o); })) return *rc;
   if (args.operands().size() > 1)
     return args.error("one DUMP file at a time (got " + std::to_string(args.operands().size()) + ")");
-  if (int rc = args.dump(o.path)) return rc;
-  // libdw asks debuginfod servers when DEBUGINFOD_URLS is set (Debian sets it in login shells): a
-  // summary must not hang on the network unless asked to.
-  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
-
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  StepModel sm = model_steps(*profile);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
-  Analysis a = analyze(*profile);
-  AccessModel am = model_access(*profile, *phase);
-  TieringModel tm = model_tiering(*profile, *phase);
-  Symbolizer sym(*profile, o.symbols);
-  const Views v{sm, am, tm};
+  Dump d;
+  if (int rc = open_dump(args, o, nullptr, d)) return rc;
+  Analysis a = analyze(d.p);
+  AccessModel am = model_access(d.p, d.phase);
+  TieringModel tm = model_tiering(d.p, d.phase);
+  Symbolizer sym(d.p, o.symbols);
+  const Views v{d.sm, am, tm};
   if (o.json)
-    print_json(*profile, a, sym, o, v);
+    print_json(d.p, a, sym, o, v);
   else
-    print_text(*profile, a, sym, o, v);
+    print_text(d.p, a, sym, o, v);
   return finish_output();
 }
 
