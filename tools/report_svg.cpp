@@ -127,6 +127,27 @@ void y_byte_grid(std::ostream& s, const Frame& f, const ByteAxis& ax) {
   }
 }
 
+void x_ticks(std::ostream& s, const Frame& f, const std::vector<double>& ticks, double limit, double dy,
+             const std::function<std::string(double)>& label) {
+  for (double t : ticks) {
+    if (t > limit) break;
+    double x = f.X(t);
+    s << "<line class=\"tickline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(f.top + f.height)
+      << "\" y2=\"" << c2(f.top + f.height + 4) << "\"/><text class=\"tick\" x=\"" << c2(x) << "\" y=\""
+      << c2(f.top + f.height + dy) << "\" text-anchor=\"middle\">" << label(t) << "</text>";
+  }
+}
+
+void hover_data(std::ostream& s, const char* id, const Frame& f, const std::vector<double>& xs,
+                const std::vector<std::string>& labels) {
+  std::string x;
+  for (size_t i = 0; i < xs.size(); ++i) x += (i ? "," : "") + c2(xs[i]);
+  s << "<script type=\"application/json\" id=\"" << id << "\">"
+    << script_safe("{\"top\":" + c2(f.top) + ",\"bottom\":" + c2(f.top + f.height) + ",\"x\":[" + x +
+                   "],\"label\":" + json_str_array(labels) + "}")
+    << "</script>\n";
+}
+
 std::string json_str_array(const std::vector<std::string>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + json_quote(v[i]);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -50,6 +51,16 @@ struct Frame {
 
 // The horizontal grid lines and labels of a byte axis.
 void y_byte_grid(std::ostream& s, const Frame& f, const ByteAxis& ax);
+
+// Tick marks under the x axis of `f` at the ticks up to `limit` (data units), each with its label
+// (HTML, from `label`) `dy` below the axis.
+void x_ticks(std::ostream& s, const Frame& f, const std::vector<double>& ticks, double limit, double dy,
+             const std::function<std::string(double)>& label);
+
+// The data of a plot's hover read-out (the page's script): a <script type="application/json"
+// id=ID> with the plot area's top and bottom, and the x position and label of each column.
+void hover_data(std::ostream& s, const char* id, const Frame& f, const std::vector<double>& xs,
+                const std::vector<std::string>& labels);
 
 // ["a","b"], JSON-quoted.
 std::string json_str_array(const std::vector<std::string>& v);
