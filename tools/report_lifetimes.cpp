@@ -2,7 +2,6 @@
 // in a dump without identities, the largest objects over the run.
 #include <algorithm>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "analysis.h"
@@ -11,21 +10,37 @@
 
 namespace sentinel::view::report {
 
-void lifetimes_identities(std::ostream& s, const Ctx& c) {
-  const auto& p = c.p;
-  const AccessModel& am = c.am;
-  const fmt::IntervalTable* table = am.table;
-  // The allocation clock of the step: the period of the profiled phase.
+namespace {
+
+constexpr double kRowH = 10, kLeft = 250, kTop = 26;  // the identities plot
+
+// The identities drawn on the step's allocation clock.
+struct Lives {
+  uint64_t P = 0;                   // the clock: allocations per step
+  std::vector<uint64_t> death_ord;  // per identity (UINT64_MAX: none found; UINT64_MAX - 1: never freed)
+  std::vector<size_t> inside;       // identities born in the step drawn, in allocation order
+  size_t total_inside = 0;          // ... of how many born in the step
+  uint64_t outside_n = 0, outside_bytes = 0;  // identities born outside the steps
+};
+
+// The allocation clock of the step: the period of the profiled phase.
+uint64_t step_period(const Ctx& c) {
+  const fmt::IntervalTable* table = c.am.table;
   uint64_t P = table ? table->period : 0;
   if (!P)
     for (const auto& ph : c.sm.phases)
-      if (ph.phase == am.phase) P = ph.period;
+      if (ph.phase == c.am.phase) P = ph.period;
   if (!P && table && !table->bounds.empty()) P = table->bounds.back().second;
-  // Death ordinals from the objects: the instance born in the representative (first profiled) step,
-  // else the first instance born in a step of the phase.
-  std::vector<uint64_t> death_ord(am.identities.size(), UINT64_MAX);
-  std::vector<uint8_t> from_rep(am.identities.size(), 0);
-  const int64_t rep = representative_step(p, am.phase);
+  return P;
+}
+
+// Death ordinals from the objects: the instance born in the representative (first profiled) step,
+// else the first instance born in a step of the phase.
+std::vector<uint64_t> death_ordinals(const Ctx& c) {
+  const auto& p = c.p;
+  std::vector<uint64_t> death_ord(c.am.identities.size(), UINT64_MAX);
+  std::vector<uint8_t> from_rep(c.am.identities.size(), 0);
+  const int64_t rep = representative_step(p, c.am.phase);
   for (size_t i = 0; i < p.objects.size(); ++i) {
     size_t id = c.obj_id[i];
     if (id == SIZE_MAX || from_rep[id]) continue;
@@ -37,105 +52,115 @@ void lifetimes_identities(std::ostream& s, const Ctx& c) {
     death_ord[id] = ob.death_seq == UINT64_MAX ? UINT64_MAX - 1 : ob.death_seq - std::min(ob.death_seq, start);
     if (k == rep) from_rep[id] = 1;
   }
-  std::vector<size_t> inside;
-  uint64_t outside_n = 0, outside_bytes = 0;
+  return death_ord;
+}
+
+// The identities born in the step (the 120 largest, in allocation order) and those born outside.
+Lives identity_lives(const Ctx& c) {
+  const AccessModel& am = c.am;
+  Lives l;
+  l.P = step_period(c);
+  l.death_ord = death_ordinals(c);
   for (size_t i = 0; i < am.identities.size(); ++i) {
     if (am.identities[i].id.ordinal == SENTINEL_NO_ORDINAL) {
-      ++outside_n;
-      outside_bytes += am.identities[i].id.size;
+      ++l.outside_n;
+      l.outside_bytes += am.identities[i].id.size;
     } else {
-      inside.push_back(i);
+      l.inside.push_back(i);
     }
   }
-  for (size_t i : inside) P = std::max<uint64_t>(P, uint64_t{am.identities[i].id.ordinal} + 1);
-  if (P == 0) P = 1;
+  for (size_t i : l.inside) l.P = std::max<uint64_t>(l.P, uint64_t{am.identities[i].id.ordinal} + 1);
+  if (l.P == 0) l.P = 1;
   const size_t cap = 120;
-  std::stable_sort(inside.begin(), inside.end(), [&](size_t x, size_t y) {
+  std::stable_sort(l.inside.begin(), l.inside.end(), [&](size_t x, size_t y) {
     return am.identities[x].id.size > am.identities[y].id.size;
   });
-  const size_t total_inside = inside.size();
-  if (inside.size() > cap) inside.resize(cap);
-  std::stable_sort(inside.begin(), inside.end(), [&](size_t x, size_t y) {
+  l.total_inside = l.inside.size();
+  if (l.inside.size() > cap) l.inside.resize(cap);
+  std::stable_sort(l.inside.begin(), l.inside.end(), [&](size_t x, size_t y) {
     return am.identities[x].id.ordinal < am.identities[y].id.ordinal;
   });
-  auto span = [&](size_t i) {
-    const auto& id = am.identities[i].id;
-    double a = static_cast<double>(id.ordinal);
-    double b;
-    bool after = false;
-    if (death_ord[i] < UINT64_MAX - 1 && death_ord[i] <= P) {
-      b = static_cast<double>(death_ord[i]);
-    } else if (id.lifetime == SENTINEL_LIFE_PERSISTENT || id.death_interval == SENTINEL_NO_ORDINAL ||
-               death_ord[i] != UINT64_MAX) {
-      b = static_cast<double>(P);
-      after = true;
-    } else if (table && id.death_interval < table->bounds.size()) {
-      b = static_cast<double>(table->bounds[id.death_interval].second);
-    } else {
-      b = a + 1;
-    }
-    return std::make_tuple(a, std::max(b, a + 0.5), after);
-  };
-  const double rh = 10, left = 250, top = 26;
-  const size_t rows = inside.size() + (outside_n ? 1 : 0);
-  Frame f{left, top, 800, rh * static_cast<double>(rows), 0, static_cast<double>(P), 0, 1};
-  const double H = top + f.height + 52;
-  s << "<svg id=\"lifetimes\" class=\"plot\" viewBox=\"0 0 1100 " << c2(H)
-    << "\" role=\"img\" aria-label=\"object identity lifetimes over the step\">";
-  if (table) {
-    const size_t n = table->bounds.size();
-    const size_t every = n > 32 ? (n + 31) / 32 : 1;
-    for (size_t i = 0; i < n; ++i) {
-      double x = f.X(std::min<double>(table->bounds[i].first, static_cast<double>(P)));
-      double xe = f.X(std::min<double>(table->bounds[i].second, static_cast<double>(P)));
-      if (i % 2) s << "<rect x=\"" << c2(x) << "\" y=\"" << c2(top) << "\" width=\"" << c2(xe - x) << "\" height=\"" << c2(f.height) << "\" fill=\"#f6f8fa\"/>";
-      s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(top - 4) << "\" y2=\"" << c2(top + f.height) << "\"/>";
-      if (i % every == 0)
-        s << "<text class=\"ivlabel\" x=\"" << c2((x + xe) / 2) << "\" y=\"" << c2(top - 8) << "\" text-anchor=\"middle\">" << i << "</text>";
-    }
+  return l;
+}
+
+// The bar of identity i: from its birth ordinal to its free (b), or to the step's end when it
+// outlives the step (after).
+struct Span {
+  double a, b;
+  bool after;
+};
+
+Span span_of(const Ctx& c, const Lives& l, size_t i) {
+  const auto& id = c.am.identities[i].id;
+  const fmt::IntervalTable* table = c.am.table;
+  double a = static_cast<double>(id.ordinal);
+  double b;
+  bool after = false;
+  if (l.death_ord[i] < UINT64_MAX - 1 && l.death_ord[i] <= l.P) {
+    b = static_cast<double>(l.death_ord[i]);
+  } else if (id.lifetime == SENTINEL_LIFE_PERSISTENT || id.death_interval == SENTINEL_NO_ORDINAL ||
+             l.death_ord[i] != UINT64_MAX) {
+    b = static_cast<double>(l.P);
+    after = true;
+  } else if (table && id.death_interval < table->bounds.size()) {
+    b = static_cast<double>(table->bounds[id.death_interval].second);
+  } else {
+    b = a + 1;
   }
-  size_t r = 0;
-  if (outside_n) {
-    double y = top;
-    std::string label = std::to_string(outside_n) + " born outside the steps \u00b7 " + human_bytes(outside_bytes);
-    s << "<g><text class=\"rowlabel small\" x=\"" << c2(left - 8) << "\" y=\"" << c2(y + rh * 0.8) << "\" text-anchor=\"end\">"
-      << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(0)) << "\" y=\"" << c2(y + 1.5) << "\" width=\"" << c2(f.width)
-      << "\" height=\"" << c2(rh - 3) << "\" fill=\"" << life_color(SENTINEL_LIFE_PERSISTENT) << "\" opacity=\"0.55\"><title>"
-      << html(label) << " (weights, optimizer state...): alive through the step</title></rect>"
-      << "<path class=\"arrow\" d=\"M" << c2(f.X(0) - 1) << "," << c2(y + rh / 2) << "l6,-4v8z\"/>"
-      << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/></g>";
-    ++r;
+  return {a, std::max(b, a + 0.5), after};
+}
+
+// The intervals as alternate bands with their boundaries, numbered on top (at most about 32).
+void interval_bands(std::ostream& s, const Frame& f, const fmt::IntervalTable* table, uint64_t P) {
+  if (!table) return;
+  const size_t n = table->bounds.size();
+  const size_t every = n > 32 ? (n + 31) / 32 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    double x = f.X(std::min<double>(table->bounds[i].first, static_cast<double>(P)));
+    double xe = f.X(std::min<double>(table->bounds[i].second, static_cast<double>(P)));
+    if (i % 2) s << "<rect x=\"" << c2(x) << "\" y=\"" << c2(kTop) << "\" width=\"" << c2(xe - x) << "\" height=\"" << c2(f.height) << "\" fill=\"#f6f8fa\"/>";
+    s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(kTop - 4) << "\" y2=\"" << c2(kTop + f.height) << "\"/>";
+    if (i % every == 0)
+      s << "<text class=\"ivlabel\" x=\"" << c2((x + xe) / 2) << "\" y=\"" << c2(kTop - 8) << "\" text-anchor=\"middle\">" << i << "</text>";
   }
-  for (size_t i : inside) {
-    const auto& id = am.identities[i].id;
-    auto [a, b, after] = span(i);
-    double y = top + rh * static_cast<double>(r++);
-    std::string label = "id " + std::to_string(id.id) + " \u00b7 " + human_bytes(id.size) + " \u00b7 site " +
-                        (id.site == UINT32_MAX ? std::string("?") : std::to_string(id.site));
-    s << "<g><text class=\"rowlabel small\" x=\"" << c2(left - 8) << "\" y=\"" << c2(y + rh * 0.8)
-      << "\" text-anchor=\"end\">" << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(a)) << "\" y=\""
-      << c2(y + 1.5) << "\" width=\"" << c2(std::max(1.5, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3) << "\" fill=\""
-      << life_color(id.lifetime) << "\"><title>" << html(label) << ": " << lifetime_name(id.lifetime) << ", born at ordinal "
-      << id.ordinal;
-    if (id.birth_interval != SENTINEL_NO_ORDINAL) s << " (interval " << id.birth_interval << ")";
-    if (after)
-      s << ", outlives the step";
-    else
-      s << ", freed after ordinal " << num(b - 1, 0)
-        << (id.death_interval != SENTINEL_NO_ORDINAL ? " (interval " + std::to_string(id.death_interval) + ")" : std::string());
-    s << "; " << id.instances << " instances, group " << id.group << "</title></rect>";
-    if (after) s << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/>";
-    s << "</g>";
-  }
-  for (double t : nice_ticks(static_cast<double>(P), 10)) {
-    if (t > static_cast<double>(P)) break;
-    double x = f.X(t);
-    s << "<line class=\"tickline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(top + f.height) << "\" y2=\""
-      << c2(top + f.height + 4) << "\"/><text class=\"tick\" x=\"" << c2(x) << "\" y=\"" << c2(top + f.height + 15)
-      << "\" text-anchor=\"middle\">" << num(t, 0) << "</text>";
-  }
-  double ly = top + f.height + 36;
-  s << "<g class=\"legend\" transform=\"translate(" << c2(left) << "," << c2(ly) << ")\">";
+}
+
+// The first row: the identities born outside the steps, alive through the step.
+void outside_row(std::ostream& s, const Frame& f, const Lives& l) {
+  const double rh = kRowH, y = kTop;
+  std::string label = std::to_string(l.outside_n) + " born outside the steps \u00b7 " + human_bytes(l.outside_bytes);
+  s << "<g><text class=\"rowlabel small\" x=\"" << c2(kLeft - 8) << "\" y=\"" << c2(y + rh * 0.8) << "\" text-anchor=\"end\">"
+    << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(0)) << "\" y=\"" << c2(y + 1.5) << "\" width=\"" << c2(f.width)
+    << "\" height=\"" << c2(rh - 3) << "\" fill=\"" << life_color(SENTINEL_LIFE_PERSISTENT) << "\" opacity=\"0.55\"><title>"
+    << html(label) << " (weights, optimizer state...): alive through the step</title></rect>"
+    << "<path class=\"arrow\" d=\"M" << c2(f.X(0) - 1) << "," << c2(y + rh / 2) << "l6,-4v8z\"/>"
+    << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(l.P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/></g>";
+}
+
+// One identity's bar at height y, with its title; an arrow when it outlives the step.
+void identity_row(std::ostream& s, const Frame& f, const sentinel_identity& id, const Span& sp, double y, uint64_t P) {
+  const double rh = kRowH;
+  const auto [a, b, after] = sp;
+  std::string label = "id " + std::to_string(id.id) + " \u00b7 " + human_bytes(id.size) + " \u00b7 site " +
+                      (id.site == UINT32_MAX ? std::string("?") : std::to_string(id.site));
+  s << "<g><text class=\"rowlabel small\" x=\"" << c2(kLeft - 8) << "\" y=\"" << c2(y + rh * 0.8)
+    << "\" text-anchor=\"end\">" << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(a)) << "\" y=\""
+    << c2(y + 1.5) << "\" width=\"" << c2(std::max(1.5, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3) << "\" fill=\""
+    << life_color(id.lifetime) << "\"><title>" << html(label) << ": " << lifetime_name(id.lifetime) << ", born at ordinal "
+    << id.ordinal;
+  if (id.birth_interval != SENTINEL_NO_ORDINAL) s << " (interval " << id.birth_interval << ")";
+  if (after)
+    s << ", outlives the step";
+  else
+    s << ", freed after ordinal " << num(b - 1, 0)
+      << (id.death_interval != SENTINEL_NO_ORDINAL ? " (interval " + std::to_string(id.death_interval) + ")" : std::string());
+  s << "; " << id.instances << " instances, group " << id.group << "</title></rect>";
+  if (after) s << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/>";
+  s << "</g>";
+}
+
+void lifetime_legend(std::ostream& s, double ly) {
+  s << "<g class=\"legend\" transform=\"translate(" << c2(kLeft) << "," << c2(ly) << ")\">";
   double lx = 0;
   for (uint8_t l : {uint8_t{SENTINEL_LIFE_PERSISTENT}, uint8_t{SENTINEL_LIFE_STEP}, uint8_t{SENTINEL_LIFE_SHORT}}) {
     s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << life_color(l) << "\"/><text x=\"" << c2(lx + 14)
@@ -143,8 +168,30 @@ void lifetimes_identities(std::ostream& s, const Ctx& c) {
     lx += 110;
   }
   s << "<text x=\"800\" y=\"9\" text-anchor=\"end\">in-step allocation ordinal; numbers on top: intervals</text></g></svg>\n";
-  s << "<p class=\"note\">Object identities of the profiled phase (" << total_inside << " born inside the step"
-    << (total_inside > inside.size() ? ", the " + std::to_string(inside.size()) + " largest drawn" : std::string())
+}
+
+}  // namespace
+
+void lifetimes_identities(std::ostream& s, const Ctx& c) {
+  const Lives l = identity_lives(c);
+  const uint64_t P = l.P;
+  const size_t rows = l.inside.size() + (l.outside_n ? 1 : 0);
+  Frame f{kLeft, kTop, 800, kRowH * static_cast<double>(rows), 0, static_cast<double>(P), 0, 1};
+  const double H = kTop + f.height + 52;
+  s << "<svg id=\"lifetimes\" class=\"plot\" viewBox=\"0 0 1100 " << c2(H)
+    << "\" role=\"img\" aria-label=\"object identity lifetimes over the step\">";
+  interval_bands(s, f, c.am.table, P);
+  size_t r = 0;
+  if (l.outside_n) {
+    outside_row(s, f, l);
+    ++r;
+  }
+  for (size_t i : l.inside)
+    identity_row(s, f, c.am.identities[i].id, span_of(c, l, i), kTop + kRowH * static_cast<double>(r++), P);
+  x_ticks(s, f, nice_ticks(static_cast<double>(P), 10), static_cast<double>(P), 15, [](double t) { return num(t, 0); });
+  lifetime_legend(s, kTop + f.height + 36);
+  s << "<p class=\"note\">Object identities of the profiled phase (" << l.total_inside << " born inside the step"
+    << (l.total_inside > l.inside.size() ? ", the " + std::to_string(l.inside.size()) + " largest drawn" : std::string())
     << "), in allocation order: each bar runs from the allocation that creates the object to its free, on the step's "
        "allocation clock; an arrow: alive past the step's end. Identities born outside the steps share the first row.</p>\n";
 }
