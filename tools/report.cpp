@@ -269,24 +269,10 @@ int own_option(SubcommandArgs& args, Options& o) {
   return rc;
 }
 
-}  // namespace
-
-int cmd_report(int argc, char** argv) {
-  Options o;
-  SubcommandArgs args("report", argc, argv);
-  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
-  Dump d;
-  if (int rc = open_dump(args, o, ".html", d)) return rc;
-  const fmt::Profile& p = d.p;
-  const StepModel& sm = d.sm;
-  const auto phase = std::optional<uint32_t>(d.phase);
-  int rc = 0;
-  Analysis a = analyze(p);
-  AccessModel am = model_access(p, *phase);
-  TieringModel tm = model_tiering(p, *phase);
-  auto obj_id = object_identities(p, am);
-  Symbolizer sym(p, o.symbols);
-  Ctx c{p, a, sm, am, tm, obj_id, sym, o.path, o.top};
+// The run's time line: from the process start (or the first birth or step) to its end (or the
+// last birth, death or step start); never empty.
+void set_time_line(Ctx& c) {
+  const fmt::Profile& p = c.p;
   uint64_t first = UINT64_MAX, last = 0;
   for (const auto& ob : p.objects) {
     first = std::min(first, ob.birth_ns);
@@ -304,6 +290,23 @@ int cmd_report(int argc, char** argv) {
     c.t0 = p.process.start_monotonic_ns;
   if (p.process.present && p.process.end_monotonic_ns >= c.t_end) c.t_end = p.process.end_monotonic_ns;
   if (c.t_end <= c.t0) c.t_end = c.t0 + 1;
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  Options o;
+  SubcommandArgs args("report", argc, argv);
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, ".html", d)) return rc;
+  Analysis a = analyze(d.p);
+  AccessModel am = model_access(d.p, d.phase);
+  TieringModel tm = model_tiering(d.p, d.phase);
+  auto obj_id = object_identities(d.p, am);
+  Symbolizer sym(d.p, o.symbols);
+  Ctx c{d.p, a, d.sm, am, tm, obj_id, sym, o.path, o.top};
+  set_time_line(c);
 
   std::ostringstream page;
   write_report(page, c);
@@ -311,7 +314,7 @@ int cmd_report(int argc, char** argv) {
   if (!out.open(o.out)) return 1;
   const std::string text = page.str();
   out.stream() << text;
-  rc = out.close();
+  int rc = out.close();
   if (rc == 0 && o.out != "-")
     std::cout << "wrote " << printable(o.out) << " (" << human_bytes(text.size()) << ")\n";
   return rc ? rc : finish_output();
