@@ -1,6 +1,9 @@
 #include "cli.h"
 
+#include <cstdlib>
+
 #include "base/parse.h"
+#include "phase_select.h"
 #include "view.h"
 
 namespace sentinel::view {
@@ -88,6 +91,17 @@ bool SubcommandArgs::phase_option(int64_t& phase, int& rc) {
   return true;
 }
 
+bool SubcommandArgs::count_option(const std::string& name, size_t& n, int& rc, const char* needs) {
+  if (!is(name)) return false;
+  rc = 0;
+  std::string v;
+  if (!value(name, v))
+    rc = error(name + " needs " + needs);
+  else if (!parse_count(v, n))
+    rc = error(name + ": not a number: '" + v + "'");
+  return true;
+}
+
 int SubcommandArgs::error(const std::string& message) const {
   return usage_error(std::string(command_) + ": " + message);
 }
@@ -104,6 +118,41 @@ int SubcommandArgs::default_output(const std::string& path, std::string& out,
   if (!out.empty()) return 0;
   if (path == "-") return error("reading standard input needs -o FILE");
   out = path + suffix;
+  return 0;
+}
+
+std::optional<int> read_options(SubcommandArgs& args, SharedOptions& o, void (*help)(),
+                                const std::function<int()>& own) {
+  while (args.next_option()) {
+    int rc = 0;
+    if ((o.takes & SharedOptions::kSymbols) && args.symbol_option(o.symbols, o.debuginfod)) continue;
+    if (((o.takes & SharedOptions::kOutput) && args.output_option(o.out, rc)) || args.phase_option(o.phase, rc)) {
+      if (rc) return rc;
+      continue;
+    }
+    if (args.is_help()) {
+      help();
+      return finish_output();
+    }
+    if ((rc = own())) return rc;
+  }
+  return std::nullopt;
+}
+
+int open_dump(const SubcommandArgs& args, SharedOptions& o, const char* out_suffix, Dump& d) {
+  if (int rc = args.dump(o.path)) return rc;
+  if (out_suffix)
+    if (int rc = args.default_output(o.path, o.out, out_suffix)) return rc;
+  // libdw asks debuginfod servers when DEBUGINFOD_URLS is set (Debian sets it in login shells): a
+  // command that symbolizes must not hang on the network unless asked to.
+  if ((o.takes & SharedOptions::kSymbols) && !o.debuginfod) unsetenv("DEBUGINFOD_URLS");
+  auto profile = load_profile(o.path);
+  if (!profile) return 1;
+  d.p = std::move(*profile);
+  d.sm = model_steps(d.p);
+  const auto phase = select_phase(d.sm, o.phase, o.path);
+  if (!phase) return 1;
+  d.phase = *phase;
   return 0;
 }
 

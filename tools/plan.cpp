@@ -23,14 +23,12 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
+struct Options : SharedOptions {
   bool json = false;
   bool have_policy = false, have_budget = false;
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
-  int64_t phase = -1;
   size_t top = 40;  // SIZE_MAX: all
-  std::string path;
 };
 
 void print_help() {
@@ -126,155 +124,169 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   return out;
 }
 
-}  // namespace
-
-int cmd_plan(int argc, char** argv) {
-  Options o;
-  SubcommandArgs args("plan", argc, argv);
+// --json, --policy P, --fast-bytes B|N%, --top N.
+int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
-  while (args.next_option()) {
-    const std::string& arg = args.arg();
-    std::string v;
-    if (args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-    } else if (args.is_help()) {
-      print_help();
-      return finish_output();
-    } else if (arg == "--json") {
-      o.json = true;
-    } else if (args.is("--policy")) {
-      if (!args.value("--policy", v)) return args.error("--policy needs a value");
-      if (!parse_policy(v.c_str(), &o.policy))
-        return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
-      o.have_policy = true;
-    } else if (args.is("--fast-bytes")) {
-      if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
-      if (!offline::parse_fast_bytes(v, &o.budget))
-        return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
-      o.have_budget = true;
-    } else if (args.is("--top")) {
-      if (!args.value("--top", v)) return args.error("--top needs a value");
-      size_t n = 0;
-      if (!parse_count(v, n)) return args.error("--top: not a number: '" + v + "'");
-      o.top = n ? n : SIZE_MAX;
-    } else {
-      return args.unknown_option();
-    }
+  size_t n = 0;
+  std::string v;
+  if (args.arg() == "--json") {
+    o.json = true;
+  } else if (args.is("--policy")) {
+    if (!args.value("--policy", v)) return args.error("--policy needs a value");
+    if (!parse_policy(v.c_str(), &o.policy))
+      return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
+    o.have_policy = true;
+  } else if (args.is("--fast-bytes")) {
+    if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
+    if (!offline::parse_fast_bytes(v, &o.budget))
+      return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
+    o.have_budget = true;
+  } else if (args.count_option("--top", n, rc, "a value")) {
+    if (!rc) o.top = n ? n : SIZE_MAX;
+  } else {
+    return args.unknown_option();
   }
-  if (int rc = args.dump(o.path)) return rc;
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  const fmt::Profile& p = *profile;
+  return rc;
+}
 
-  // The phase: --phase N when the dump has it, else the main phase; one that was not profiled has
-  // nothing to plan. Without any profile, plan_source says so.
-  const StepModel sm = model_steps(p);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
-  const PhaseSummary* ph = sm.find(*phase);
+// The plan of one phase: its input, the settings and where they came from, the recorded PLAN it is
+// compared with, and the entries listed. Not copied: the plan lives in its scratch memory.
+struct Planned {
+  Planned() = default;
+  Planned(const Planned&) = delete;
+  Planned& operator=(const Planned&) = delete;
+
+  offline::PlanSource src;
+  std::string policy_source, budget_source;
+  bool measured_bw = false;
+  PlanScratch scratch;
+  Plan plan;
+  const fmt::PlanRecord* recorded = nullptr;  // the dump's PLAN of the phase
+  bool comparable = false;                    // ... made with the same policy and budget
+  std::string differences;                    // "" when identical
+  std::vector<uint32_t> order;                // entries largest first, then by id
+  size_t shown = 0;                           // entries listed (--top)
+};
+
+// The phase's input with the settings of the command line, else those the dump recorded, and its
+// plan. 0, or 1 after one line on stderr: a phase that was not profiled has nothing to plan; without
+// any profile, plan_source says so.
+int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
+  const fmt::Profile& p = d.p;
+  const PhaseSummary* ph = d.sm.find(d.phase);
   if (!p.sessions.empty() && ph && !ph->session && !ph->identities) {
-    std::cerr << kProg << ": " << printable(o.path) << ": phase " << *phase
-              << " was not profiled: nothing to plan (profiled phases: " << profiled_phases(sm) << ")\n";
+    std::cerr << kProg << ": " << printable(o.path) << ": phase " << d.phase
+              << " was not profiled: nothing to plan (profiled phases: " << profiled_phases(d.sm) << ")\n";
     return 1;
   }
-  offline::PlanSource src;
   std::string why;
-  if (!offline::plan_source(p, p.sessions.empty() && o.phase < 0 ? -1 : int64_t{*phase}, &src, &why)) {
+  if (!offline::plan_source(p, p.sessions.empty() && o.phase < 0 ? -1 : int64_t{d.phase}, &pl.src, &why)) {
     std::cerr << kProg << ": " << printable(o.path) << ": " << why << "\n";
     return 1;
   }
   const offline::RecordedSettings rec = offline::recorded_settings(p);
-  src.in.policy = o.have_policy ? o.policy : rec.policy;
-  src.in.budget = o.have_budget ? o.budget : rec.budget;
-  const std::string policy_source = o.have_policy ? "command line" : rec.policy_source;
-  const std::string budget_source = o.have_budget ? "command line" : rec.budget_source;
-  const bool measured_bw = src.in.migrate_bytes_per_s != 0;
-
-  PlanScratch scratch;
-  Plan plan;
+  pl.src.in.policy = o.have_policy ? o.policy : rec.policy;
+  pl.src.in.budget = o.have_budget ? o.budget : rec.budget;
+  pl.policy_source = o.have_policy ? "command line" : rec.policy_source;
+  pl.budget_source = o.have_budget ? "command line" : rec.budget_source;
+  pl.measured_bw = pl.src.in.migrate_bytes_per_s != 0;
   const char* error = nullptr;
-  if (!scratch.init(plan_scratch_bytes(src.in)) || !make_plan(src.in, scratch, &plan, &error)) {
-    std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << src.in.phase << ": "
+  if (!pl.scratch.init(plan_scratch_bytes(pl.src.in)) || !make_plan(pl.src.in, pl.scratch, &pl.plan, &error)) {
+    std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << pl.src.in.phase << ": "
               << (error ? error : "no memory for the planner") << "\n";
     return 1;
   }
-  const sentinel_plan_header& h = plan.header;
-  const fmt::PlanRecord* recorded = p.plan_for(h.phase);
-  const bool comparable = recorded && recorded->header.policy == h.policy &&
-                          recorded->header.fast_budget_bytes == h.fast_budget_bytes;
-  const std::string differences = comparable ? compare(plan, *recorded) : "";
+  return 0;
+}
 
-  std::map<uint32_t, const sentinel_identity*> ident;
-  for (const auto& d : src.identities) ident.emplace(d.id, &d);
-  std::vector<uint32_t> order(plan.entry_count);
-  for (uint32_t i = 0; i < plan.entry_count; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const sentinel_identity& x = src.identities[a];
-    const sentinel_identity& y = src.identities[b];
+// The recorded PLAN of the phase, compared when its settings are the same; the entries' order.
+void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
+  const sentinel_plan_header& h = pl.plan.header;
+  pl.recorded = p.plan_for(h.phase);
+  pl.comparable = pl.recorded && pl.recorded->header.policy == h.policy &&
+                  pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes;
+  pl.differences = pl.comparable ? compare(pl.plan, *pl.recorded) : "";
+  pl.order.resize(pl.plan.entry_count);
+  for (uint32_t i = 0; i < pl.plan.entry_count; ++i) pl.order[i] = i;
+  const auto& ids = pl.src.identities;
+  std::sort(pl.order.begin(), pl.order.end(), [&](uint32_t a, uint32_t b) {
+    const sentinel_identity& x = ids[a];
+    const sentinel_identity& y = ids[b];
     if (x.size != y.size) return x.size > y.size;
     return x.id < y.id;
   });
-  const size_t shown = std::min<size_t>(o.top, order.size());
+  pl.shown = std::min<size_t>(o.top, pl.order.size());
+}
 
-  std::ostream& os = std::cout;
-  if (o.json) {
-    os << "{\"file\":";
-    json_string(os, o.path);
-    os << ",\"phase\":" << h.phase << ",\"policy\":";
-    json_string(os, policy_name(h.policy));
-    os << ",\"policy_source\":";
-    json_string(os, policy_source);
-    os << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"budget_share_ppm\":";
-    if (src.in.budget.share_ppm) os << src.in.budget.share_ppm;
-    else os << "null";
-    os << ",\"budget_source\":";
-    json_string(os, budget_source);
-    os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
-       << ",\"gap_intervals\":" << plan.gap_intervals << ",\"grouped\":" << (plan.grouped ? "true" : "false")
-       << ",\"first_fit\":" << (plan.first_fit ? "true" : "false") << ",\"trials\":" << plan.trials
-       << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes << ",\"fast_peak_bytes\":" << h.fast_peak_bytes
-       << ",\"fast_pool_bytes\":" << h.fast_pool_bytes << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step
-       << ",\"moves_per_step\":" << plan.moves_per_step << ",\"late_moves\":" << plan.late_moves
-       << ",\"touched_bytes_per_step\":" << plan.touched_bytes
-       << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6
-       << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
-       << ",\"bandwidth_measured\":" << (measured_bw ? "true" : "false")
-       << ",\"interval_durations\":" << (src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags
-       << ",\"recorded_plan\":";
-    if (!recorded) {
-      os << "null";
-    } else {
-      os << "{\"policy\":";
-      json_string(os, policy_name(recorded->header.policy));
-      os << ",\"fast_budget_bytes\":" << recorded->header.fast_budget_bytes
-         << ",\"compared\":" << (comparable ? "true" : "false") << ",\"identical\":";
-      if (comparable) os << (differences.empty() ? "true" : "false");
-      else os << "null";
-      os << ",\"differences\":";
-      json_string(os, differences);
-      os << "}";
-    }
-    os << ",\"entries\":[";
-    for (size_t r = 0; r < shown; ++r) {
-      const uint32_t i = order[r];
-      const sentinel_plan_entry& e = plan.entries[i];
-      const sentinel_identity& d = src.identities[i];
-      os << (r ? "," : "") << "{\"identity\":" << e.identity << ",\"size\":" << d.size << ",\"lifetime\":";
-      json_string(os, lifetime_short(d.lifetime));
-      os << ",\"group\":" << d.group << ",\"birth_fast\":" << ((e.flags & SENTINEL_PLAN_BIRTH_FAST) ? "true" : "false")
-         << ",\"pool\":" << ((e.flags & SENTINEL_PLAN_POOL) ? "true" : "false") << ",\"fast_mask\":" << e.fast_mask
-         << ",\"touch_mask\":" << e.touch_mask << ",\"alive_mask\":" << plan.alive_masks[i] << ",\"strip\":";
-      json_string(os, strip_of(e, plan.alive_masks[i], h.intervals));
-      os << ",\"moves_in\":[" << list_of(bits_of(plan.move_in_masks[i])) << "],\"moves_out\":["
-         << list_of(bits_of(plan.move_out_masks[i])) << "]}";
-    }
-    os << "],\"entry_count\":" << plan.entry_count << "}\n";
-    return finish_output();
+void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
+  const sentinel_plan_header& h = pl.plan.header;
+  const Plan& plan = pl.plan;
+  os << "{\"file\":";
+  json_string(os, o.path);
+  os << ",\"phase\":" << h.phase << ",\"policy\":";
+  json_string(os, policy_name(h.policy));
+  os << ",\"policy_source\":";
+  json_string(os, pl.policy_source);
+  os << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"budget_share_ppm\":";
+  if (pl.src.in.budget.share_ppm) os << pl.src.in.budget.share_ppm;
+  else os << "null";
+  os << ",\"budget_source\":";
+  json_string(os, pl.budget_source);
+  os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
+     << ",\"gap_intervals\":" << plan.gap_intervals << ",\"grouped\":" << (plan.grouped ? "true" : "false")
+     << ",\"first_fit\":" << (plan.first_fit ? "true" : "false") << ",\"trials\":" << plan.trials
+     << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes << ",\"fast_peak_bytes\":" << h.fast_peak_bytes
+     << ",\"fast_pool_bytes\":" << h.fast_pool_bytes << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step
+     << ",\"moves_per_step\":" << plan.moves_per_step << ",\"late_moves\":" << plan.late_moves
+     << ",\"touched_bytes_per_step\":" << plan.touched_bytes
+     << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6
+     << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
+     << ",\"bandwidth_measured\":" << (pl.measured_bw ? "true" : "false")
+     << ",\"interval_durations\":" << (pl.src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags;
+}
+
+void print_json_recorded(std::ostream& os, const Planned& pl) {
+  os << ",\"recorded_plan\":";
+  if (!pl.recorded) {
+    os << "null";
+    return;
   }
+  os << "{\"policy\":";
+  json_string(os, policy_name(pl.recorded->header.policy));
+  os << ",\"fast_budget_bytes\":" << pl.recorded->header.fast_budget_bytes
+     << ",\"compared\":" << (pl.comparable ? "true" : "false") << ",\"identical\":";
+  if (pl.comparable) os << (pl.differences.empty() ? "true" : "false");
+  else os << "null";
+  os << ",\"differences\":";
+  json_string(os, pl.differences);
+  os << "}";
+}
 
+void print_json_entries(std::ostream& os, const Planned& pl) {
+  const Plan& plan = pl.plan;
+  os << ",\"entries\":[";
+  for (size_t r = 0; r < pl.shown; ++r) {
+    const uint32_t i = pl.order[r];
+    const sentinel_plan_entry& e = plan.entries[i];
+    const sentinel_identity& d = pl.src.identities[i];
+    os << (r ? "," : "") << "{\"identity\":" << e.identity << ",\"size\":" << d.size << ",\"lifetime\":";
+    json_string(os, lifetime_short(d.lifetime));
+    os << ",\"group\":" << d.group << ",\"birth_fast\":" << ((e.flags & SENTINEL_PLAN_BIRTH_FAST) ? "true" : "false")
+       << ",\"pool\":" << ((e.flags & SENTINEL_PLAN_POOL) ? "true" : "false") << ",\"fast_mask\":" << e.fast_mask
+       << ",\"touch_mask\":" << e.touch_mask << ",\"alive_mask\":" << plan.alive_masks[i] << ",\"strip\":";
+    json_string(os, strip_of(e, plan.alive_masks[i], plan.header.intervals));
+    os << ",\"moves_in\":[" << list_of(bits_of(plan.move_in_masks[i])) << "],\"moves_out\":["
+       << list_of(bits_of(plan.move_out_masks[i])) << "]}";
+  }
+  os << "],\"entry_count\":" << plan.entry_count << "}\n";
+}
+
+void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
+  const sentinel_plan_header& h = pl.plan.header;
+  const Plan& plan = pl.plan;
   os << "Plan of " << printable(o.path) << ", phase " << h.phase << ": policy " << policy_name(h.policy)
-     << " (" << policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
-  os << "budget           " << budget_text(src.in.budget, h.fast_budget_bytes) << " (" << budget_source
+     << " (" << pl.policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
+  os << "budget           " << budget_text(pl.src.in.budget, h.fast_budget_bytes) << " (" << pl.budget_source
      << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
   os << "fast tier        planned peak " << human_bytes(h.fast_peak_bytes) << ", short-lived pool "
      << human_bytes(h.fast_pool_bytes) << "\n";
@@ -284,30 +296,34 @@ int cmd_plan(int argc, char** argv) {
     os << "; lead " << h.lead_intervals << " intervals, gap " << plan.gap_intervals << (plan.grouped ? ", groups as units" : "")
        << (plan.first_fit ? ", first-touch placement won the trial" : "") << " (" << plan.trials << " trials)";
   os << "\n";
-  os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s) << (measured_bw ? " measured" : " (default: no measured bandwidth)")
-     << ", " << (src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
+  os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s) << (pl.measured_bw ? " measured" : " (default: no measured bandwidth)")
+     << ", " << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
   os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of "
      << human_bytes(plan.touched_bytes) << " touched per step\n";
-  if (!recorded)
+  if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";
-  else if (!comparable)
-    os << "recorded plan    policy " << policy_name(recorded->header.policy) << ", budget "
-       << human_bytes(recorded->header.fast_budget_bytes) << ": other settings, not compared\n";
-  else if (differences.empty())
+  else if (!pl.comparable)
+    os << "recorded plan    policy " << policy_name(pl.recorded->header.policy) << ", budget "
+       << human_bytes(pl.recorded->header.fast_budget_bytes) << ": other settings, not compared\n";
+  else if (pl.differences.empty())
     os << "recorded plan    identical to the recomputed one\n";
   else
-    os << "recorded plan    DIFFERS from the recomputed one: " << differences << "\n";
+    os << "recorded plan    DIFFERS from the recomputed one: " << pl.differences << "\n";
+}
 
-  os << "\n" << (shown < order.size() ? "top " + std::to_string(shown) + " of " : "") << order.size()
+void print_text_entries(std::ostream& os, const Planned& pl) {
+  const Plan& plan = pl.plan;
+  const uint32_t intervals = plan.header.intervals;
+  os << "\n" << (pl.shown < pl.order.size() ? "top " + std::to_string(pl.shown) + " of " : "") << pl.order.size()
      << " identities by size (F fast, S slow, - not alive; P pool, B born fast; moves: interval at whose start)\n";
   char line[256];
   std::snprintf(line, sizeof line, "%8s  %-10s %10s %6s  %-*s  %s\n", "id", "class", "size", "group",
-                static_cast<int>(std::max<uint32_t>(h.intervals, 5)), "node", "moves");
+                static_cast<int>(std::max<uint32_t>(intervals, 5)), "node", "moves");
   os << line;
-  for (size_t r = 0; r < shown; ++r) {
-    const uint32_t i = order[r];
+  for (size_t r = 0; r < pl.shown; ++r) {
+    const uint32_t i = pl.order[r];
     const sentinel_plan_entry& e = plan.entries[i];
-    const sentinel_identity& d = src.identities[i];
+    const sentinel_identity& d = pl.src.identities[i];
     std::string moves;
     const auto in = bits_of(plan.move_in_masks[i]), out = bits_of(plan.move_out_masks[i]);
     if (!in.empty()) moves += "in " + list_of(in);
@@ -316,9 +332,31 @@ int cmd_plan(int argc, char** argv) {
     if (e.flags & SENTINEL_PLAN_POOL) flags += "P";
     if (e.flags & SENTINEL_PLAN_BIRTH_FAST) flags += "B";
     std::snprintf(line, sizeof line, "%8u  %-10s %10s %6u  %-*s %-2s %s\n", e.identity, lifetime_short(d.lifetime),
-                  human_bytes(d.size).c_str(), d.group, static_cast<int>(std::max<uint32_t>(h.intervals, 5)),
-                  strip_of(e, plan.alive_masks[i], h.intervals).c_str(), flags.c_str(), moves.c_str());
+                  human_bytes(d.size).c_str(), d.group, static_cast<int>(std::max<uint32_t>(intervals, 5)),
+                  strip_of(e, plan.alive_masks[i], intervals).c_str(), flags.c_str(), moves.c_str());
     os << line;
+  }
+}
+
+}  // namespace
+
+int cmd_plan(int argc, char** argv) {
+  Options o;
+  SubcommandArgs args("plan", argc, argv);
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, nullptr, d)) return rc;
+  Planned pl;
+  if (int rc = make_phase_plan(d, o, pl)) return rc;
+  compare_and_order(d.p, o, pl);
+  std::ostream& os = std::cout;
+  if (o.json) {
+    print_json_figures(os, pl, o);
+    print_json_recorded(os, pl);
+    print_json_entries(os, pl);
+  } else {
+    print_text_figures(os, pl, o);
+    print_text_entries(os, pl);
   }
   return finish_output();
 }

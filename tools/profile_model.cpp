@@ -28,6 +28,20 @@ std::vector<std::pair<uint32_t, double>> to_cells(const std::map<uint32_t, doubl
   return {m.begin(), m.end()};
 }
 
+// 0, 1, ..., n - 1.
+std::vector<size_t> all_indices(size_t n) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  return order;
+}
+
+// `order` (indices into rows) sorted by `less` on the rows.
+template <typename Row, typename Less>
+std::vector<size_t> sorted(std::vector<size_t> order, const std::vector<Row>& rows, Less less) {
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return less(rows[x], rows[y]); });
+  return order;
+}
+
 }  // namespace
 
 const char* lifetime_name(uint8_t lifetime) {
@@ -175,27 +189,20 @@ int64_t representative_step(const fmt::Profile& p, uint32_t phase) {
   return pick.empty() ? -1 : static_cast<int64_t>(pick[pick.size() / 2]);
 }
 
-AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_step) {
-  AccessModel a;
-  a.only_step = only_step;
-  a.phase = phase;
-  for (const auto& s : p.sessions)
-    if (s.phase == phase) {
-      a.session = &s;
-      break;
-    }
-  a.table = p.intervals_for(a.phase);
+namespace {
 
-  std::unordered_set<uint32_t> known;  // identity ids of every phase
+// The phase's identities and groups (the first of each id), and how many identities name each group.
+// `known`: the identity ids of every phase.
+void collect_rows(AccessModel& a, const fmt::Profile& p, std::unordered_set<uint32_t>& known) {
   for (const auto& id : p.identities) {
     known.insert(id.id);
-    if (id.phase != phase || !a.identity_index.emplace(id.id, a.identities.size()).second) continue;
+    if (id.phase != a.phase || !a.identity_index.emplace(id.id, a.identities.size()).second) continue;
     IdentityRow r;
     r.id = id;
     a.identities.push_back(r);
   }
   for (const auto& g : p.groups) {
-    if (g.phase != phase || !a.group_index.emplace(g.id, a.groups.size()).second) continue;
+    if (g.phase != a.phase || !a.group_index.emplace(g.id, a.groups.size()).second) continue;
     GroupRow r;
     r.g = g;
     a.groups.push_back(r);
@@ -204,12 +211,11 @@ AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_ste
     auto it = a.group_index.find(r.id.group);
     if (it != a.group_index.end()) ++a.groups[it->second].identities_found;
   }
+}
 
-  // Columns: the table's intervals; without a table, up to the largest interval touched (bounded).
-  uint32_t max_step = 0;
-  bool any_touch = false, phase_touches = false;
-  for (const auto& t : p.touches) phase_touches |= a.identity_index.count(t.identity) != 0;
-  a.present = !a.identities.empty() || !a.groups.empty();
+// Columns: the table's intervals; without a table, up to the largest interval touched (bounded).
+// Then the profiled steps the cells are averaged over.
+void set_columns(AccessModel& a, const fmt::Profile& p) {
   if (a.table) {
     a.intervals = static_cast<uint32_t>(a.table->bounds.size());
   } else {
@@ -223,24 +229,34 @@ AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_ste
         a.intervals = std::max(a.intervals, r.id.death_interval + 1);
     }
   }
+  uint32_t max_step = 0;
+  bool any_touch = false;
   for (const auto& t : p.touches) {  // the steps of the touches that will be kept
     if (t.interval >= a.intervals || !a.identity_index.count(t.identity)) continue;
     any_touch = true;
     max_step = std::max(max_step, t.step);
   }
-  if (only_step >= 0) {
+  if (a.only_step >= 0) {
     a.steps_used = 1;
   } else {
     uint64_t n = a.session ? a.session->profiled_steps : 0;
     if (any_touch) n = std::max<uint64_t>(n, uint64_t{max_step} + 1);
     a.steps_used = static_cast<uint32_t>(std::clamp<uint64_t>(n, 1, UINT32_MAX));
   }
+}
 
-  std::vector<std::map<uint32_t, double>> icells(a.identities.size()), gcells(a.groups.size());
-  std::vector<uint8_t> has_touch(a.identities.size(), 0);
+// The bytes each identity and group touched per interval (mean per profiled step used).
+struct Cells {
+  std::vector<std::map<uint32_t, double>> identity, group;
+  std::vector<uint8_t> has_touch;  // per identity
+};
+
+Cells add_touches(AccessModel& a, const fmt::Profile& p, const std::unordered_set<uint32_t>& known) {
+  Cells c{std::vector<std::map<uint32_t, double>>(a.identities.size()),
+          std::vector<std::map<uint32_t, double>>(a.groups.size()), std::vector<uint8_t>(a.identities.size(), 0)};
   const double div = static_cast<double>(a.steps_used);
   for (const auto& t : p.touches) {
-    if (only_step >= 0 && t.step != static_cast<uint64_t>(only_step)) continue;
+    if (a.only_step >= 0 && t.step != static_cast<uint64_t>(a.only_step)) continue;
     auto it = a.identity_index.find(t.identity);
     if (it == a.identity_index.end()) {
       if (!known.count(t.identity)) ++a.dropped_touches;  // else another phase's touch
@@ -251,27 +267,33 @@ AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_ste
       continue;
     }
     IdentityRow& r = a.identities[it->second];
-    has_touch[it->second] = 1;
+    c.has_touch[it->second] = 1;
     r.touched = sat_add(r.touched, t.bytes);
     r.faults = sat_add(r.faults, t.faults);
     a.total_touched = sat_add(a.total_touched, t.bytes);
     const double b = static_cast<double>(t.bytes) / div;
-    icells[it->second][t.interval] += b;
+    c.identity[it->second][t.interval] += b;
     auto g = a.group_index.find(r.id.group);
     if (g != a.group_index.end()) {
-      gcells[g->second][t.interval] += b;
+      c.group[g->second][t.interval] += b;
       a.groups[g->second].touched = sat_add(a.groups[g->second].touched, t.bytes);
     }
   }
+  return c;
+}
+
+// The rows' cells and intervals touched. Without any touch of the phase, an identity's touched bytes
+// are its entry's; a group's intervals, its interval mask.
+void finish_rows(AccessModel& a, const Cells& c, bool phase_touches) {
   for (size_t i = 0; i < a.identities.size(); ++i) {
     IdentityRow& r = a.identities[i];
-    if (!has_touch[i] && !phase_touches) r.touched = r.id.touched_bytes;
-    r.intervals_touched = static_cast<uint32_t>(icells[i].size());
-    r.cells = to_cells(icells[i]);
+    if (!c.has_touch[i] && !phase_touches) r.touched = r.id.touched_bytes;
+    r.intervals_touched = static_cast<uint32_t>(c.identity[i].size());
+    r.cells = to_cells(c.identity[i]);
   }
   for (size_t i = 0; i < a.groups.size(); ++i) {
     GroupRow& r = a.groups[i];
-    r.cells = to_cells(gcells[i]);
+    r.cells = to_cells(c.group[i]);
     std::vector<uint32_t> list;
     if (!r.cells.empty()) {
       for (const auto& [iv, b] : r.cells) list.push_back(iv);
@@ -285,35 +307,55 @@ AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_ste
     r.intervals_touched = static_cast<uint32_t>(list.size());
     if (!list.empty()) r.first_interval = list.front();
   }
+}
 
-  // Interval durations from COUNTERS: mean over the samples of each interval.
-  if (!p.counters.empty() && a.intervals > 0) {
-    std::vector<double> sum(a.intervals, 0.0);
-    std::vector<uint64_t> n(a.intervals, 0);
-    for (const auto& c : p.counters) {
-      if (c.phase != phase || c.interval >= a.intervals) continue;
-      if (only_step >= 0 && c.step != static_cast<uint64_t>(only_step)) continue;
-      sum[c.interval] += static_cast<double>(c.duration_ns);
-      ++n[c.interval];
-    }
-    bool any = false;
-    for (uint32_t i = 0; i < a.intervals; ++i) {
-      if (n[i]) {
-        sum[i] /= static_cast<double>(n[i]);
-        any = true;
-      }
-    }
-    if (any) a.interval_ns = std::move(sum);
+// Interval durations from COUNTERS: mean over the samples of each interval.
+void set_interval_durations(AccessModel& a, const fmt::Profile& p) {
+  if (p.counters.empty() || a.intervals == 0) return;
+  std::vector<double> sum(a.intervals, 0.0);
+  std::vector<uint64_t> n(a.intervals, 0);
+  for (const auto& c : p.counters) {
+    if (c.phase != a.phase || c.interval >= a.intervals) continue;
+    if (a.only_step >= 0 && c.step != static_cast<uint64_t>(a.only_step)) continue;
+    sum[c.interval] += static_cast<double>(c.duration_ns);
+    ++n[c.interval];
   }
+  bool any = false;
+  for (uint32_t i = 0; i < a.intervals; ++i) {
+    if (n[i]) {
+      sum[i] /= static_cast<double>(n[i]);
+      any = true;
+    }
+  }
+  if (any) a.interval_ns = std::move(sum);
+}
+
+}  // namespace
+
+AccessModel model_access(const fmt::Profile& p, uint32_t phase, int64_t only_step) {
+  AccessModel a;
+  a.only_step = only_step;
+  a.phase = phase;
+  for (const auto& s : p.sessions)
+    if (s.phase == phase) {
+      a.session = &s;
+      break;
+    }
+  a.table = p.intervals_for(a.phase);
+  std::unordered_set<uint32_t> known;  // identity ids of every phase
+  collect_rows(a, p, known);
+  bool phase_touches = false;
+  for (const auto& t : p.touches) phase_touches |= a.identity_index.count(t.identity) != 0;
+  a.present = !a.identities.empty() || !a.groups.empty();
+  set_columns(a, p);
+  const Cells cells = add_touches(a, p, known);
+  finish_rows(a, cells, phase_touches);
+  set_interval_durations(a, p);
   return a;
 }
 
 std::vector<size_t> heatmap_group_order(const AccessModel& a) {
-  std::vector<size_t> order(a.groups.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const GroupRow& gx = a.groups[x];
-    const GroupRow& gy = a.groups[y];
+  return sorted(all_indices(a.groups.size()), a.groups, [](const GroupRow& gx, const GroupRow& gy) {
     bool tx = gx.intervals_touched > 0, ty = gy.intervals_touched > 0;
     if (tx != ty) return tx;
     int lx = lifetime_rank(gx.g.lifetime), ly = lifetime_rank(gy.g.lifetime);
@@ -322,34 +364,25 @@ std::vector<size_t> heatmap_group_order(const AccessModel& a) {
     if (gx.g.bytes != gy.g.bytes) return gx.g.bytes > gy.g.bytes;
     return gx.g.id < gy.g.id;
   });
-  return order;
 }
 
 std::vector<size_t> identities_by_size(const AccessModel& a) {
-  std::vector<size_t> order(a.identities.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const IdentityRow& rx = a.identities[x];
-    const IdentityRow& ry = a.identities[y];
+  return sorted(all_indices(a.identities.size()), a.identities, [](const IdentityRow& rx, const IdentityRow& ry) {
     if (rx.id.size != ry.id.size) return rx.id.size > ry.id.size;
     if (rx.touched != ry.touched) return rx.touched > ry.touched;
     return rx.id.id < ry.id.id;
   });
-  return order;
 }
 
 std::vector<size_t> identities_by_touches(const AccessModel& a) {
-  std::vector<size_t> order;
+  std::vector<size_t> touched;
   for (size_t i = 0; i < a.identities.size(); ++i)
-    if (a.identities[i].touched) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    const IdentityRow& rx = a.identities[x];
-    const IdentityRow& ry = a.identities[y];
+    if (a.identities[i].touched) touched.push_back(i);
+  return sorted(std::move(touched), a.identities, [](const IdentityRow& rx, const IdentityRow& ry) {
     if (rx.touched != ry.touched) return rx.touched > ry.touched;
     if (rx.id.size != ry.id.size) return rx.id.size > ry.id.size;
     return rx.id.id < ry.id.id;
   });
-  return order;
 }
 
 int64_t step_of_seq(const fmt::Profile& p, uint64_t seq) {

@@ -8,30 +8,14 @@
 
 #include "analysis.h"
 #include "report_placement.h"
+#include "report_svg.h"
 
 namespace sentinel::view {
 
 namespace {
 
-std::string f1(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f", v);
-  return b;
-}
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += ch;
-    }
-  }
-  return o;
-}
+using report::html;
+using report::num;
 
 constexpr double kW = 1100, kH = 260, kLeft = 70, kRight = 20, kTop = 20, kBottom = 40;
 
@@ -44,8 +28,8 @@ void frame(std::ostream& s, const std::string& ylabel, const std::string& xlabel
     << kH - kBottom << "\"/>";
   s << "<line class=\"axis\" x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << kH - kBottom
     << "\"/>";
-  s << "<text class=\"axislabel\" x=\"12\" y=\"" << kTop - 6 << "\">" << esc(ylabel) << "</text>";
-  s << "<text class=\"axislabel\" x=\"" << kW - kRight << "\" y=\"" << kH - 6 << "\" text-anchor=\"end\">" << esc(xlabel)
+  s << "<text class=\"axislabel\" x=\"12\" y=\"" << kTop - 6 << "\">" << html(ylabel) << "</text>";
+  s << "<text class=\"axislabel\" x=\"" << kW - kRight << "\" y=\"" << kH - 6 << "\" text-anchor=\"end\">" << html(xlabel)
     << "</text>";
 }
 
@@ -62,29 +46,29 @@ void occupancy_plot(std::ostream& s, const TieringModel& t, uint64_t budget) {
   frame(s, "fast-tier bytes (tracked objects)", "interval of the step (phase " + std::to_string(t.phase) + ")");
   for (int q = 0; q <= 4; ++q) {
     const double v = max / 1.1 * q / 4, y = y_of(v, max);
-    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
-      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << f1(y + 3) << "\" text-anchor=\"end\">"
-      << esc(human_bytes(static_cast<uint64_t>(v))) << "</text>";
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
+      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">"
+      << html(human_bytes(static_cast<uint64_t>(v))) << "</text>";
   }
   for (size_t k = 0; k < n; ++k) {
     const auto& e = t.intervals[k];
     const double x = slot_x(k, n), w = slot_w(n), y = y_of(static_cast<double>(e.fast_max), max);
-    s << "<rect x=\"" << f1(x - w / 2) << "\" y=\"" << f1(y) << "\" width=\"" << f1(w) << "\" height=\""
-      << f1(kH - kBottom - y) << "\" fill=\"#4e79a7\"><title>interval " << e.interval << ": max "
-      << esc(human_bytes(e.fast_max)) << ", mean " << esc(human_bytes(static_cast<uint64_t>(e.fast_mean)))
-      << " on the fast node; " << esc(human_bytes(e.to_fast)) << " moved in, " << esc(human_bytes(e.to_slow))
+    s << "<rect x=\"" << num(x - w / 2) << "\" y=\"" << num(y) << "\" width=\"" << num(w) << "\" height=\""
+      << num(kH - kBottom - y) << "\" fill=\"#4e79a7\"><title>interval " << e.interval << ": max "
+      << html(human_bytes(e.fast_max)) << ", mean " << html(human_bytes(static_cast<uint64_t>(e.fast_mean)))
+      << " on the fast node; " << html(human_bytes(e.to_fast)) << " moved in, " << html(human_bytes(e.to_slow))
       << " out, " << e.late << " late</title></rect>";
     const double ym = y_of(e.fast_mean, max);
-    s << "<line x1=\"" << f1(x - w / 2) << "\" y1=\"" << f1(ym) << "\" x2=\"" << f1(x + w / 2) << "\" y2=\"" << f1(ym)
+    s << "<line x1=\"" << num(x - w / 2) << "\" y1=\"" << num(ym) << "\" x2=\"" << num(x + w / 2) << "\" y2=\"" << num(ym)
       << "\" stroke=\"#f28e2b\" stroke-width=\"2\"/>";
-    s << "<text class=\"tick\" x=\"" << f1(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
+    s << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
       << e.interval << "</text>";
   }
   if (budget) {
     const double y = y_of(static_cast<double>(budget), max);
-    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
-      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << f1(y - 4) << "\" text-anchor=\"end\">budget "
-      << esc(human_bytes(budget)) << "</text>";
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
+      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4) << "\" text-anchor=\"end\">budget "
+      << html(human_bytes(budget)) << "</text>";
   }
   s << "<g class=\"legend\"><rect x=\"" << kLeft + 10 << "\" y=\"" << kTop << "\" width=\"10\" height=\"10\" fill=\"#4e79a7\"/>"
     << "<text x=\"" << kLeft + 24 << "\" y=\"" << kTop + 9 << "\">max over steps</text>"
@@ -100,26 +84,26 @@ void hits_plot(std::ostream& s, const TieringModel& t) {
   frame(s, "touched bytes found on the fast node", "interval of the step (phase " + std::to_string(t.phase) + ")");
   for (int q = 0; q <= 4; ++q) {
     const double y = y_of(q / 4.0, 1.0);
-    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
-      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << f1(y + 3) << "\" text-anchor=\"end\">" << q * 25
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
+      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">" << q * 25
       << "%</text>";
   }
   for (size_t k = 0; k < n; ++k) {
     const auto& e = t.intervals[k];
     const double x = slot_x(k, n), w = slot_w(n);
-    s << "<text class=\"tick\" x=\"" << f1(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
+    s << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
       << e.interval << "</text>";
     if (!e.placement || !e.touched) continue;
     const double share = static_cast<double>(e.fast) / static_cast<double>(e.touched), y = y_of(share, 1.0);
-    s << "<rect x=\"" << f1(x - w / 2) << "\" y=\"" << f1(y) << "\" width=\"" << f1(w) << "\" height=\""
-      << f1(kH - kBottom - y) << "\" fill=\"#59a14f\"><title>interval " << e.interval << ": " << f1(share * 100)
-      << "% of " << esc(human_bytes(e.touched)) << " touched on the fast node</title></rect>";
+    s << "<rect x=\"" << num(x - w / 2) << "\" y=\"" << num(y) << "\" width=\"" << num(w) << "\" height=\""
+      << num(kH - kBottom - y) << "\" fill=\"#59a14f\"><title>interval " << e.interval << ": " << num(share * 100)
+      << "% of " << html(human_bytes(e.touched)) << " touched on the fast node</title></rect>";
   }
   if (auto pr = t.predicted_hit()) {
     const double y = y_of(*pr, 1.0);
-    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << f1(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << f1(y)
-      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << f1(y - 4)
-      << "\" text-anchor=\"end\">predicted " << f1(*pr * 100) << "% (whole step)</text>";
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
+      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4)
+      << "\" text-anchor=\"end\">predicted " << num(*pr * 100) << "% (whole step)</text>";
   }
   s << "</svg>\n";
 }
@@ -133,14 +117,14 @@ void interval_table(std::ostream& s, const TieringModel& t) {
   for (const auto& e : t.intervals) {
     s << "<tr><td>" << e.interval << "</td>";
     if (e.migrations)
-      s << "<td>" << esc(human_bytes(e.fast_max)) << "</td><td>" << esc(human_bytes(static_cast<uint64_t>(e.fast_mean)))
-        << "</td><td>" << e.steps << "</td><td>" << esc(human_bytes(e.to_fast)) << "</td><td>" << esc(human_bytes(e.to_slow))
+      s << "<td>" << html(human_bytes(e.fast_max)) << "</td><td>" << html(human_bytes(static_cast<uint64_t>(e.fast_mean)))
+        << "</td><td>" << e.steps << "</td><td>" << html(human_bytes(e.to_fast)) << "</td><td>" << html(human_bytes(e.to_slow))
         << "</td><td>" << e.late << "</td>";
     else
       s << "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
     if (e.placement) {
-      s << "<td>" << esc(human_bytes(e.touched)) << "</td><td>" << esc(human_bytes(e.fast)) << "</td><td>";
-      if (e.touched) s << f1(100.0 * static_cast<double>(e.fast) / static_cast<double>(e.touched)) << "%";
+      s << "<td>" << html(human_bytes(e.touched)) << "</td><td>" << html(human_bytes(e.fast)) << "</td><td>";
+      if (e.touched) s << num(100.0 * static_cast<double>(e.fast) / static_cast<double>(e.touched)) << "%";
       else s << "&ndash;";
       s << "</td><td>" << e.checked_steps << "</td><td>";
       if (e.verified) s << e.misplaced << " of " << e.verified;
@@ -168,13 +152,13 @@ void placement_section(std::ostream& s, const TieringModel& t) {
   s << "<p class=\"note\">Phase <b>" << t.phase << "</b>: ";
   if (t.plan) s << "policy <b>" << policy_label(t.plan->header.policy) << "</b>, ";
   else if (t.tiering) s << "no plan (policy " << policy_label(t.tiering->policy) << "), ";
-  s << "budget " << esc(human_bytes(budget));
+  s << "budget " << html(human_bytes(budget));
   if (ph && ph->migrations)
-    s << ", fast tier at most " << esc(human_bytes(ph->fast_max)) << ", migrated " << esc(human_bytes(ph->migrated_bytes))
+    s << ", fast tier at most " << html(human_bytes(ph->fast_max)) << ", migrated " << html(human_bytes(ph->migrated_bytes))
       << ", " << ph->late << " late migrations, " << ph->failed_pages << " failed pages";
   s << ".";
-  if (auto m = t.measured_hit()) s << " Measured fast-hit share <b>" << f1(*m * 100) << "%</b>";
-  if (auto pr = t.predicted_hit()) s << (t.measured_hit() ? ", " : " ") << "predicted " << f1(*pr * 100) << "%";
+  if (auto m = t.measured_hit()) s << " Measured fast-hit share <b>" << num(*m * 100) << "%</b>";
+  if (auto pr = t.predicted_hit()) s << (t.measured_hit() ? ", " : " ") << "predicted " << num(*pr * 100) << "%";
   if (t.measured_hit() || t.predicted_hit()) s << ".";
   if (ph && ph->verified)
     s << " Boundary check: <b>" << ph->misplaced << " of " << ph->verified
@@ -183,9 +167,9 @@ void placement_section(std::ostream& s, const TieringModel& t) {
     s << " No objects were verified at the boundaries.";
   if (t.plan) {
     const std::string trial = trial_text(*t.plan);
-    if (!trial.empty()) s << " Step-time trial: " << esc(trial) << ".";
+    if (!trial.empty()) s << " Step-time trial: " << html(trial) << ".";
   }
-  s << " Whole run: fast-tier peak " << esc(human_bytes(t.fast_peak())) << ", migrated " << esc(human_bytes(t.migrated_bytes))
+  s << " Whole run: fast-tier peak " << html(human_bytes(t.fast_peak())) << ", migrated " << html(human_bytes(t.migrated_bytes))
     << ", " << t.late_migrations << " late migrations, " << t.failed_pages << " failed pages.</p>\n";
   bool occ = false, hits = false;
   for (const auto& e : t.intervals) {
@@ -209,14 +193,14 @@ void placement_section(std::ostream& s, const TieringModel& t) {
     if (o.phase == t.phase || (!o.plan && !o.checked)) continue;
     others += std::string(others.empty() ? "" : "; ") + "phase " + std::to_string(o.phase) + ": ";
     if (o.plan) others += "budget " + human_bytes(o.plan->header.fast_budget_bytes);
-    if (auto m = o.measured_hit()) others += std::string(o.plan ? ", " : "") + "measured " + f1(*m * 100) + "%";
-    if (auto pr = o.predicted_hit()) others += ", predicted " + f1(*pr * 100) + "%";
+    if (auto m = o.measured_hit()) others += std::string(o.plan ? ", " : "") + "measured " + num(*m * 100) + "%";
+    if (auto pr = o.predicted_hit()) others += ", predicted " + num(*pr * 100) + "%";
   }
   if (!others.empty())
-    s << "<p class=\"note\">Other phases (sentinel-view report --phase N draws one): " << esc(others) << ".</p>\n";
+    s << "<p class=\"note\">Other phases (sentinel-view report --phase N draws one): " << html(others) << ".</p>\n";
   for (const sentinel_detection* d : t.detection)
     s << "<p class=\"note\">Step detector, " << (d->phase ? "phase " + std::to_string(d->phase) : std::string("whole run"))
-      << ": " << esc(detection_diagnosis(*d)) << ".</p>\n";
+      << ": " << html(detection_diagnosis(*d)) << ".</p>\n";
 }
 
 }  // namespace sentinel::view

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -137,12 +138,60 @@ std::string preload_value(const std::string& lib, const char* old) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// What the options ask for.
+struct Launch {
   std::vector<std::pair<std::string, std::string>> vars;  // in the order given; later ones win
-  std::string lib;
+  std::string lib;                                         // --lib (empty: find it)
   bool dry_run = false;
+  int command = 0;  // index in argv of COMMAND (argc: none)
+};
+
+// The variable an option sets directly (--mode: SENTINEL_MODE), nullptr for others.
+const char* direct_variable(const std::string& name) {
+  static const std::pair<const char*, const char*> kDirect[] = {
+      {"--mode", "SENTINEL_MODE"},
+      {"--policy", "SENTINEL_POLICY"},
+      {"--fast-bytes", "SENTINEL_FAST_BYTES"},
+      {"--min-bytes", "SENTINEL_MIN_BYTES"},
+      {"--dump", "SENTINEL_DUMP"},
+      {"--log", "SENTINEL_LOG"},
+  };
+  const char* target = nullptr;
+  for (const auto& [opt, var] : kDirect)
+    if (name == opt) target = var;
+  return target;
+}
+
+// Prints the help or the version: 0, or 1 when writing failed.
+int print_and_exit(bool help) {
+  if (help)
+    print_help();
+  else
+    std::cout << "sentinel-run " << SENTINEL_VERSION << "\n";
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}
+
+// A known option NAME with its (non-empty) value: 0, or 2 after a usage error.
+int apply_option(const std::string& name, const std::string& value, Launch& l) {
+  if (const char* target = direct_variable(name)) {
+    l.vars.emplace_back(target, value);
+  } else if (name == "--lib") {
+    l.lib = value;
+  } else {  // --set NAME=VALUE
+    auto eq = value.find('=');
+    std::string var;
+    if (eq == std::string::npos || !variable_name(value.substr(0, eq), var))
+      return usage_error("--set: expected NAME=VALUE with NAME made of letters, digits and '_', "
+                         "got '" + value + "'");
+    l.vars.emplace_back(var, value.substr(eq + 1));
+  }
+  return 0;
+}
+
+// The options before COMMAND (they stop at '--' or the first argument that is not one). nullopt when
+// there is a command to run; else the status to exit with (--help, --version, a usage error).
+std::optional<int> parse_options(int argc, char** argv, Launch& l) {
   int i = 1;
   for (; i < argc; ++i) {
     std::string arg = argv[i];
@@ -151,18 +200,9 @@ int main(int argc, char** argv) {
       break;
     }
     if (arg.size() < 2 || arg[0] != '-') break;  // the command
-    if (arg == "-h" || arg == "--help") {
-      print_help();
-      std::cout.flush();
-      return std::cout ? 0 : 1;
-    }
-    if (arg == "--version") {
-      std::cout << "sentinel-run " << SENTINEL_VERSION << "\n";
-      std::cout.flush();
-      return std::cout ? 0 : 1;
-    }
+    if (arg == "-h" || arg == "--help" || arg == "--version") return print_and_exit(arg != "--version");
     if (arg == "--dry-run") {
-      dry_run = true;
+      l.dry_run = true;
       continue;
     }
     std::string name = arg, value;
@@ -172,45 +212,29 @@ int main(int argc, char** argv) {
       value = arg.substr(eq + 1);
       has_value = true;
     }
-    static const std::pair<const char*, const char*> kDirect[] = {
-        {"--mode", "SENTINEL_MODE"},
-        {"--policy", "SENTINEL_POLICY"},
-        {"--fast-bytes", "SENTINEL_FAST_BYTES"},
-        {"--min-bytes", "SENTINEL_MIN_BYTES"},
-        {"--dump", "SENTINEL_DUMP"},
-        {"--log", "SENTINEL_LOG"},
-    };
-    const char* target = nullptr;
-    for (const auto& [opt, var] : kDirect)
-      if (name == opt) target = var;
-    bool known = target || name == "--set" || name == "--lib";
+    bool known = direct_variable(name) || name == "--set" || name == "--lib";
     if (!known) return usage_error("unknown option '" + name + "'");
     if (!has_value) {
       if (i + 1 >= argc) return usage_error("option '" + name + "' needs a value");
       value = argv[++i];
     }
     if (value.empty()) return usage_error("option '" + name + "' needs a non-empty value");
-    if (target) {
-      vars.emplace_back(target, value);
-    } else if (name == "--lib") {
-      lib = value;
-    } else {  // --set NAME=VALUE
-      auto eq = value.find('=');
-      std::string var;
-      if (eq == std::string::npos || !variable_name(value.substr(0, eq), var))
-        return usage_error("--set: expected NAME=VALUE with NAME made of letters, digits and '_', "
-                           "got '" + value + "'");
-      vars.emplace_back(var, value.substr(eq + 1));
-    }
+    if (int rc = apply_option(name, value, l)) return rc;
   }
   if (i >= argc) return usage_error("missing COMMAND to run");
+  l.command = i;
+  return std::nullopt;
+}
 
+// The library to preload: --lib, else the first one found; as a real path. Empty after one line on
+// stderr (the launcher exits 125).
+std::string resolve_library(std::string lib) {
   std::vector<std::string> tried;
   if (!lib.empty()) {
     tried.push_back(lib);
     if (!readable_file(lib)) {
       std::cerr << kProg << ": --lib " << lib << ": " << std::strerror(errno) << "\n";
-      return 125;
+      return "";
     }
   } else {
     lib = find_library(tried);
@@ -218,45 +242,62 @@ int main(int argc, char** argv) {
       std::cerr << kProg << ": cannot find " << kLibName << " (tried:";
       for (const auto& t : tried) std::cerr << " " << t;
       std::cerr << "); use --lib PATH or set SENTINEL_LIB\n";
-      return 125;
+      return "";
     }
   }
   // LD_PRELOAD is resolved in the command's working directory and split at ':' and ' '.
   char real[PATH_MAX];
   if (!::realpath(lib.c_str(), real)) {
     std::cerr << kProg << ": " << lib << ": " << std::strerror(errno) << "\n";
-    return 125;
+    return "";
   }
   lib = real;
   if (lib.find_first_of(": \t\n") != std::string::npos) {
     std::cerr << kProg << ": " << lib << ": LD_PRELOAD cannot hold a path with ':' or blanks; "
               << "copy or link the library elsewhere\n";
-    return 125;
+    return "";
   }
+  return lib;
+}
 
-  const std::string preload = preload_value(lib, std::getenv("LD_PRELOAD"));
-  if (dry_run) {
-    std::cout << "LD_PRELOAD=" << shell_quote(preload) << "\n";
-    for (const auto& [k, v] : vars) std::cout << k << "=" << shell_quote(v) << "\n";
-    std::cout << "exec";
-    for (int k = i; k < argc; ++k) std::cout << " " << shell_quote(argv[k]);
-    std::cout << "\n";
-    std::cout.flush();
-    return std::cout ? 0 : 1;
-  }
+// --dry-run: the environment changes and the command, shell-quoted.
+int print_dry_run(const Launch& l, const std::string& preload, int argc, char** argv) {
+  std::cout << "LD_PRELOAD=" << shell_quote(preload) << "\n";
+  for (const auto& [k, v] : l.vars) std::cout << k << "=" << shell_quote(v) << "\n";
+  std::cout << "exec";
+  for (int k = l.command; k < argc; ++k) std::cout << " " << shell_quote(argv[k]);
+  std::cout << "\n";
+  std::cout.flush();
+  return std::cout ? 0 : 1;
+}
+
+// Sets LD_PRELOAD and the variables, then execs the command; returns only when that fails.
+int exec_command(const Launch& l, const std::string& preload, char** argv) {
   if (::setenv("LD_PRELOAD", preload.c_str(), 1) != 0) {
     std::cerr << kProg << ": setenv LD_PRELOAD: " << std::strerror(errno) << "\n";
     return 125;
   }
-  for (const auto& [k, v] : vars) {
+  for (const auto& [k, v] : l.vars) {
     if (::setenv(k.c_str(), v.c_str(), 1) != 0) {
       std::cerr << kProg << ": setenv " << k << ": " << std::strerror(errno) << "\n";
       return 125;
     }
   }
   std::cout.flush();
-  ::execvp(argv[i], argv + i);
+  ::execvp(argv[l.command], argv + l.command);
   int err = errno;
-  std::cerr << kProg << ": " << argv[i] << ": " << std::strerror(err) << "\n";
+  std::cerr << kProg << ": " << argv[l.command] << ": " << std::strerror(err) << "\n";
   return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Launch l;
+  if (auto rc = parse_options(argc, argv, l)) return *rc;
+  const std::string lib = resolve_library(l.lib);
+  if (lib.empty()) return 125;
+  const std::string preload = preload_value(lib, std::getenv("LD_PRELOAD"));
+  if (l.dry_run) return print_dry_run(l, preload, argc, argv);
+  return exec_command(l, preload, argv);
 }

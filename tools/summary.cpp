@@ -34,13 +34,10 @@ std::string signal_name(int sig) {
   }
 }
 
-struct Options {
+struct Options : SharedOptions {
+  Options() { takes = kSymbols; }
   bool json = false;
-  bool symbols = true;
-  bool debuginfod = false;
   size_t top = 10;  // sites, identities and groups listed (0: all)
-  int64_t phase = -1;  // --phase N (-1: the main phase)
-  std::string path;
 };
 
 // What the steps, profile and tiering parts are about: every phase, and the one shown in detail.
@@ -295,8 +292,8 @@ void print_access_text(std::ostream& os, const AccessModel& am, const Options& o
   }
 }
 
-void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
-  std::ostream& os = std::cout;
+// The dump, the process, the topology and the configuration.
+void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& o) {
   os << "Sentinel profile " << printable(o.path) << " (format " << p.major << "." << p.minor << ", "
      << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, "
      << human_bytes(p.file_size) << ")\n\n";
@@ -326,7 +323,10 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << "\n";
   }
   os << "\n";
+}
 
+// Objects, bytes, sites, modules and the sentinel_step() marks.
+void print_objects_text(std::ostream& os, const fmt::Profile& p, const Analysis& a) {
   os << "objects          " << a.objects << " tracked, " << a.alive_objects << " still alive at exit ("
      << human_bytes(a.alive_bytes) << ")\n";
   os << "tracked bytes    " << human_bytes(a.tracked_bytes) << " (" << a.tracked_bytes << ")\n";
@@ -347,61 +347,78 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << ")";
   }
   os << "\n";
+}
+
+// The objects by lifetime and by size class.
+void print_lifetimes_sizes_text(std::ostream& os, const Analysis& a) {
+  os << "\nlifetimes\n";
+  for (size_t i = 0; i < kLifetimeBuckets; ++i) {
+    const Bucket& b = a.lifetimes[i];
+    if (!b.objects) continue;
+    os << "  " << pad(kLifetimeLabels[i], 16) << rpad(std::to_string(b.objects), 10)
+       << (b.objects == 1 ? " object   " : " objects  ")
+       << rpad(human_bytes(b.bytes), 10) << "  " << rpad(percent(b.bytes, a.tracked_bytes), 7)
+       << " of bytes\n";
+  }
+  os << "\nsizes\n";
+  for (const SizeClass& c : a.size_classes)
+    os << "  " << pad(size_class_label(c), 22) << rpad(std::to_string(c.b.objects), 10)
+       << (c.b.objects == 1 ? " object   " : " objects  ") << rpad(human_bytes(c.b.bytes), 10) << "  "
+       << rpad(percent(c.b.bytes, a.tracked_bytes), 7) << " of bytes\n";
+}
+
+// The top allocation sites with their symbolized frames, and what the symbolizer noted.
+void print_sites_text(std::ostream& os, const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o) {
+  size_t n = o.top ? std::min(o.top, a.sites.size()) : a.sites.size();
+  os << "\ntop " << n << " of " << a.sites.size() << " allocation sites by bytes\n";
+  for (size_t i = 0; i < n; ++i) {
+    const SiteUsage& s = a.sites[i];
+    os << "  #" << i + 1 << "  ";
+    if (s.id == UINT32_MAX)
+      os << "unknown site";
+    else
+      os << "site " << s.id;
+    os << ": " << human_bytes(s.bytes) << " (" << percent(s.bytes, a.tracked_bytes) << ") in "
+       << s.objects << (s.objects == 1 ? " object\n" : " objects\n");
+    if (s.id == UINT32_MAX) continue;
+    auto frames = site_frames(p, sym, s.id);
+    if (!p.find_site(s.id)) os << "        (site not in the dump)\n";
+    for (size_t k = 0; k < frames.size(); ++k) os << "      " << k << "  " << frames[k] << "\n";
+  }
+  for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
+}
+
+// The runtime's counters (byte counts also in human units) and the tracking overhead.
+void print_counters_text(std::ostream& os, const fmt::Profile& p, const Analysis& a) {
+  auto stats = unique_stats(p);
+  if (stats.empty()) return;
+  os << "\nruntime counters\n";
+  size_t w = 0;
+  for (const auto& [k, v] : stats) w = std::max(w, k.size());
+  for (const auto& [k, v] : stats) {
+    os << "  " << pad(printable(k), w + 2) << v;
+    if (k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0 && v >= 1024)
+      os << " (" << human_bytes(v) << ")";
+    os << "\n";
+  }
+  if (auto ov = p.stat("overhead_bytes")) {
+    os << "  tracking overhead " << human_bytes(*ov) << " = " << percent(*ov, a.tracked_bytes)
+       << " of tracked bytes, " << percent(*ov, a.peak_live_bytes) << " of peak live bytes\n";
+  }
+}
+
+void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
+  std::ostream& os = std::cout;
+  print_process_text(os, p, o);
+  print_objects_text(os, p, a);
   print_steps_text(os, p, v);
-
   if (a.objects) {
-    os << "\nlifetimes\n";
-    for (size_t i = 0; i < kLifetimeBuckets; ++i) {
-      const Bucket& b = a.lifetimes[i];
-      if (!b.objects) continue;
-      os << "  " << pad(kLifetimeLabels[i], 16) << rpad(std::to_string(b.objects), 10)
-         << (b.objects == 1 ? " object   " : " objects  ")
-         << rpad(human_bytes(b.bytes), 10) << "  " << rpad(percent(b.bytes, a.tracked_bytes), 7)
-         << " of bytes\n";
-    }
-    os << "\nsizes\n";
-    for (const SizeClass& c : a.size_classes)
-      os << "  " << pad(size_class_label(c), 22) << rpad(std::to_string(c.b.objects), 10)
-         << (c.b.objects == 1 ? " object   " : " objects  ") << rpad(human_bytes(c.b.bytes), 10) << "  "
-         << rpad(percent(c.b.bytes, a.tracked_bytes), 7) << " of bytes\n";
-
-    size_t n = o.top ? std::min(o.top, a.sites.size()) : a.sites.size();
-    os << "\ntop " << n << " of " << a.sites.size() << " allocation sites by bytes\n";
-    for (size_t i = 0; i < n; ++i) {
-      const SiteUsage& s = a.sites[i];
-      os << "  #" << i + 1 << "  ";
-      if (s.id == UINT32_MAX)
-        os << "unknown site";
-      else
-        os << "site " << s.id;
-      os << ": " << human_bytes(s.bytes) << " (" << percent(s.bytes, a.tracked_bytes) << ") in "
-         << s.objects << (s.objects == 1 ? " object\n" : " objects\n");
-      if (s.id == UINT32_MAX) continue;
-      auto frames = site_frames(p, sym, s.id);
-      if (!p.find_site(s.id)) os << "        (site not in the dump)\n";
-      for (size_t k = 0; k < frames.size(); ++k) os << "      " << k << "  " << frames[k] << "\n";
-    }
-    for (const auto& msg : sym.problems()) os << "  note: " << msg << "\n";
+    print_lifetimes_sizes_text(os, a);
+    print_sites_text(os, p, a, sym, o);
   }
   print_access_text(os, v.am, o);
   print_tiering_text(os, v.tm);
-
-  auto stats = unique_stats(p);
-  if (!stats.empty()) {
-    os << "\nruntime counters\n";
-    size_t w = 0;
-    for (const auto& [k, v] : stats) w = std::max(w, k.size());
-    for (const auto& [k, v] : stats) {
-      os << "  " << pad(printable(k), w + 2) << v;
-      if (k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0 && v >= 1024)
-        os << " (" << human_bytes(v) << ")";
-      os << "\n";
-    }
-    if (auto ov = p.stat("overhead_bytes")) {
-      os << "  tracking overhead " << human_bytes(*ov) << " = " << percent(*ov, a.tracked_bytes)
-         << " of tracked bytes, " << percent(*ov, a.peak_live_bytes) << " of peak live bytes\n";
-    }
-  }
+  print_counters_text(os, p, a);
   if (p.skipped_records)
     os << "\n(" << p.skipped_records << " records of types this reader does not know were skipped)\n";
 }
@@ -631,52 +648,35 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   os << "]}\n";
 }
 
+// --json, --top N.
+int own_option(SubcommandArgs& args, Options& o) {
+  int rc = 0;
+  if (args.arg() == "--json")
+    o.json = true;
+  else if (!args.count_option("--top", o.top, rc))
+    return args.unknown_option();
+  return rc;
+}
+
 }  // namespace
 
 int cmd_summary(int argc, char** argv) {
   Options o;
   SubcommandArgs args("summary", argc, argv);
-  int rc = 0;
-  while (args.next_option()) {
-    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-      continue;
-    }
-    std::string v;
-    if (args.is_help()) {
-      print_summary_help();
-      return finish_output();
-    } else if (args.arg() == "--json") {
-      o.json = true;
-    } else if (args.is("--top")) {
-      if (!args.value("--top", v)) return args.error("--top needs a number");
-      if (!parse_count(v, o.top)) return args.error("--top: not a number: '" + v + "'");
-    } else {
-      return args.unknown_option();
-    }
-  }
+  if (auto rc = read_options(args, o, print_summary_help, [&] { return own_option(args, o); })) return *rc;
   if (args.operands().size() > 1)
     return args.error("one DUMP file at a time (got " + std::to_string(args.operands().size()) + ")");
-  if (int rc = args.dump(o.path)) return rc;
-  // libdw asks debuginfod servers when DEBUGINFOD_URLS is set (Debian sets it in login shells): a
-  // summary must not hang on the network unless asked to.
-  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
-
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  StepModel sm = model_steps(*profile);
-  const auto phase = select_phase(sm, o.phase, o.path);
-  if (!phase) return 1;
-  Analysis a = analyze(*profile);
-  AccessModel am = model_access(*profile, *phase);
-  TieringModel tm = model_tiering(*profile, *phase);
-  Symbolizer sym(*profile, o.symbols);
-  const Views v{sm, am, tm};
+  Dump d;
+  if (int rc = open_dump(args, o, nullptr, d)) return rc;
+  Analysis a = analyze(d.p);
+  AccessModel am = model_access(d.p, d.phase);
+  TieringModel tm = model_tiering(d.p, d.phase);
+  Symbolizer sym(d.p, o.symbols);
+  const Views v{d.sm, am, tm};
   if (o.json)
-    print_json(*profile, a, sym, o, v);
+    print_json(d.p, a, sym, o, v);
   else
-    print_text(*profile, a, sym, o, v);
+    print_text(d.p, a, sym, o, v);
   return finish_output();
 }
 

@@ -16,6 +16,28 @@ constexpr uint32_t kMaxIntervals = 4096;
 
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
+// A MIGRATIONS entry added into the figures a phase and an interval share.
+template <typename Figures>
+void add_migration(Figures& f, const sentinel_migration_entry& m) {
+  f.migrations = true;
+  f.late = sat_add(f.late, m.late);
+  f.failed_pages = sat_add(f.failed_pages, m.failed_pages);
+  f.migrate_ns = sat_add(f.migrate_ns, m.migrate_ns);
+  f.fast_max = std::max(f.fast_max, m.fast_bytes_max);
+  f.steps = std::max(f.steps, m.steps);
+}
+
+// A PLACEMENT entry added into a phase's or an interval's figures; `fast`: its fast bytes, at most
+// its touched bytes.
+template <typename Figures>
+void add_placement(Figures& f, const sentinel_placement_entry& pl, uint64_t fast) {
+  f.touched = sat_add(f.touched, pl.touched_bytes);
+  f.fast = sat_add(f.fast, fast);
+  f.checked_steps = std::max(f.checked_steps, pl.steps);
+  f.misplaced = sat_add(f.misplaced, pl.misplaced);
+  f.verified = sat_add(f.verified, pl.verified);
+}
+
 std::string pct(double share) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f%%", share * 100.0);
@@ -90,25 +112,15 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
     failed = sat_add(failed, m.failed_pages);
     t.migrate_ns = sat_add(t.migrate_ns, m.migrate_ns);
     PhaseTiering& ph = of(m.phase);
-    ph.migrations = true;
+    add_migration(ph, m);
     ph.migrated_bytes = sat_add(ph.migrated_bytes, moved);
-    ph.late = sat_add(ph.late, m.late);
-    ph.failed_pages = sat_add(ph.failed_pages, m.failed_pages);
-    ph.migrate_ns = sat_add(ph.migrate_ns, m.migrate_ns);
-    ph.fast_max = std::max(ph.fast_max, m.fast_bytes_max);
-    ph.steps = std::max(ph.steps, m.steps);
     if (m.phase != phase || m.interval >= kMaxIntervals) continue;
     IntervalTiering& e = iv[m.interval];
     e.interval = m.interval;
-    e.migrations = true;
+    add_migration(e, m);
     e.to_fast = sat_add(e.to_fast, m.bytes_to_fast);
     e.to_slow = sat_add(e.to_slow, m.bytes_to_slow);
-    e.migrate_ns = sat_add(e.migrate_ns, m.migrate_ns);
     e.moves = sat_add(e.moves, m.moves);
-    e.late = sat_add(e.late, m.late);
-    e.failed_pages = sat_add(e.failed_pages, m.failed_pages);
-    e.fast_max = std::max(e.fast_max, m.fast_bytes_max);
-    e.steps = std::max(e.steps, m.steps);
     auto& [sum, steps] = mean[m.interval];
     sum = sat_add(sum, m.fast_bytes_sum);
     steps = sat_add(steps, m.steps);
@@ -120,20 +132,12 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
     const uint64_t fast = std::min(pl.fast_bytes, pl.touched_bytes);
     PhaseTiering& ph = of(pl.phase);
     ph.checked = true;
-    ph.touched = sat_add(ph.touched, pl.touched_bytes);
-    ph.fast = sat_add(ph.fast, fast);
-    ph.checked_steps = std::max(ph.checked_steps, pl.steps);
-    ph.misplaced = sat_add(ph.misplaced, pl.misplaced);
-    ph.verified = sat_add(ph.verified, pl.verified);
+    add_placement(ph, pl, fast);
     if (pl.phase != phase || pl.interval >= kMaxIntervals) continue;
     IntervalTiering& e = iv[pl.interval];
     e.interval = pl.interval;
     e.placement = true;
-    e.touched = sat_add(e.touched, pl.touched_bytes);
-    e.fast = sat_add(e.fast, fast);
-    e.checked_steps = std::max(e.checked_steps, pl.steps);
-    e.misplaced = sat_add(e.misplaced, pl.misplaced);
-    e.verified = sat_add(e.verified, pl.verified);
+    add_placement(e, pl, fast);
   }
   for (const auto& [k, e] : iv) t.intervals.push_back(e);
   for (const auto& [k, ph] : phases) t.phases.push_back(ph);

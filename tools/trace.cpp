@@ -26,12 +26,10 @@ namespace sentinel::view {
 
 namespace {
 
-struct Options {
-  bool symbols = true;
-  bool debuginfod = false;
+// --phase N: only that phase's time span (-1: the whole run).
+struct Options : SharedOptions {
+  Options() { takes = kSymbols | kOutput; }
   size_t max_intervals = 100000;  // interval slices written at most
-  int64_t phase = -1;             // --phase N: only that phase's time span (-1: the whole run)
-  std::string path, out;
 };
 
 void print_help() {
@@ -133,44 +131,36 @@ std::vector<std::optional<sentinel_identity>> object_identity_table(const fmt::P
   return out;
 }
 
-}  // namespace
+// What the writers share: the dump, the phase, the time line and, with --phase N, its window.
+struct Trace {
+  Trace(const fmt::Profile& dump, const Options& options, uint32_t phase)
+      : p(dump), o(options), shown(phase), one_phase(options.phase >= 0), clock(dump) {}
 
-int cmd_trace(int argc, char** argv) {
-  Options o;
-  SubcommandArgs args("trace", argc, argv);
-  int rc = 0;
-  while (args.next_option()) {
-    if (args.symbol_option(o.symbols, o.debuginfod)) continue;
-    if (args.output_option(o.out, rc) || args.phase_option(o.phase, rc)) {
-      if (rc) return rc;
-      continue;
-    }
-    std::string v;
-    if (args.is_help()) {
-      print_help();
-      return finish_output();
-    } else if (args.is("--max-intervals")) {
-      if (!args.value("--max-intervals", v)) return args.error("--max-intervals needs a number");
-      if (!parse_count(v, o.max_intervals))
-        return args.error("--max-intervals: not a number: '" + v + "'");
-    } else {
-      return args.unknown_option();
-    }
+  const fmt::Profile& p;
+  const Options& o;
+  uint32_t shown;      // the phase of --phase N, else the main phase
+  bool one_phase;      // --phase N: only that phase's span
+  SeqClock clock;
+  uint64_t t0 = 0, t_end = 0;  // the time line
+  uint64_t lo = 0, hi = UINT64_MAX;  // --phase N: the span of its steps
+
+  bool in_window(uint64_t from, uint64_t to) const { return !one_phase || (from <= hi && to >= lo && hi > 0); }
+  // An object's slice ends at its death, or at the end of the time line when it was alive at exit.
+  uint64_t object_end(const sentinel_object& ob) const {
+    return alive_at_exit(ob) ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
   }
-  if ((rc = args.dump(o.path)) || (rc = args.default_output(o.path, o.out, ".trace.json"))) return rc;
-  if (!o.debuginfod) unsetenv("DEBUGINFOD_URLS");
-  auto profile = load_profile(o.path);
-  if (!profile) return 1;
-  const fmt::Profile& p = *profile;
-  StepModel sm = model_steps(p);
-  const auto shown = select_phase(sm, o.phase, o.path);
-  if (!shown) return 1;
-  const bool one_phase = o.phase >= 0;
-  const auto obj_id = object_identity_table(p, sm, *shown);
-  SeqClock clock(p);
-  Symbolizer sym(p, o.symbols);
+  static bool alive_at_exit(const sentinel_object& ob) { return ob.death_seq == UINT64_MAX || ob.death_ns == 0; }
+};
 
-  // The time line: from the process start (or the first birth) to its end (or the last event).
+// What the closing line counts.
+struct Written {
+  uint64_t steps = 0, intervals = 0, objects = 0;
+  uint32_t object_tracks = 0;
+};
+
+// The time line: from the process start (or the first birth) to its end (or the last event).
+void set_time_line(Trace& t) {
+  const fmt::Profile& p = t.p;
   uint64_t first = UINT64_MAX, last = 0;
   for (const auto& ob : p.objects) {
     first = std::min(first, ob.birth_ns);
@@ -190,40 +180,41 @@ int cmd_trace(int argc, char** argv) {
     last = std::max({last, b.start_ns, b.end_ns});
   }
   if (first == UINT64_MAX) first = 0;
-  uint64_t t0 = first;
+  t.t0 = first;
   if (p.process.present && p.process.start_monotonic_ns && p.process.start_monotonic_ns <= first)
-    t0 = p.process.start_monotonic_ns;
-  uint64_t t_end = last;
-  if (p.process.present && p.process.end_monotonic_ns >= last) t_end = p.process.end_monotonic_ns;
-  const uint32_t pid = p.process.present ? p.process.pid : 1;
-  // --phase N: the span of its steps, from the first one's start to the last one's end (its
-  // migration batches are written wherever they fall).
-  uint64_t lo = 0, hi = UINT64_MAX;
-  if (one_phase) {
-    lo = UINT64_MAX;
-    hi = 0;
-    for (size_t k = 0; k < p.steps.size(); ++k) {
-      if (p.steps[k].phase != *shown) continue;
-      auto [a, b] = step_span(p, clock, k, t_end);
-      lo = std::min(lo, a);
-      hi = std::max(hi, b);
-    }
-    if (lo > hi) lo = hi = 0;  // a phase without steps: nothing but its batches
-  }
-  auto in_window = [&](uint64_t from, uint64_t to) { return !one_phase || (from <= hi && to >= lo && hi > 0); };
-  uint64_t steps_written = 0, objects_written = 0;
+    t.t0 = p.process.start_monotonic_ns;
+  t.t_end = last;
+  if (p.process.present && p.process.end_monotonic_ns >= last) t.t_end = p.process.end_monotonic_ns;
+}
 
-  OutputFile out;
-  if (!out.open(o.out)) return 1;
-  std::ostream& os = out.stream();
-  os << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"dump\":" << json_quote(o.path)
+// --phase N: the span of its steps, from the first one's start to the last one's end (its
+// migration batches are written wherever they fall).
+void set_window(Trace& t) {
+  if (!t.one_phase) return;
+  t.lo = UINT64_MAX;
+  t.hi = 0;
+  for (size_t k = 0; k < t.p.steps.size(); ++k) {
+    if (t.p.steps[k].phase != t.shown) continue;
+    auto [a, b] = step_span(t.p, t.clock, k, t.t_end);
+    t.lo = std::min(t.lo, a);
+    t.hi = std::max(t.hi, b);
+  }
+  if (t.lo > t.hi) t.lo = t.hi = 0;  // a phase without steps: nothing but its batches
+}
+
+void write_header(std::ostream& os, const Trace& t, const StepModel& sm) {
+  const fmt::Profile& p = t.p;
+  os << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"dump\":" << json_quote(t.o.path)
      << ",\"format\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor))
      << ",\"objects\":" << p.objects.size() << ",\"steps\":" << sm.steps << ",\"phase\":";
-  if (one_phase) os << *shown;
+  if (t.one_phase) os << t.shown;
   else os << "null";
   os << "},\"traceEvents\":[";
-  Writer w(os, t0, pid);
+}
 
+// The process's name (its command line, else its executable) and the names and order of the
+// steps, intervals and marks tracks.
+void write_track_names(Writer& w, const fmt::Profile& p) {
   std::string pname = p.process.executable.empty() ? "process" : p.process.executable;
   if (auto slash = pname.rfind('/'); slash != std::string::npos) pname = pname.substr(slash + 1);
   std::string cmd;
@@ -238,145 +229,190 @@ int cmd_trace(int argc, char** argv) {
     w.meta("thread_name", kTidMarks, "name", json_quote("sentinel_step() marks"));
     w.meta("thread_sort_index", kTidMarks, "sort_index", "-1");
   }
+}
 
-  // Steps and intervals.
-  size_t interval_slices = 0;
+// Step k's slice and its instant marker at the step's start.
+void write_step(Writer& w, size_t k, const sentinel_step_entry& s, uint64_t start, uint64_t stop) {
+  std::string flags;
+  if (s.flags & SENTINEL_STEP_EXPLICIT) flags += " marked";
+  if (s.flags & SENTINEL_STEP_NEW_PHASE) flags += " new-phase";
+  if (s.flags & SENTINEL_STEP_INFERRED) flags += " inferred";
+  if (s.flags & SENTINEL_STEP_PROFILED) flags += " profiled";
+  std::string name = "step " + std::to_string(k) + (s.flags & SENTINEL_STEP_PROFILED ? " (profiled)" : "");
+  w.begin("X", name, kTidSteps) << ",\"cat\":\"step\",\"ts\":" << w.ts(start)
+                                 << ",\"dur\":" << w.dur(start, stop) << ",\"args\":{\"phase\":" << s.phase
+                                 << ",\"start_seq\":" << s.start_seq << ",\"allocations\":" << s.allocations
+                                 << ",\"flags\":" << json_quote(flags.empty() ? "" : flags.substr(1)) << "}";
+  w.end();
+  w.begin("i", "step " + std::to_string(k), kTidSteps)
+      << ",\"cat\":\"step\",\"s\":\"g\",\"ts\":" << w.ts(start);
+  w.end();
+}
+
+// The interval slices of step k (and their instant markers), while fewer than --max-intervals are
+// written in all.
+void write_intervals(Writer& w, const Trace& t, size_t k, uint64_t start, uint64_t stop, Written& n) {
+  const auto& s = t.p.steps[k];
+  const fmt::IntervalTable* table = t.p.intervals_for(s.phase);
+  if (!table) return;
+  for (size_t i = 0; i < table->bounds.size() && n.intervals < t.o.max_intervals; ++i) {
+    auto [f, e] = table->bounds[i];
+    if (f >= s.allocations) break;
+    uint64_t a = i == 0 ? start : t.clock.at(s.start_seq + f).value_or(stop);
+    uint64_t b = (e >= s.allocations || i + 1 == table->bounds.size()) ? stop
+                                                                       : t.clock.at(s.start_seq + e).value_or(stop);
+    a = std::clamp(a, start, stop);
+    b = std::clamp(b, a, stop);
+    w.begin("X", "interval " + std::to_string(i), kTidIntervals)
+        << ",\"cat\":\"interval\",\"ts\":" << w.ts(a) << ",\"dur\":" << w.dur(a, b)
+        << ",\"args\":{\"step\":" << k << ",\"phase\":" << s.phase << ",\"first_ordinal\":" << f
+        << ",\"end_ordinal\":" << e << "}";
+    w.end();
+    w.begin("i", "interval " + std::to_string(i) + " of step " + std::to_string(k), kTidIntervals)
+        << ",\"cat\":\"interval\",\"s\":\"t\",\"ts\":" << w.ts(a);
+    w.end();
+    ++n.intervals;
+  }
+}
+
+// Steps and intervals (of the phase, with --phase N), then the sentinel_step() marks.
+void write_steps(Writer& w, const Trace& t, Written& n) {
+  const fmt::Profile& p = t.p;
   for (size_t k = 0; k < p.steps.size(); ++k) {
-    const auto& s = p.steps[k];
-    if (one_phase && s.phase != *shown) continue;
-    ++steps_written;
-    auto [start, stop] = step_span(p, clock, k, t_end);
-    std::string flags;
-    if (s.flags & SENTINEL_STEP_EXPLICIT) flags += " marked";
-    if (s.flags & SENTINEL_STEP_NEW_PHASE) flags += " new-phase";
-    if (s.flags & SENTINEL_STEP_INFERRED) flags += " inferred";
-    if (s.flags & SENTINEL_STEP_PROFILED) flags += " profiled";
-    std::string name = "step " + std::to_string(k) + (s.flags & SENTINEL_STEP_PROFILED ? " (profiled)" : "");
-    w.begin("X", name, kTidSteps) << ",\"cat\":\"step\",\"ts\":" << w.ts(start)
-                                   << ",\"dur\":" << w.dur(start, stop) << ",\"args\":{\"phase\":" << s.phase
-                                   << ",\"start_seq\":" << s.start_seq << ",\"allocations\":" << s.allocations
-                                   << ",\"flags\":" << json_quote(flags.empty() ? "" : flags.substr(1)) << "}";
-    w.end();
-    w.begin("i", "step " + std::to_string(k), kTidSteps)
-        << ",\"cat\":\"step\",\"s\":\"g\",\"ts\":" << w.ts(start);
-    w.end();
-    const fmt::IntervalTable* t = p.intervals_for(s.phase);
-    if (!t) continue;
-    for (size_t i = 0; i < t->bounds.size() && interval_slices < o.max_intervals; ++i) {
-      auto [f, e] = t->bounds[i];
-      if (f >= s.allocations) break;
-      uint64_t a = i == 0 ? start : clock.at(s.start_seq + f).value_or(stop);
-      uint64_t b = (e >= s.allocations || i + 1 == t->bounds.size()) ? stop
-                                                                       : clock.at(s.start_seq + e).value_or(stop);
-      a = std::clamp(a, start, stop);
-      b = std::clamp(b, a, stop);
-      w.begin("X", "interval " + std::to_string(i), kTidIntervals)
-          << ",\"cat\":\"interval\",\"ts\":" << w.ts(a) << ",\"dur\":" << w.dur(a, b)
-          << ",\"args\":{\"step\":" << k << ",\"phase\":" << s.phase << ",\"first_ordinal\":" << f
-          << ",\"end_ordinal\":" << e << "}";
-      w.end();
-      w.begin("i", "interval " + std::to_string(i) + " of step " + std::to_string(k), kTidIntervals)
-          << ",\"cat\":\"interval\",\"s\":\"t\",\"ts\":" << w.ts(a);
-      w.end();
-      ++interval_slices;
-    }
+    if (t.one_phase && p.steps[k].phase != t.shown) continue;
+    ++n.steps;
+    auto [start, stop] = step_span(p, t.clock, k, t.t_end);
+    write_step(w, k, p.steps[k], start, stop);
+    write_intervals(w, t, k, start, stop, n);
   }
   for (size_t k = 0; k < p.marks.size(); ++k) {
-    if (!in_window(p.marks[k].monotonic_ns, p.marks[k].monotonic_ns)) continue;
+    if (!t.in_window(p.marks[k].monotonic_ns, p.marks[k].monotonic_ns)) continue;
     w.begin("i", "mark " + std::to_string(k), kTidMarks)
         << ",\"cat\":\"mark\",\"s\":\"t\",\"ts\":" << w.ts(p.marks[k].monotonic_ns)
         << ",\"args\":{\"seq\":" << p.marks[k].seq << "}";
     w.end();
   }
+}
 
-  // Migration batches (MIGRATION_LOG): one slice each on the migrator's track; batches that overlap
-  // in time (they should not: one thread issues them) go to further lanes so no two slices overlap.
-  {
-    std::vector<size_t> order(p.migration_log.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (one_phase)
-      order.erase(std::remove_if(order.begin(), order.end(), [&](size_t i) { return p.migration_log[i].phase != *shown; }),
-                  order.end());
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      return p.migration_log[x].start_ns < p.migration_log[y].start_ns;
-    });
-    std::vector<uint64_t> lane_end;
-    const size_t max_lanes = kTidObjects - kTidMigrations;
-    for (size_t i : order) {
-      const sentinel_migration_batch& b = p.migration_log[i];
-      const uint64_t end = std::max(b.start_ns, b.end_ns);
-      size_t lane = 0;
-      while (lane < lane_end.size() && lane_end[lane] > b.start_ns) ++lane;
-      if (lane == max_lanes) lane = max_lanes - 1;  // absurd overlap: share the last lane
-      if (lane == lane_end.size()) {
-        lane_end.push_back(0);
-        const uint32_t tid = kTidMigrations + static_cast<uint32_t>(lane);
-        w.meta("thread_name", tid, "name", json_quote(lane ? "migrations lane " + std::to_string(lane) : "migrations"));
-        w.meta("thread_sort_index", tid, "sort_index", std::to_string(-200 + static_cast<int>(lane)));
-      }
-      lane_end[lane] = std::max(lane_end[lane], end);
-      const bool to_fast = b.flags & SENTINEL_MIGRATE_TO_FAST, late = b.flags & SENTINEL_MIGRATE_LATE;
-      std::string name = std::string(to_fast ? "to fast " : "to slow ") + human_bytes(b.bytes) + (late ? " (late)" : "");
-      w.begin("X", name, kTidMigrations + static_cast<uint32_t>(lane))
-          << ",\"cat\":\"migration" << (late ? ",late" : "") << "\",\"ts\":" << w.ts(b.start_ns)
-          << ",\"dur\":" << w.dur(b.start_ns, end) << ",\"args\":{\"bytes\":" << b.bytes << ",\"objects\":" << b.objects
-          << ",\"phase\":" << b.phase << ",\"interval\":" << b.interval << ",\"direction\":"
-          << json_quote(to_fast ? "to_fast" : "to_slow") << ",\"late\":" << (late ? "true" : "false")
-          << ",\"failed_pages\":" << b.failed_pages << "}";
-      w.end();
+void write_batch(Writer& w, const sentinel_migration_batch& b, uint32_t tid) {
+  const uint64_t end = std::max(b.start_ns, b.end_ns);
+  const bool to_fast = b.flags & SENTINEL_MIGRATE_TO_FAST, late = b.flags & SENTINEL_MIGRATE_LATE;
+  std::string name = std::string(to_fast ? "to fast " : "to slow ") + human_bytes(b.bytes) + (late ? " (late)" : "");
+  w.begin("X", name, tid) << ",\"cat\":\"migration" << (late ? ",late" : "") << "\",\"ts\":" << w.ts(b.start_ns)
+                          << ",\"dur\":" << w.dur(b.start_ns, end) << ",\"args\":{\"bytes\":" << b.bytes
+                          << ",\"objects\":" << b.objects << ",\"phase\":" << b.phase << ",\"interval\":" << b.interval
+                          << ",\"direction\":" << json_quote(to_fast ? "to_fast" : "to_slow")
+                          << ",\"late\":" << (late ? "true" : "false") << ",\"failed_pages\":" << b.failed_pages << "}";
+  w.end();
+}
+
+// Migration batches (MIGRATION_LOG): one slice each on the migrator's track; batches that overlap
+// in time (they should not: one thread issues them) go to further lanes so no two slices overlap.
+void write_migrations(Writer& w, const Trace& t) {
+  const auto& log = t.p.migration_log;
+  std::vector<size_t> order(log.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (t.one_phase)
+    order.erase(std::remove_if(order.begin(), order.end(), [&](size_t i) { return log[i].phase != t.shown; }),
+                order.end());
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return log[x].start_ns < log[y].start_ns; });
+  std::vector<uint64_t> lane_end;
+  const size_t max_lanes = kTidObjects - kTidMigrations;
+  for (size_t i : order) {
+    const sentinel_migration_batch& b = log[i];
+    size_t lane = 0;
+    while (lane < lane_end.size() && lane_end[lane] > b.start_ns) ++lane;
+    if (lane == max_lanes) lane = max_lanes - 1;  // absurd overlap: share the last lane
+    const uint32_t tid = kTidMigrations + static_cast<uint32_t>(lane);
+    if (lane == lane_end.size()) {
+      lane_end.push_back(0);
+      w.meta("thread_name", tid, "name", json_quote(lane ? "migrations lane " + std::to_string(lane) : "migrations"));
+      w.meta("thread_sort_index", tid, "sort_index", std::to_string(-200 + static_cast<int>(lane)));
     }
+    lane_end[lane] = std::max(lane_end[lane], std::max(b.start_ns, b.end_ns));
+    write_batch(w, b, tid);
   }
+}
 
-  // Objects: per thread, lanes assigned greedily in birth order (the lowest free lane).
-  auto object_end = [&](const sentinel_object& ob) {
-    const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
-    return alive ? std::max(t_end, ob.birth_ns) : std::max(ob.death_ns, ob.birth_ns);
-  };
+// Lanes for one thread's objects (indices into p.objects, sorted here by birth), assigned greedily
+// in birth order: the lowest lane free at the birth. Returns the number of lanes.
+uint32_t assign_lanes(const Trace& t, std::vector<size_t>& idx, std::vector<uint32_t>& lane_of) {
+  const fmt::Profile& p = t.p;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+    const auto& a = p.objects[x];
+    const auto& b = p.objects[y];
+    if (a.birth_ns != b.birth_ns) return a.birth_ns < b.birth_ns;
+    return a.birth_seq < b.birth_seq;
+  });
+  using Busy = std::pair<uint64_t, uint32_t>;  // (end time, lane)
+  std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+  std::set<uint32_t> free_lanes;
+  uint32_t lanes = 0;
+  lane_of.assign(idx.size(), 0);
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const auto& ob = p.objects[idx[k]];
+    while (!busy.empty() && busy.top().first <= ob.birth_ns) {
+      free_lanes.insert(busy.top().second);
+      busy.pop();
+    }
+    uint32_t lane;
+    if (!free_lanes.empty()) {
+      lane = *free_lanes.begin();
+      free_lanes.erase(free_lanes.begin());
+    } else {
+      lane = lanes++;
+    }
+    lane_of[k] = lane;
+    busy.push({t.object_end(ob), lane});
+  }
+  return lanes;
+}
+
+void write_object(Writer& w, const Trace& t, const sentinel_object& ob, const std::optional<sentinel_identity>& ident,
+                  const std::string& site_name, uint32_t tid) {
+  const bool alive = Trace::alive_at_exit(ob);
+  std::string cat = "object";
+  if (ident) cat += std::string(",") + lifetime_short(ident->lifetime);
+  std::string name = human_bytes(ob.size) + " " + site_name;
+  std::ostream& e = w.begin("X", name, tid);
+  e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns) << ",\"dur\":" << w.dur(ob.birth_ns, t.object_end(ob))
+    << ",\"args\":{\"address\":\"" << hex(ob.address) << "\",\"size\":" << ob.size << ",\"site\":";
+  if (ob.site == UINT32_MAX) e << -1; else e << ob.site;
+  e << ",\"birth_seq\":" << ob.birth_seq << ",\"death_seq\":";
+  if (alive) e << "null"; else e << ob.death_seq;
+  e << ",\"alive_at_exit\":" << (alive ? "true" : "false") << ",\"thread\":" << ob.thread;
+  if (ob.kind == SENTINEL_KIND_CUDA_HOST) e << ",\"kind\":\"cuda-host\"";
+  if (ident) {
+    const auto& id = *ident;
+    e << ",\"identity\":" << id.id << ",\"lifetime\":" << json_quote(lifetime_name(id.lifetime))
+      << ",\"group\":" << id.group;
+  }
+  e << "}";
+  w.end();
+}
+
+// Objects (of the window, with --phase N): per allocating thread, its lanes' tracks named, then its
+// objects' slices.
+void write_objects(Writer& w, const Trace& t, const StepModel& sm, Symbolizer& sym, Written& n) {
+  const fmt::Profile& p = t.p;
+  const auto obj_id = object_identity_table(p, sm, t.shown);
   std::map<uint32_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < p.objects.size(); ++i)
-    if (in_window(p.objects[i].birth_ns, object_end(p.objects[i]))) by_thread[p.objects[i].thread].push_back(i);
+    if (t.in_window(p.objects[i].birth_ns, t.object_end(p.objects[i]))) by_thread[p.objects[i].thread].push_back(i);
   std::map<uint32_t, std::string> site_names;
   auto site_name = [&](uint32_t site) -> const std::string& {
     auto it = site_names.find(site);
     if (it != site_names.end()) return it->second;
-    std::string n = site == UINT32_MAX ? "unknown site" : "site " + std::to_string(site);
-    if (const fmt::Site* s = p.find_site(site); s && !s->frames.empty() && o.symbols)
-      n = short_frame(sym.frame(s->frames.front()));
-    return site_names.emplace(site, n).first->second;
+    std::string name = site == UINT32_MAX ? "unknown site" : "site " + std::to_string(site);
+    if (const fmt::Site* s = p.find_site(site); s && !s->frames.empty() && t.o.symbols)
+      name = short_frame(sym.frame(s->frames.front()));
+    return site_names.emplace(site, name).first->second;
   };
-  uint32_t next_tid = kTidObjects;
+  uint32_t base = kTidObjects;
   int sort_index = 0;
   for (auto& [thread, idx] : by_thread) {
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
-      const auto& a = p.objects[x];
-      const auto& b = p.objects[y];
-      if (a.birth_ns != b.birth_ns) return a.birth_ns < b.birth_ns;
-      return a.birth_seq < b.birth_seq;
-    });
-    using Busy = std::pair<uint64_t, uint32_t>;  // (end time, lane)
-    std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
-    std::set<uint32_t> free_lanes;
-    uint32_t lanes = 0;
-    std::vector<uint32_t> lane_of(idx.size());
-    for (size_t k = 0; k < idx.size(); ++k) {
-      const auto& ob = p.objects[idx[k]];
-      const uint64_t stop = object_end(ob);
-      while (!busy.empty() && busy.top().first <= ob.birth_ns) {
-        free_lanes.insert(busy.top().second);
-        busy.pop();
-      }
-      uint32_t lane;
-      if (!free_lanes.empty()) {
-        lane = *free_lanes.begin();
-        free_lanes.erase(free_lanes.begin());
-      } else {
-        lane = lanes++;
-      }
-      lane_of[k] = lane;
-      busy.push({stop, lane});
-    }
-    const uint32_t base = next_tid;
-    next_tid += lanes;
+    std::vector<uint32_t> lane_of;
+    const uint32_t lanes = assign_lanes(t, idx, lane_of);
     for (uint32_t l = 0; l < lanes; ++l) {
       w.meta("thread_name", base + l, "name",
              json_quote("thread " + std::to_string(thread) + (lanes > 1 ? " lane " + std::to_string(l) : "")));
@@ -384,70 +420,85 @@ int cmd_trace(int argc, char** argv) {
     }
     for (size_t k = 0; k < idx.size(); ++k) {
       const auto& ob = p.objects[idx[k]];
-      const bool alive = ob.death_seq == UINT64_MAX || ob.death_ns == 0;
-      const uint64_t stop = object_end(ob);
-      const auto& ident = obj_id[idx[k]];
-      ++objects_written;
-      std::string cat = "object";
-      if (ident) cat += std::string(",") + lifetime_short(ident->lifetime);
-      std::string name = human_bytes(ob.size) + " " + site_name(ob.site);
-      std::ostream& e = w.begin("X", name, base + lane_of[k]);
-      e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns) << ",\"dur\":" << w.dur(ob.birth_ns, stop)
-        << ",\"args\":{\"address\":\"" << hex(ob.address) << "\",\"size\":" << ob.size << ",\"site\":";
-      if (ob.site == UINT32_MAX) e << -1; else e << ob.site;
-      e << ",\"birth_seq\":" << ob.birth_seq << ",\"death_seq\":";
-      if (alive) e << "null"; else e << ob.death_seq;
-      e << ",\"alive_at_exit\":" << (alive ? "true" : "false") << ",\"thread\":" << ob.thread;
-      if (ob.kind == SENTINEL_KIND_CUDA_HOST) e << ",\"kind\":\"cuda-host\"";
-      if (ident) {
-        const auto& id = *ident;
-        e << ",\"identity\":" << id.id << ",\"lifetime\":" << json_quote(lifetime_name(id.lifetime))
-          << ",\"group\":" << id.group;
-      }
-      e << "}";
-      w.end();
+      write_object(w, t, ob, obj_id[idx[k]], site_name(ob.site), base + lane_of[k]);
+      ++n.objects;
     }
+    base += lanes;
   }
+  n.object_tracks = base - kTidObjects;
+}
 
-  // The live tracked bytes, one counter value per distinct time stamp.
-  {
-    std::vector<std::pair<uint64_t, int64_t>> ev;  // (ns, +size / -size)
-    ev.reserve(p.objects.size() * 2);
-    for (const auto& ob : p.objects) {
-      const int64_t sz = static_cast<int64_t>(std::min<uint64_t>(ob.size, INT64_MAX / 4));
-      ev.emplace_back(ob.birth_ns, sz);
-      if (!(ob.death_seq == UINT64_MAX || ob.death_ns == 0)) ev.emplace_back(std::max(ob.death_ns, ob.birth_ns), -sz);
-    }
-    std::sort(ev.begin(), ev.end());  // at equal times frees (negative) first
-    int64_t live = 0;
-    bool opened = !one_phase;  // --phase: the first value is the one at the window's start
-    auto value = [&](uint64_t ns) {
-      w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ns)
-                                            << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
-      w.end();
-    };
-    for (size_t i = 0; i < ev.size();) {
-      size_t j = i;
-      const uint64_t ns = ev[i].first;
-      if (!opened && ns >= lo) {
-        value(lo);
-        opened = true;
-      }
-      while (j < ev.size() && ev[j].first == ns) live += ev[j++].second;
-      if (in_window(ns, ns)) value(ns);
-      i = j;
-    }
-    if (!ev.empty()) {
-      if (!opened) value(lo);
-      value(one_phase ? hi : std::max(t_end, ev.back().first));
-    }
+// The live tracked bytes, one counter value per distinct time stamp.
+void write_live_bytes(Writer& w, const Trace& t) {
+  std::vector<std::pair<uint64_t, int64_t>> ev;  // (ns, +size / -size)
+  ev.reserve(t.p.objects.size() * 2);
+  for (const auto& ob : t.p.objects) {
+    const int64_t sz = static_cast<int64_t>(std::min<uint64_t>(ob.size, INT64_MAX / 4));
+    ev.emplace_back(ob.birth_ns, sz);
+    if (!Trace::alive_at_exit(ob)) ev.emplace_back(std::max(ob.death_ns, ob.birth_ns), -sz);
   }
+  std::sort(ev.begin(), ev.end());  // at equal times frees (negative) first
+  int64_t live = 0;
+  bool opened = !t.one_phase;  // --phase: the first value is the one at the window's start
+  auto value = [&](uint64_t ns) {
+    w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ns)
+                                          << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
+    w.end();
+  };
+  for (size_t i = 0; i < ev.size();) {
+    size_t j = i;
+    const uint64_t ns = ev[i].first;
+    if (!opened && ns >= t.lo) {
+      value(t.lo);
+      opened = true;
+    }
+    while (j < ev.size() && ev[j].first == ns) live += ev[j++].second;
+    if (t.in_window(ns, ns)) value(ns);
+    i = j;
+  }
+  if (!ev.empty()) {
+    if (!opened) value(t.lo);
+    value(t.one_phase ? t.hi : std::max(t.t_end, ev.back().first));
+  }
+}
+
+// --max-intervals N.
+int own_option(SubcommandArgs& args, Options& o) {
+  int rc = 0;
+  if (!args.count_option("--max-intervals", o.max_intervals, rc)) return args.unknown_option();
+  return rc;
+}
+
+}  // namespace
+
+int cmd_trace(int argc, char** argv) {
+  Options o;
+  SubcommandArgs args("trace", argc, argv);
+  if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  Dump d;
+  if (int rc = open_dump(args, o, ".trace.json", d)) return rc;
+  Trace t(d.p, o, d.phase);
+  Symbolizer sym(d.p, o.symbols);
+  set_time_line(t);
+  set_window(t);
+
+  OutputFile out;
+  if (!out.open(o.out)) return 1;
+  std::ostream& os = out.stream();
+  write_header(os, t, d.sm);
+  Writer w(os, t.t0, d.p.process.present ? d.p.process.pid : 1);
+  Written n;
+  write_track_names(w, d.p);
+  write_steps(w, t, n);
+  write_migrations(w, t);
+  write_objects(w, t, d.sm, sym, n);
+  write_live_bytes(w, t);
   os << "\n]}\n";
-  rc = out.close();
+  int rc = out.close();
   if (rc == 0 && o.out != "-")
-    std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << objects_written
-              << " objects on " << (next_tid - kTidObjects) << " tracks, " << steps_written << " steps, "
-              << interval_slices << " intervals" << (one_phase ? ", phase " + std::to_string(*shown) : std::string())
+    std::cout << "wrote " << printable(o.out) << ": " << w.events() << " events (" << n.objects << " objects on "
+              << n.object_tracks << " tracks, " << n.steps << " steps, " << n.intervals << " intervals"
+              << (t.one_phase ? ", phase " + std::to_string(t.shown) : std::string())
               << "); open it in https://ui.perfetto.dev or chrome://tracing\n";
   return rc ? rc : finish_output();
 }

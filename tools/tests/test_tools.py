@@ -63,14 +63,43 @@ def clean_env(**extra):
     return env
 
 
-# ----------------------------------------------------------------------------------------------
-def test_view(a, tmp):
-    view = a.view
+def make_dumps(a, tmp):
+    """Writes the hand-built dumps into tmp: a function naming one of them, None when that failed."""
     r = run([a.make_dumps, tmp])
     if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
         print(r.stderr)
+        return None
+    return lambda name: os.path.join(tmp, name)
+
+
+def python_with(a, module, test):
+    """/usr/bin/python3 for a test of the real library: exits 2 without --lib, 77 (skip) when that
+    python cannot import `module`."""
+    if not a.lib:
+        print(f"{test} needs --lib", file=sys.stderr)
+        sys.exit(2)
+    py = "/usr/bin/python3"
+    if subprocess.run([py, "-c", f"import {module}"], capture_output=True).returncode != 0:
+        print(f"skip: /usr/bin/python3 cannot import {module}", file=sys.stderr)
+        sys.exit(77)
+    return py
+
+
+def report_page(view, dump, page, args, what):
+    """sentinel-view report --no-symbols ARGS DUMP -o PAGE: the page, None when it did not run cleanly."""
+    r = run([view, "report", "--no-symbols", *args, dump, "-o", page])
+    if not check(r.returncode == 0 and r.stderr == "", f"report {what}: exit 0 ({r.stderr.strip()})"):
+        return None
+    with open(page, encoding="utf-8") as f:
+        return f.read()
+
+
+# ----------------------------------------------------------------------------------------------
+def test_view(a, tmp):
+    view = a.view
+    d = make_dumps(a, tmp)
+    if not d:
         return
-    d = lambda name: os.path.join(tmp, name)
 
     # Text summary of the sample dump.
     r = run([view, "summary", "--no-symbols", d("sample.prof")])
@@ -320,13 +349,7 @@ def test_run(a, tmp):
 
 # ----------------------------------------------------------------------------------------------
 def test_e2e(a, tmp):
-    if not a.lib:
-        print("e2e needs --lib", file=sys.stderr)
-        sys.exit(2)
-    py = "/usr/bin/python3"
-    if subprocess.run([py, "-c", "import numpy"], capture_output=True).returncode != 0:
-        print("skip: /usr/bin/python3 cannot import numpy", file=sys.stderr)
-        sys.exit(77)
+    py = python_with(a, "numpy", "e2e")
     env = clean_env()
     dump = os.path.join(tmp, "py.%p.prof")
     prog = "import numpy; a=[numpy.ones(100000) for _ in range(10)]"
@@ -368,11 +391,9 @@ def test_profile(a, tmp):
     allocations in 3 intervals, phase 1 = 3 steps of 4 allocations in 2 intervals, steps 1-2 of
     phase 0 profiled at 64 KiB; the touches are declared there."""
     view = a.view
-    r = run([a.make_dumps, tmp])
-    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
-        print(r.stderr)
+    d = make_dumps(a, tmp)
+    if not d:
         return
-    d = lambda name: os.path.join(tmp, name)
 
     r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
@@ -545,11 +566,9 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 
 def test_plan(a, tmp):
     view = a.view
-    r = run([a.make_dumps, tmp])
-    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
-        print(r.stderr)
+    d = make_dumps(a, tmp)
+    if not d:
         return
-    d = lambda name: os.path.join(tmp, name)
 
     # The recorded PLAN is the runtime's make_plan() on the same records: recomputed identically.
     r = run([view, "plan", d("tiered.prof")])
@@ -883,12 +902,9 @@ def test_guest(a, tmp):
 
     # report: the placement section of the phase drawn.
     for args, budget, ivs, phase in [([], "2.66 MiB", 10, 2), (["--phase", "1"], "1.02 MiB", 1, 1)]:
-        page = os.path.join(tmp, f"guest{phase}.html")
-        r = run([view, "report", "--no-symbols", *args, dump, "-o", page])
-        if not check(r.returncode == 0 and r.stderr == "", f"report {args}: exit 0 ({r.stderr.strip()})"):
+        html = report_page(view, dump, os.path.join(tmp, f"guest{phase}.html"), args, args)
+        if html is None:
             continue
-        with open(page, encoding="utf-8") as f:
-            html = f.read()
         place = html[html.find("<h2>Placement</h2>"):html.find("<h2>Details</h2>")]
         table = place[place.find('id="placement-intervals"'):].split("</table>")[0]
         check(f"Phase <b>{phase}</b>: policy <b>sentinel</b>, budget {budget}" in place
@@ -1019,8 +1035,7 @@ def test_report(a, tmp):
         print(f"skip: headless chromium cannot render here (exit {rc}): {err.strip()[-300:]}", file=sys.stderr)
         sys.exit(77)
 
-    r = run([a.make_dumps, tmp])
-    if not check(r.returncode == 0, "make-test-dumps wrote the dumps"):
+    if not make_dumps(a, tmp):
         return
     cases = [("demo.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
              ("loop.prof", ["footprint-run", "footprint-step", "heatmap-groups", "heatmap-identities", "lifetimes"]),
@@ -1035,11 +1050,9 @@ def test_report(a, tmp):
                       "placement-occupancy", "placement-hits"])]
     for name, svgs in cases:
         page = os.path.join(tmp, os.path.basename(name) + ".html")
-        r = run([a.view, "report", "--no-symbols", os.path.join(tmp, name), "-o", page])
-        if not check(r.returncode == 0 and r.stderr == "", f"report {name}: exit 0 ({r.stderr.strip()})"):
+        html = report_page(a.view, os.path.join(tmp, name), page, [], name)
+        if html is None:
             continue
-        with open(page, encoding="utf-8") as f:
-            html = f.read()
         check(re.search(r"""<[^>]*\s(src|href|xlink:href)\s*=|url\(|@import|<link|<iframe|<object|<embed|fetch\(|XMLHttpRequest""",
                         html, re.I) is None,
               f"report {name}: references nothing external")
@@ -1103,13 +1116,7 @@ print(float(loss))
 
 
 def test_torch(a, tmp):
-    if not a.lib:
-        print("torch needs --lib", file=sys.stderr)
-        sys.exit(2)
-    py = "/usr/bin/python3"
-    if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
-        print("skip: /usr/bin/python3 cannot import torch", file=sys.stderr)
-        sys.exit(77)
+    py = python_with(a, "torch", "torch")
     script = os.path.join(tmp, "loop.py")
     with open(script, "w") as f:
         f.write(TORCH_LOOP)
