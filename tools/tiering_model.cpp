@@ -94,6 +94,7 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
   t.present = p.has_tiering_records();
   if (!p.tiering.empty()) t.tiering = &p.tiering.back();
   t.phase = phase;
+  t.numa_calls_denied = p.stat("numa_calls_denied").value_or(0);
 
   std::map<uint32_t, PhaseTiering> phases;
   auto of = [&](uint32_t ph) -> PhaseTiering& {
@@ -284,6 +285,14 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
     if (x->flags & SENTINEL_TIER_DRY_RUN) flags += ", dry run (planned, nothing placed or moved)";
     if (x->flags & SENTINEL_TIER_BALANCING_ON) flags += ", kernel NUMA balancing was on (it fights explicit placement)";
     if (x->flags & SENTINEL_TIER_FAULT_INJECTION) flags += ", fault injection";
+    if (x->flags & SENTINEL_TIER_NUMA_DENIED) {
+      static const char* const kCalls[] = {"mbind", "set_mempolicy", "get_mempolicy", "move_pages", "migrate_pages"};
+      std::string calls;
+      for (int i = 0; i < 5; ++i)
+        if (t.numa_calls_denied & (1u << i)) calls += (calls.empty() ? "" : ", ") + std::string(kCalls[i]);
+      flags += ", the kernel refused " + (calls.empty() ? std::string("NUMA calls") : calls) +
+               " (a container's seccomp profile without CAP_SYS_NICE?): nothing could be placed or moved";
+    }
     if (!flags.empty()) os << "                 " << flags.substr(2) << "\n";
     os << "                 fast-tier peak " << human_bytes(x->fast_peak_bytes) << " over the run; migrated "
        << human_bytes(x->migrated_bytes) << " at " << human_bytes(x->migrate_bytes_per_s) << "/s measured; "
@@ -380,6 +389,7 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
     os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
        << ",\"dry_run\":" << ((x->flags & SENTINEL_TIER_DRY_RUN) ? "true" : "false")
        << ",\"dry_run_default_share\":" << ((x->flags & SENTINEL_TIER_DEFAULT_SHARE) ? "true" : "false")
+       << ",\"numa_calls_denied\":" << t.numa_calls_denied
        << ",\"budget_share_ppm\":" << x->budget_share_ppm << ",\"move_method\":";
     json_string(os, x->move_method == 1 ? "mbind" : "move_pages");
     os << ",\"migrate_bytes_per_s\":" << x->migrate_bytes_per_s << ",\"fallback_objects\":" << x->fallback_objects

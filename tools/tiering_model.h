@@ -62,6 +62,7 @@ struct TieringModel {
   uint64_t batches = 0, batch_bytes = 0;  // MIGRATION_LOG
   uint64_t batch_ns = 0;                   // ... summed batch durations (the migrator's time per batch)
   uint64_t promotions = 0;                 // ... objects in batches to the fast node
+  uint64_t numa_calls_denied = 0;          // STATS numa_calls_denied: the NUMA calls the kernel refused
   // The migrator's throughput over its logged batches (bytes per second), 0 when none were timed.
   double batch_bytes_per_s() const { return batch_ns ? batch_bytes * 1e9 / static_cast<double>(batch_ns) : 0; }
   std::vector<PhaseTiering> phases;       // every phase a PLAN, MIGRATIONS or PLACEMENT entry names

@@ -273,7 +273,7 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   plan_count_.store(slot + 1, std::memory_order_release);
   const sentinel_plan_header& h = s.plan.header;
   LineBuf b;
-  if (dry_run_) b.str("dry run (no slow node): ");
+  if (dry_run_) b.str(denied_calls_ ? "dry run (NUMA calls refused): " : "dry run (no slow node): ");
   b.str("phase ").u64(p.phase).str(" planned: ").str(policy_name(h.policy)).str(", budget ").bytes(h.fast_budget_bytes);
   b.str(" of a ").bytes(h.footprint_peak_bytes).str(" peak");
   if (dry_run_default_share()) b.str(" (20%, the dry run's default: SENTINEL_FAST_BYTES=auto needs a slow node)");
@@ -281,7 +281,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   b.u64(h.predicted_hit_ppm / 10000).chr('.').u64(h.predicted_hit_ppm / 100 % 100 / 10).u64(h.predicted_hit_ppm / 100 % 10).chr('%');
   if (dry_run_) b.str("; nothing is moved");
   // A dry run is said on stderr at the default level (the user asked for placement and gets none).
-  log_line(dry_run_ && slot == 0 ? LogLevel::warn : LogLevel::info, b);
+  // (Refused calls were said at start, in the one line a run with them gets.)
+  log_line(dry_run_ && slot == 0 && !denied_calls_ ? LogLevel::warn : LogLevel::info, b);
   return true;
 }
 
