@@ -38,7 +38,22 @@ bool Arena::init(uint64_t retain_bytes) {
   }
   span_ = region * kNumClasses;
   base_ = reinterpret_cast<uintptr_t>(span);
+  keep_huge_pages_within_slots();
   return true;
+}
+
+// Transparent huge pages (docs/tiering.md, "Huge pages"): a 2 MiB page must never hold two objects, or
+// moving one object's pages would move its neighbour's too (move_pages migrates a whole huge page), and
+// the profile of one would be the other's. Regions are 64 GiB-aligned, so the slots of a class whose size
+// is a multiple of 2 MiB start on 2 MiB boundaries and may keep huge pages (under THP `always`, or
+// where the program asks); every other class is marked MADV_NOHUGEPAGE. One call per class, at start.
+void Arena::keep_huge_pages_within_slots() {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t region = size_t{1} << kRegionShift;
+  for (unsigned c = 0; c < kNumClasses; ++c) {
+    if (class_size(c) % kHugePage == 0) continue;
+    if (madvise(reinterpret_cast<void*>(classes_[c].base), region, MADV_NOHUGEPAGE) != 0) nohuge_failures_ += 1;
+  }
 }
 
 bool Arena::pop(Class& c, uint8_t tier, uint32_t* index) {

@@ -73,6 +73,8 @@ class Arena {
   bool tiered() const { return tiered_.load(std::memory_order_acquire); }
   int tier_node(uint8_t tier) const { return tier_node_[tier]; }
   uint64_t binding_failures() const { return bind_failures_.load(std::memory_order_relaxed); }
+  // Classes whose MADV_NOHUGEPAGE the kernel refused (a kernel without THP refuses none: it ignores it).
+  uint32_t nohuge_failures() const { return nohuge_failures_; }
 
   // Slot containing address p (p must satisfy owns()). Async-signal-safe. Null when p lies beyond
   // the slots ever handed out.
@@ -94,6 +96,8 @@ class Arena {
   uintptr_t span() const { return span_; }
 
  private:
+  void keep_huge_pages_within_slots();
+  uint32_t nohuge_failures_ = 0;
   struct Class {
     uintptr_t base = 0;
     Slot* records = nullptr;

@@ -42,6 +42,9 @@ def main():
                     help="SENTINEL_TRIAL_STEPS (default: the runtime's); with a trial the sentinel policy's must end "
                          "before the checked steps")
     ap.add_argument("--keep", help="copy each policy's dump and observations into this directory")
+    ap.add_argument("--thp", choices=("always", "madvise", "never"),
+                    help="set transparent huge pages to this mode first (the guest's /sys), and run the loop with "
+                         "--huge: objects whose slots may hold huge pages; under always, some must")
     args = ap.parse_args()
     build = os.environ["SENTINEL_BUILD_ROOT"]
     lib = os.environ["SENTINEL_PRELOAD"]
@@ -52,6 +55,10 @@ def main():
         return 77
 
     base = [prog, "--steps", str(args.steps), "--reps", str(args.reps)]
+    if args.thp:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled", "w") as f:
+            f.write(args.thp)
+        base.append("--huge")
     ref = run(base)
     if ref.returncode or not checksum_of(ref.stdout):
         print(f"FAIL: the loop without the library: status {ref.returncode}: {ref.stderr[-500:]}")
@@ -74,6 +81,11 @@ def main():
                 continue
             if checksum_of(p.stdout) != want:
                 failures.append(f"{tag} checksum {checksum_of(p.stdout)} differs from {want} without the library")
+            if args.thp:
+                huge = next((int(x.split()[-2]) for x in p.stderr.splitlines() if "AnonHugePages:" in x), 0)
+                print(f"{policy:12s} THP {args.thp}: {huge} kB in huge pages at the end")
+                if args.thp == "always" and huge == 0:
+                    failures.append(f"{tag} THP always, yet no object was backed by huge pages")
             if args.keep:
                 subprocess.run(["cp", dump, obs, args.keep])
             s = json.loads(run([view, "summary", "--json", dump]).stdout)

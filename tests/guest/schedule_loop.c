@@ -20,7 +20,8 @@
  * --out FILE (observations; default none), --fork-at S (fork a child at step S that computes its own
  * checksum, allocates and frees buffers of the parent's sizes and exits, while migrations run),
  * --free-early (free each gradient as soon as it is read, to race the migrator), --pthread-exit (end
- * main with pthread_exit() while migrations may be under way: the process must still end).
+ * main with pthread_exit() while migrations may be under way: the process must still end), --huge (sizes
+ * just under multiples of 2 MiB, so that transparent huge pages back the objects: docs/tiering.md).
  */
 #include <numaif.h>
 #include <pthread.h>
@@ -44,9 +45,22 @@ static FILE* g_out;
 static unsigned g_reps = 2;
 static uint64_t g_sum;
 
+static int g_huge;
+
 static size_t size_of(const char* kind, int k) {
   /* Distinct sizes: W 4 MiB + k pages, X 2 MiB + 1 page, A 2 MiB + (2+k) pages, T 1 MiB + (10+k)
-   * pages, G 2 MiB + (20+k) pages, U 1 MiB + (30+k) pages. */
+   * pages, G 2 MiB + (20+k) pages, U 1 MiB + (30+k) pages. With --huge each is as many pages short of
+   * 2 MiB (W: 4 MiB): every object's slot is then of a size class that may hold huge pages. */
+  if (g_huge) {
+    switch (kind[0]) {
+      case 'W': return 4 * MIB - (size_t)(1 + k) * PAGE;
+      case 'X': return 2 * MIB - PAGE;
+      case 'A': return 2 * MIB - (size_t)(2 + k) * PAGE;
+      case 'T': return 2 * MIB - (size_t)(10 + k) * PAGE;
+      case 'G': return 2 * MIB - (size_t)(20 + k) * PAGE;
+      default: return 2 * MIB - (size_t)(30 + k) * PAGE;
+    }
+  }
   switch (kind[0]) {
     case 'W': return 4 * MIB + (size_t)k * PAGE;
     case 'X': return 2 * MIB + PAGE;
@@ -132,8 +146,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--fork-at") && i + 1 < argc) fork_at = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--free-early")) free_early = 1;
     else if (!strcmp(argv[i], "--pthread-exit")) end_with_pthread_exit = 1;
+    else if (!strcmp(argv[i], "--huge")) g_huge = 1;
     else {
-      fprintf(stderr, "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit]\n");
+      fprintf(stderr, "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit] [--huge]\n");
       return 2;
     }
   }
@@ -215,6 +230,13 @@ int main(int argc, char** argv) {
   }
   if (g_out) fclose(g_out);
   printf("schedule_loop: %d steps, checksum %016llx\n", steps, (unsigned long long)checksum(w));
+  if (g_huge) {  /* how much of the process huge pages back now (the weights are alive) */
+    FILE* f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    while (f && fgets(line, sizeof(line), f))
+      if (!strncmp(line, "AnonHugePages:", 14)) fprintf(stderr, "schedule_loop: %s", line);
+    if (f) fclose(f);
+  }
   if (end_with_pthread_exit) {
     fflush(stdout);
     pthread_exit(NULL);
