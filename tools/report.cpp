@@ -14,6 +14,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "job.h"
 #include "json.h"
 #include "phase_select.h"
 #include "profile_model.h"
@@ -298,6 +299,12 @@ int cmd_report(int argc, char** argv) {
   Options o;
   SubcommandArgs args("report", argc, argv);
   if (auto rc = read_options(args, o, print_help, [&] { return own_option(args, o); })) return *rc;
+  if (is_job(args.operands())) {  // the ranks of a job side by side: DIR.job.html, or sentinel-job.html
+    std::string first = args.operands()[0];
+    while (first.size() > 1 && first.back() == '/') first.pop_back();
+    return job_report(args.operands(), !o.out.empty() ? o.out : args.operands().size() == 1 ? first + ".job.html"
+                                                                                          : "sentinel-job.html");
+  }
   Dump d;
   if (int rc = open_dump(args, o, ".html", d)) return rc;
   Analysis a = analyze(d.p);

@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "job.h"
 #include "json.h"
 #include "phase_select.h"
 #include "profile_model.h"
@@ -664,8 +665,7 @@ int cmd_summary(int argc, char** argv) {
   Options o;
   SubcommandArgs args("summary", argc, argv);
   if (auto rc = read_options(args, o, print_summary_help, [&] { return own_option(args, o); })) return *rc;
-  if (args.operands().size() > 1)
-    return args.error("one DUMP file at a time (got " + std::to_string(args.operands().size()) + ")");
+  if (is_job(args.operands())) return job_summary(args.operands(), o.json);
   Dump d;
   if (int rc = open_dump(args, o, nullptr, d)) return rc;
   Analysis a = analyze(d.p);

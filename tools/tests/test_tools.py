@@ -235,10 +235,30 @@ def test_view(a, tmp):
     r = run([view, "summary", tmp])
     check(r.returncode == 1 and r.stderr.count("\n") == 1, "a directory: exit 1, one line")
 
+    # A job's dumps side by side: several operands, or a directory of them.
+    job = os.path.join(tmp, "job")
+    os.makedirs(job)
+    for name in ("rank0.prof", "rank1.prof"):
+        shutil.copy(d("sample.prof"), os.path.join(job, name))
+    r = run([view, "summary", job])
+    check(r.returncode == 0 and r.stdout.startswith("job of 2 dumps") and r.stdout.count("rank0.prof") == 1
+          and "rank1.prof" in r.stdout, f"summary DIR: the two dumps side by side ({r.returncode}, {r.stdout[:200]!r})")
+    r = run([view, "summary", "--json", os.path.join(job, "rank0.prof"), os.path.join(job, "rank1.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(len(j.get("dumps", [])) == 2 and all("fast_peak_bytes" in x and "steps" in x for x in j["dumps"])
+          and "fast_peak_bytes_total" in j, f"summary --json DUMP DUMP: one entry per dump ({r.stdout[:200]!r})")
+    r = run([view, "report", job, "-o", os.path.join(tmp, "job.html")])
+    page = open(os.path.join(tmp, "job.html")).read() if r.returncode == 0 else ""
+    check("a job of 2 dumps" in page and page.count("<tr>") == 3, f"report DIR: one HTML page with a row per dump")
+    os.makedirs(os.path.join(tmp, "empty"))
+    r = run([view, "summary", os.path.join(tmp, "empty")])
+    check(r.returncode == 1 and r.stderr.count("\n") == 1 and "no .prof dump" in r.stderr,
+          f"summary of a directory without dumps: exit 1, one line ({r.stderr!r})")
+
     # Usage.
     for args in [[], ["bogus"], ["--bogus"], ["summary"], ["summary", "--bogus", d("sample.prof")],
                  ["summary", "--top", "x", d("sample.prof")], ["summary", "--top"],
-                 ["summary", d("sample.prof"), d("sample.prof")], ["help", "bogus"]]:
+                 ["heatmap", d("sample.prof"), d("sample.prof")], ["help", "bogus"]]:
         r = run([view] + args)
         check(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("sentinel-view: "),
               f"usage error {args}: exit 2 ({r.returncode}, {r.stderr.splitlines()[:1]})")
