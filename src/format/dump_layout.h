@@ -77,7 +77,8 @@ struct Field {
   constexpr uint32_t end() const { return offset + width(); }
 };
 
-// Specialized below for every entry struct: `name` (the C struct's) and `fields` (in offset order).
+// Specialized below for every entry struct: `name` (the C struct's), `stored` (where a dump has it) and
+// `fields` (in offset order).
 template <typename T>
 struct Layout;
 
@@ -111,6 +112,7 @@ template <>
 struct Layout<sentinel_file_header> {
   using S = sentinel_file_header;
   static constexpr const char* name = "sentinel_file_header";
+  static constexpr const char* stored = "the start of the file";
   static constexpr Field fields[] = {
       SENTINEL_ARRAY(S, 0, ch, magic, 8, 0, "`SNTLDUMP` (`SENTINEL_DUMP_MAGIC`), no terminator"),
       SENTINEL_FIELD(S, 8, u16, major, 0, "`SENTINEL_FORMAT_MAJOR` of the writer: a reader refuses a newer one, and 0"),
@@ -126,6 +128,7 @@ template <>
 struct Layout<sentinel_record_header> {
   using S = sentinel_record_header;
   static constexpr const char* name = "sentinel_record_header";
+  static constexpr const char* stored = "before every record's payload";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, type, 0, "`enum sentinel_record_type`"),
       SENTINEL_FIELD(S, 4, u32, crc32c, 0, "CRC-32C (Castagnoli polynomial) of the payload"),
@@ -137,6 +140,7 @@ template <>
 struct Layout<sentinel_object> {
   using S = sentinel_object;
   static constexpr const char* name = "sentinel_object";
+  static constexpr const char* stored = "`OBJECTS` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u64, address, 0, "address returned to the program"),
       SENTINEL_FIELD(S, 8, u64, size, 0, "bytes requested"),
@@ -156,6 +160,7 @@ template <>
 struct Layout<sentinel_step_entry> {
   using S = sentinel_step_entry;
   static constexpr const char* name = "sentinel_step_entry";
+  static constexpr const char* stored = "`STEPS` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u64, start_seq, 1, "tracked allocations before the step's first one"),
       SENTINEL_FIELD(S, 8, u64, start_ns, 1, "CLOCK_MONOTONIC of its first allocation; 0: unknown (e.g. inferred steps)"),
@@ -173,6 +178,7 @@ template <>
 struct Layout<sentinel_identity> {
   using S = sentinel_identity;
   static constexpr const char* name = "sentinel_identity";
+  static constexpr const char* stored = "`IDENTITIES` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, id, 1,
                      "identity number (what touches and plan entries refer to); the runtime numbers identities "
@@ -202,6 +208,7 @@ template <>
 struct Layout<sentinel_touch> {
   using S = sentinel_touch;
   static constexpr const char* name = "sentinel_touch";
+  static constexpr const char* stored = "`TOUCHES` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, identity, 1, "identity id (`IDENTITIES`)"),
       SENTINEL_FIELD(S, 4, u32, interval, 1, "interval of the step"),
@@ -215,6 +222,7 @@ template <>
 struct Layout<sentinel_group> {
   using S = sentinel_group;
   static constexpr const char* name = "sentinel_group";
+  static constexpr const char* stored = "`GROUPS` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, id, 1, "group number (what identities' `group` names)"),
       SENTINEL_FIELD(S, 4, u8, lifetime, 1, "`enum sentinel_lifetime`"),
@@ -236,6 +244,7 @@ template <>
 struct Layout<sentinel_tiering> {
   using S = sentinel_tiering;
   static constexpr const char* name = "sentinel_tiering";
+  static constexpr const char* stored = "`TIERING`, after its u32 size";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, policy, 2, "0 sentinel, 1 first-touch, 2 all-slow, 3 all-fast, 4 hot (`docs/planner.md`)"),
       SENTINEL_FIELD(S, 4, i32, fast_node, 2, "fast NUMA node, -1 none"),
@@ -272,6 +281,7 @@ template <>
 struct Layout<sentinel_plan_header> {
   using S = sentinel_plan_header;
   static constexpr const char* name = "sentinel_plan_header";
+  static constexpr const char* stored = "`PLAN`, after its u32 size";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, phase, 2, "the planned phase"),
       SENTINEL_FIELD(S, 4, u32, policy, 2, "`enum sentinel_policy`"),
@@ -295,6 +305,7 @@ template <>
 struct Layout<sentinel_plan_trial> {
   using S = sentinel_plan_trial;
   static constexpr const char* name = "sentinel_plan_trial";
+  static constexpr const char* stored = "`PLAN`, after its u32 size, last (1.3)";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, state, 3,
                      "0 no trial (one schedule: it moves nothing, the policy is not sentinel, or "
@@ -315,6 +326,7 @@ template <>
 struct Layout<sentinel_plan_entry> {
   using S = sentinel_plan_entry;
   static constexpr const char* name = "sentinel_plan_entry";
+  static constexpr const char* stored = "`PLAN` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, identity, 2, "identity id (`IDENTITIES`)"),
       SENTINEL_FIELD(S, 4, u32, flags, 2, "bit 0 born on the fast node, bit 1 served from the pool"),
@@ -329,6 +341,7 @@ template <>
 struct Layout<sentinel_migration_entry> {
   using S = sentinel_migration_entry;
   static constexpr const char* name = "sentinel_migration_entry";
+  static constexpr const char* stored = "`MIGRATIONS` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, phase, 2, "the plan's phase"),
       SENTINEL_FIELD(S, 4, u32, interval, 2, "the interval whose boundary the moves were for"),
@@ -353,6 +366,7 @@ template <>
 struct Layout<sentinel_migration_batch> {
   using S = sentinel_migration_batch;
   static constexpr const char* name = "sentinel_migration_batch";
+  static constexpr const char* stored = "`MIGRATION_LOG` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u64, start_ns, 2, "CLOCK_MONOTONIC when the batch started"),
       SENTINEL_FIELD(S, 8, u64, end_ns, 2, "CLOCK_MONOTONIC when it ended"),
@@ -370,6 +384,7 @@ template <>
 struct Layout<sentinel_placement_entry> {
   using S = sentinel_placement_entry;
   static constexpr const char* name = "sentinel_placement_entry";
+  static constexpr const char* stored = "`PLACEMENT` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, phase, 2, "the checked phase"),
       SENTINEL_FIELD(S, 4, u32, interval, 2, "the interval"),
@@ -392,6 +407,7 @@ template <>
 struct Layout<sentinel_detection> {
   using S = sentinel_detection;
   static constexpr const char* name = "sentinel_detection";
+  static constexpr const char* stored = "`DETECTION` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, phase, 2, "the phase; 0: the whole run"),
       SENTINEL_FIELD(S, 4, u32, flags, 2,
@@ -451,14 +467,16 @@ constexpr bool holds(uint32_t stored, const Field& f) {
 
 // The table itself, without its C type: for the docs generator and the JSON printer.
 struct LayoutInfo {
-  const char* name;  // the C struct's
+  const char* name;    // the C struct's
+  const char* stored;  // where a dump has it
   std::span<const Field> fields;
   uint32_t size;      // sizeof the C struct: what the current writer stores
   uint32_t min_size;  // the smallest stored entry a reader accepts
 };
 
 template <typename T>
-inline constexpr LayoutInfo kLayoutInfo{Layout<T>::name, Layout<T>::fields, sizeof(T), min_size<T>()};
+inline constexpr LayoutInfo kLayoutInfo{Layout<T>::name, Layout<T>::stored, Layout<T>::fields, sizeof(T),
+                                        min_size<T>()};
 
 // Every table, in the order docs/format.md describes them.
 inline constexpr const LayoutInfo* kAllLayouts[] = {
