@@ -490,6 +490,49 @@ inline constexpr const LayoutInfo* kAllLayouts[] = {
     &kLayoutInfo<sentinel_detection>,
 };
 
+// ---- The record types.
+
+struct RecordType {
+  uint32_t type;             // enum sentinel_record_type
+  const char* name;          // "OBJECTS": what docs, errors and `sentinel-view records` call it
+  uint8_t minor;             // the 1.x version that added it
+  const LayoutInfo* entries;  // an array of these entries ("u32 count, u32 entry_size", entries); nullptr:
+                             // a payload of its own (docs/format.md)
+};
+
+inline constexpr RecordType kRecordTypes[] = {
+    {SENTINEL_REC_PROCESS, "PROCESS", 0, nullptr},
+    {SENTINEL_REC_CONFIG, "CONFIG", 0, nullptr},
+    {SENTINEL_REC_TOPOLOGY, "TOPOLOGY", 0, nullptr},
+    {SENTINEL_REC_MODULE, "MODULE", 0, nullptr},
+    {SENTINEL_REC_SITES, "SITES", 0, nullptr},
+    {SENTINEL_REC_OBJECTS, "OBJECTS", 0, &kLayoutInfo<sentinel_object>},
+    {SENTINEL_REC_STATS, "STATS", 0, nullptr},
+    {SENTINEL_REC_MARKS, "MARKS", 0, nullptr},
+    {SENTINEL_REC_STEPS, "STEPS", 1, &kLayoutInfo<sentinel_step_entry>},
+    {SENTINEL_REC_INTERVALS, "INTERVALS", 1, nullptr},
+    {SENTINEL_REC_PROFILE, "PROFILE", 1, nullptr},
+    {SENTINEL_REC_IDENTITIES, "IDENTITIES", 1, &kLayoutInfo<sentinel_identity>},
+    {SENTINEL_REC_TOUCHES, "TOUCHES", 1, &kLayoutInfo<sentinel_touch>},
+    {SENTINEL_REC_GROUPS, "GROUPS", 1, &kLayoutInfo<sentinel_group>},
+    {SENTINEL_REC_COUNTERS, "COUNTERS", 1, nullptr},
+    {SENTINEL_REC_PHASE_COUNTERS, "PHASE_COUNTERS", 2, nullptr},
+    {SENTINEL_REC_TIERING, "TIERING", 2, nullptr},  // u32 entry_size, one sentinel_tiering
+    {SENTINEL_REC_PLAN, "PLAN", 2, nullptr},        // header, entries, durations, trial
+    {SENTINEL_REC_MIGRATIONS, "MIGRATIONS", 2, &kLayoutInfo<sentinel_migration_entry>},
+    {SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG", 2, &kLayoutInfo<sentinel_migration_batch>},
+    {SENTINEL_REC_PLACEMENT, "PLACEMENT", 2, &kLayoutInfo<sentinel_placement_entry>},
+    {SENTINEL_REC_DETECTION, "DETECTION", 2, &kLayoutInfo<sentinel_detection>},
+    {SENTINEL_REC_END, "END", 0, nullptr},
+};
+
+// The record type of `type`, nullptr for one this version does not know.
+constexpr const RecordType* find_record_type(uint32_t type) {
+  for (const RecordType& r : kRecordTypes)
+    if (r.type == type) return &r;
+  return nullptr;
+}
+
 // ---- The C structs of format.h against the table: a mismatch fails the build, naming the struct.
 
 // Fields in offset order without gaps or overlap, each at its member's offset with its member's size,

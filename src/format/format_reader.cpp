@@ -205,36 +205,38 @@ class Parser {
   }
 
   void decode(uint32_t type, std::span<const uint8_t> payload, uint64_t poff) {
+    const RecordType* known = find_record_type(type);
+    if (!known) {
+      ++prof_.skipped_records;
+      return;
+    }
+    Cursor c(payload, poff, known->name);
     switch (type) {
-      case SENTINEL_REC_PROCESS: return process(Cursor(payload, poff, "PROCESS"));
-      case SENTINEL_REC_CONFIG: return config(Cursor(payload, poff, "CONFIG"));
-      case SENTINEL_REC_TOPOLOGY: return topology(Cursor(payload, poff, "TOPOLOGY"));
-      case SENTINEL_REC_MODULE: return module(Cursor(payload, poff, "MODULE"));
-      case SENTINEL_REC_SITES: return sites(Cursor(payload, poff, "SITES"));
-      case SENTINEL_REC_OBJECTS: return objects(Cursor(payload, poff, "OBJECTS"));
-      case SENTINEL_REC_STATS: return stats(Cursor(payload, poff, "STATS"));
-      case SENTINEL_REC_MARKS: return marks(Cursor(payload, poff, "MARKS"));
-      case SENTINEL_REC_STEPS: return steps(Cursor(payload, poff, "STEPS"));
-      case SENTINEL_REC_INTERVALS: return intervals(Cursor(payload, poff, "INTERVALS"));
-      case SENTINEL_REC_PROFILE: return session(Cursor(payload, poff, "PROFILE"));
-      case SENTINEL_REC_IDENTITIES: return identities(Cursor(payload, poff, "IDENTITIES"));
-      case SENTINEL_REC_TOUCHES: return touches(Cursor(payload, poff, "TOUCHES"));
-      case SENTINEL_REC_GROUPS: return groups(Cursor(payload, poff, "GROUPS"));
-      case SENTINEL_REC_COUNTERS: {
-        Cursor c(payload, poff, "COUNTERS");
-        return counters(c, nullptr);
-      }
+      case SENTINEL_REC_PROCESS: return process(c);
+      case SENTINEL_REC_CONFIG: return config(c);
+      case SENTINEL_REC_TOPOLOGY: return topology(c);
+      case SENTINEL_REC_MODULE: return module(c);
+      case SENTINEL_REC_SITES: return sites(c);
+      case SENTINEL_REC_OBJECTS: return objects(c);
+      case SENTINEL_REC_STATS: return stats(c);
+      case SENTINEL_REC_MARKS: return marks(c);
+      case SENTINEL_REC_STEPS: return steps(c);
+      case SENTINEL_REC_INTERVALS: return intervals(c);
+      case SENTINEL_REC_PROFILE: return session(c);
+      case SENTINEL_REC_IDENTITIES: return identities(c);
+      case SENTINEL_REC_TOUCHES: return touches(c);
+      case SENTINEL_REC_GROUPS: return groups(c);
+      case SENTINEL_REC_COUNTERS: return counters(c, nullptr);
       case SENTINEL_REC_PHASE_COUNTERS: {
-        Cursor c(payload, poff, "PHASE_COUNTERS");
         uint32_t phase = c.u32("phase");
         return counters(c, &phase);
       }
-      case SENTINEL_REC_TIERING: return tiering(Cursor(payload, poff, "TIERING"));
-      case SENTINEL_REC_PLAN: return plan(Cursor(payload, poff, "PLAN"));
-      case SENTINEL_REC_MIGRATIONS: return migrations(Cursor(payload, poff, "MIGRATIONS"));
-      case SENTINEL_REC_MIGRATION_LOG: return migration_log(Cursor(payload, poff, "MIGRATION_LOG"));
-      case SENTINEL_REC_PLACEMENT: return placement(Cursor(payload, poff, "PLACEMENT"));
-      case SENTINEL_REC_DETECTION: return detection(Cursor(payload, poff, "DETECTION"));
+      case SENTINEL_REC_TIERING: return tiering(c);
+      case SENTINEL_REC_PLAN: return plan(c);
+      case SENTINEL_REC_MIGRATIONS: return migrations(c);
+      case SENTINEL_REC_MIGRATION_LOG: return migration_log(c);
+      case SENTINEL_REC_PLACEMENT: return placement(c);
+      case SENTINEL_REC_DETECTION: return detection(c);
       default: ++prof_.skipped_records; return;
     }
   }
@@ -575,39 +577,26 @@ const Module* Profile::module_for(uint64_t address) const {
 }
 
 std::string record_type_name(uint32_t type) {
-  switch (type) {
-    case SENTINEL_REC_PROCESS: return "PROCESS";
-    case SENTINEL_REC_CONFIG: return "CONFIG";
-    case SENTINEL_REC_TOPOLOGY: return "TOPOLOGY";
-    case SENTINEL_REC_MODULE: return "MODULE";
-    case SENTINEL_REC_SITES: return "SITES";
-    case SENTINEL_REC_OBJECTS: return "OBJECTS";
-    case SENTINEL_REC_STATS: return "STATS";
-    case SENTINEL_REC_MARKS: return "MARKS";
-    case SENTINEL_REC_STEPS: return "STEPS";
-    case SENTINEL_REC_INTERVALS: return "INTERVALS";
-    case SENTINEL_REC_PROFILE: return "PROFILE";
-    case SENTINEL_REC_IDENTITIES: return "IDENTITIES";
-    case SENTINEL_REC_TOUCHES: return "TOUCHES";
-    case SENTINEL_REC_GROUPS: return "GROUPS";
-    case SENTINEL_REC_COUNTERS: return "COUNTERS";
-    case SENTINEL_REC_PHASE_COUNTERS: return "PHASE_COUNTERS";
-    case SENTINEL_REC_TIERING: return "TIERING";
-    case SENTINEL_REC_PLAN: return "PLAN";
-    case SENTINEL_REC_MIGRATIONS: return "MIGRATIONS";
-    case SENTINEL_REC_MIGRATION_LOG: return "MIGRATION_LOG";
-    case SENTINEL_REC_PLACEMENT: return "PLACEMENT";
-    case SENTINEL_REC_DETECTION: return "DETECTION";
-    case SENTINEL_REC_END: return "END";
-    default: return cat("type ", type);
-  }
+  const RecordType* r = find_record_type(type);
+  return r ? r->name : cat("type ", type);
 }
 
 Profile parse_profile(std::span<const uint8_t> bytes, const ParseOptions& options) {
   return Parser(bytes, options).run();
 }
 
-Profile read_profile(const std::string& path, const ParseOptions& options) {
+std::vector<RecordExtent> record_extents(std::span<const uint8_t> bytes) {
+  parse_profile(bytes);  // every check; below, the framing is known to be sound
+  std::vector<RecordExtent> out;
+  for (uint64_t off = sizeof(sentinel_file_header); off < bytes.size();) {
+    const auto h = decode_entry<sentinel_record_header>(bytes.data() + off, sizeof(sentinel_record_header));
+    out.push_back({h.type, off, sizeof(sentinel_record_header) + h.length});
+    off += out.back().size;
+  }
+  return out;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
   struct FdCloser {
@@ -629,7 +618,11 @@ Profile read_profile(const std::string& path, const ParseOptions& options) {
     if (r == 0) break;
     data.insert(data.end(), buf, buf + r);
   }
-  return parse_profile(data, options);
+  return data;
+}
+
+Profile read_profile(const std::string& path, const ParseOptions& options) {
+  return parse_profile(read_file_bytes(path), options);
 }
 
 }  // namespace sentinel::fmt

@@ -207,4 +207,17 @@ Profile read_profile(const std::string& path, const ParseOptions& options = {});
 // "PROCESS", "OBJECTS", ... or "type N" for unknown types.
 std::string record_type_name(uint32_t type);
 
+// Where one record of a dump lies: its header's offset and its size with the header.
+struct RecordExtent {
+  uint32_t type = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// The records of a valid dump in file order, END last. Throws FormatError as parse_profile does.
+std::vector<RecordExtent> record_extents(std::span<const uint8_t> bytes);
+
+// The whole file. Throws std::system_error when it cannot be read.
+std::vector<uint8_t> read_file_bytes(const std::string& path);
+
 }  // namespace sentinel::fmt
