@@ -163,7 +163,8 @@ struct Layout<sentinel_step_entry> {
   static constexpr const char* stored = "`STEPS` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u64, start_seq, 1, "tracked allocations before the step's first one"),
-      SENTINEL_FIELD(S, 8, u64, start_ns, 1, "CLOCK_MONOTONIC of its first allocation; 0: unknown (e.g. inferred steps)"),
+      SENTINEL_FIELD(S, 8, u64, start_ns, 1,
+                     "CLOCK_MONOTONIC of its first allocation; 0: unknown (e.g. inferred steps)"),
       SENTINEL_FIELD(S, 16, u32, allocations, 1, "tracked allocations in the step"),
       SENTINEL_FIELD(S, 20, u32, phase, 1, "the detector's phase id, 1-based (1.1 writers: 0-based)"),
       SENTINEL_FIELD(S, 24, u32, flags, 1,
@@ -246,7 +247,8 @@ struct Layout<sentinel_tiering> {
   static constexpr const char* name = "sentinel_tiering";
   static constexpr const char* stored = "`TIERING`, after its u32 size";
   static constexpr Field fields[] = {
-      SENTINEL_FIELD(S, 0, u32, policy, 2, "0 sentinel, 1 first-touch, 2 all-slow, 3 all-fast, 4 hot (`docs/planner.md`)"),
+      SENTINEL_FIELD(S, 0, u32, policy, 2,
+                     "0 sentinel, 1 first-touch, 2 all-slow, 3 all-fast, 4 hot (`docs/planner.md`)"),
       SENTINEL_FIELD(S, 4, i32, fast_node, 2, "fast NUMA node, -1 none"),
       SENTINEL_FIELD(S, 8, i32, slow_node, 2, "slow NUMA node, -1 none"),
       SENTINEL_FIELD(S, 12, u32, flags, 2,
@@ -312,7 +314,8 @@ struct Layout<sentinel_plan_trial> {
                      "`SENTINEL_TRIAL_STEPS=0`), 1 under way when the dump was written, 2 done; larger values are "
                      "refused"),
       SENTINEL_FIELD(S, 4, u32, steps_per_candidate, 3, "`SENTINEL_TRIAL_STEPS`"),
-      SENTINEL_FIELD(S, 8, u64, moving_step_ns, 3, "mean duration of the moving schedule's timed steps (0: none timed)"),
+      SENTINEL_FIELD(S, 8, u64, moving_step_ns, 3,
+                     "mean duration of the moving schedule's timed steps (0: none timed)"),
       SENTINEL_FIELD(S, 16, u64, fixed_step_ns, 3, "the same for the schedule without moves"),
       SENTINEL_FIELD(S, 24, u64, moving_moved_bytes, 3, "the moving schedule's planned bytes moved per step"),
       SENTINEL_FIELD(S, 32, u32, moving_hit_ppm, 3, "the moving schedule's predicted fast-hit share"),
@@ -417,7 +420,8 @@ struct Layout<sentinel_detection> {
       SENTINEL_FIELD(S, 12, u32, distinct_tokens, 2, "distinct (site, size) in the step"),
       SENTINEL_FIELD(S, 16, u64, steps, 2, "steps (voided steps not counted)"),
       SENTINEL_FIELD(S, 24, u64, noise_allocations, 2, "allocations, while locked, that fit no identity of the step"),
-      SENTINEL_FIELD(S, 32, u64, missing_allocations, 2, "identities of a step that never came (counted when the step closed)"),
+      SENTINEL_FIELD(S, 32, u64, missing_allocations, 2,
+                     "identities of a step that never came (counted when the step closed)"),
       SENTINEL_FIELD(S, 40, u64, locks, 2, "locks on a step pattern"),
       SENTINEL_FIELD(S, 48, u64, unlocks, 2, "locks lost"),
       SENTINEL_FIELD(S, 56, u64, retracted, 2, "locks voided (spurious or absorbed)"),

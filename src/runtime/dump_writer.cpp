@@ -227,7 +227,8 @@ void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) 
     w.begin(SENTINEL_REC_MARKS);
     w.u32(0);
     uint32_t n = 0;
-    for (; i < total && w.room() >= fmt::kMarkBytes; ++i, ++n) fmt::put_mark(w, marks.at(i).seq, clock.to_ns(marks.at(i).ns));
+    for (; i < total && w.room() >= fmt::kMarkBytes; ++i, ++n)
+      fmt::put_mark(w, marks.at(i).seq, clock.to_ns(marks.at(i).ns));
     w.patch_u32(0, n);
     w.end();
   }
