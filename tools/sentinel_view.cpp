@@ -29,6 +29,8 @@ const Command kCommands[] = {
     {"report", cmd_report, "one self-contained HTML page with plots and tables (-o FILE.html)"},
     {"trace", cmd_trace, "Chrome trace-event JSON for Perfetto / chrome://tracing (-o FILE.json)"},
     {"plan", cmd_plan, "the planner's schedule for the profiled phase: node per interval, moves"},
+    {"records", cmd_records, "every record decoded, by the format's field names, as JSON (for scripts)"},
+    {"filter", cmd_filter, "a copy of the dump with only some record types (--keep, -o FILE)"},
 };
 
 void print_help() {
@@ -109,7 +111,7 @@ int OutputFile::close() {
 
 int main(int argc, char** argv) {
   using namespace sentinel::view;
-  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace, plan)");
+  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace, plan, records, filter)");
   std::string first = argv[1];
   if (first == "-h" || first == "--help" || first == "help") {
     if (first == "help" && argc > 2) {

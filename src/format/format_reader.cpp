@@ -12,10 +12,10 @@
 #include <set>
 #include <sstream>
 #include <system_error>
-#include <type_traits>
 #include <unordered_map>
 
 #include "base/crc32c.h"
+#include "format/entry_codec.h"
 
 namespace sentinel::fmt {
 
@@ -34,49 +34,11 @@ std::string hex32(uint32_t v) {
   return buf;
 }
 
-constexpr size_t kFileHeaderSize = 24;
-constexpr size_t kRecordHeaderSize = 16;
-constexpr size_t kObjectSize = 64;
-static_assert(sizeof(sentinel_object) == kObjectSize);
-static_assert(sizeof(sentinel_file_header) == kFileHeaderSize);
-static_assert(sizeof(sentinel_record_header) == kRecordHeaderSize);
-// 1.1 entry sizes (the smallest a reader accepts; newer minors may store larger entries).
-constexpr size_t kStepSize = 32;
-constexpr size_t kIdentitySize = 56;
-constexpr size_t kTouchSize = 24;
-constexpr size_t kGroupSize = 32;
-static_assert(sizeof(sentinel_step_entry) == kStepSize);
-static_assert(sizeof(sentinel_identity) == 64 && kIdentitySize == 56);  // 1.2 appended occurrence, flags
-static_assert(sizeof(sentinel_touch) == kTouchSize);
-static_assert(sizeof(sentinel_group) == 40 && kGroupSize == 32);  // 1.2 appended phase
-// 1.2 sizes: the appended identity and group fields, and the tiering records' entries.
-constexpr size_t kIdentitySize12 = 64;
-constexpr size_t kGroupSize12 = 40;
-constexpr size_t kTieringSize = 128;
-constexpr size_t kPlanHeaderSize = 72;
-constexpr size_t kPlanTrialSize = 48;
-constexpr size_t kPlanEntrySize = 24;
-constexpr size_t kMigrationSize = 64;
-constexpr size_t kBatchSize = 48;
-constexpr size_t kPlacementSize = 32;  // 40 with the boundary verification
-constexpr size_t kDetectionSize = 64;
-static_assert(sizeof(sentinel_tiering) == kTieringSize);
-static_assert(sizeof(sentinel_plan_header) == kPlanHeaderSize);
-static_assert(sizeof(sentinel_plan_trial) == kPlanTrialSize);
-static_assert(sizeof(sentinel_plan_entry) == kPlanEntrySize);
-static_assert(sizeof(sentinel_migration_entry) == kMigrationSize);
-static_assert(sizeof(sentinel_migration_batch) == kBatchSize);
-static_assert(sizeof(sentinel_placement_entry) == 40);
-static_assert(sizeof(sentinel_detection) == kDetectionSize);
+constexpr size_t kFileHeaderSize = sizeof(sentinel_file_header);
+constexpr size_t kRecordHeaderSize = sizeof(sentinel_record_header);
 
-uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t load32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
-         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-uint64_t load64(const uint8_t* p) {
-  return static_cast<uint64_t>(load32(p)) | (static_cast<uint64_t>(load32(p + 4)) << 32);
-}
+uint32_t load32(const uint8_t* p) { return static_cast<uint32_t>(load_le(p, 4)); }
+uint64_t load64(const uint8_t* p) { return load_le(p, 8); }
 
 // Grows a vector's capacity for `extra` more elements without the quadratic cost of reserving the
 // exact size once per batch. `extra` has always been checked against the bytes of the record.
@@ -101,12 +63,6 @@ class Cursor {
       throw FormatError(offset(), cat(record_, " record: ", what, " needs ", n, " bytes, only ",
                                       remaining(), " left in the record"));
   }
-  uint16_t u16(const char* what) {
-    need(2, what);
-    uint16_t v = load16(p_.data() + pos_);
-    pos_ += 2;
-    return v;
-  }
   uint32_t u32(const char* what) {
     need(4, what);
     uint32_t v = load32(p_.data() + pos_);
@@ -119,14 +75,6 @@ class Cursor {
     uint64_t v = load64(p_.data() + pos_);
     pos_ += 8;
     return v;
-  }
-  // A block that starts with its own u32 size (`field`, named `label` in the error), at least `min`
-  // bytes (a later minor version may make it larger: the caller reads the prefix it knows).
-  const uint8_t* sized(const char* field, const char* label, size_t min, const char* what) {
-    uint64_t at = offset();
-    uint32_t size = u32(field);
-    if (size < min) throw FormatError(at, cat(record_, " record: ", label, " ", size, " is smaller than ", min));
-    return bytes(size, what).data();
   }
   std::string str(const char* what) {
     uint64_t at = offset();
@@ -189,24 +137,26 @@ class Parser {
       throw FormatError(0, "not a Sentinel dump (bad magic)");
     if (n < kFileHeaderSize)
       throw FormatError(n, cat("file header truncated: ", n, " of ", kFileHeaderSize, " bytes"));
-    const uint8_t* h = b_.data();
-    prof_.major = load16(h + 8);
-    prof_.minor = load16(h + 10);
-    prof_.pointer_size = h[12];
-    const uint8_t little = h[13];
+    const auto h = decode_entry<sentinel_file_header>(b_.data(), kFileHeaderSize);
+    prof_.major = h.major;
+    prof_.minor = h.minor;
+    prof_.pointer_size = h.pointer_size;
+    constexpr uint64_t kMajorAt = field<sentinel_file_header>("major").offset;
+    constexpr uint64_t kPointerSizeAt = field<sentinel_file_header>("pointer_size").offset;
+    constexpr uint64_t kLittleEndianAt = field<sentinel_file_header>("little_endian").offset;
     if (prof_.major > SENTINEL_FORMAT_MAJOR)
-      throw FormatError(8, cat("format version ", prof_.major, ".", prof_.minor,
-                               " is newer than this reader supports (", SENTINEL_FORMAT_MAJOR, ".",
-                               SENTINEL_FORMAT_MINOR, ")"));
+      throw FormatError(kMajorAt, cat("format version ", prof_.major, ".", prof_.minor,
+                                      " is newer than this reader supports (", SENTINEL_FORMAT_MAJOR, ".",
+                                      SENTINEL_FORMAT_MINOR, ")"));
     if (prof_.major < 1)
-      throw FormatError(8, cat("unsupported format version ", prof_.major, ".", prof_.minor,
-                               " (this reader supports 1.0 to ", SENTINEL_FORMAT_MAJOR, ".",
-                               SENTINEL_FORMAT_MINOR, ")"));
+      throw FormatError(kMajorAt, cat("unsupported format version ", prof_.major, ".", prof_.minor,
+                                      " (this reader supports 1.0 to ", SENTINEL_FORMAT_MAJOR, ".",
+                                      SENTINEL_FORMAT_MINOR, ")"));
     if (prof_.pointer_size != 4 && prof_.pointer_size != 8)
-      throw FormatError(12, cat("bad pointer size ", unsigned{prof_.pointer_size}));
-    if (little != 1)
-      throw FormatError(13, cat("unsupported byte order flag ", unsigned{little},
-                                " (only little endian dumps exist)"));
+      throw FormatError(kPointerSizeAt, cat("bad pointer size ", unsigned{prof_.pointer_size}));
+    if (h.little_endian != 1)
+      throw FormatError(kLittleEndianAt, cat("unsupported byte order flag ", unsigned{h.little_endian},
+                                             " (only little endian dumps exist)"));
   }
 
   void records() {
@@ -220,10 +170,10 @@ class Parser {
       if (size - off < kRecordHeaderSize)
         throw FormatError(off, cat("record header truncated: ", size - off, " of ",
                                    kRecordHeaderSize, " bytes at end of file (size ", size, ")"));
-      const uint8_t* h = b_.data() + off;
-      const uint32_t type = load32(h);
-      const uint32_t crc = load32(h + 4);
-      const uint64_t length = load64(h + 8);
+      const auto h = decode_entry<sentinel_record_header>(b_.data() + off, kRecordHeaderSize);
+      const uint32_t type = h.type;
+      const uint32_t crc = h.crc32c;
+      const uint64_t length = h.length;
       if (length > size - off - kRecordHeaderSize)
         throw FormatError(off, cat("record length ", length, " runs past end of file (size ", size,
                                    ")"));
@@ -255,36 +205,38 @@ class Parser {
   }
 
   void decode(uint32_t type, std::span<const uint8_t> payload, uint64_t poff) {
+    const RecordType* known = find_record_type(type);
+    if (!known) {
+      ++prof_.skipped_records;
+      return;
+    }
+    Cursor c(payload, poff, known->name);
     switch (type) {
-      case SENTINEL_REC_PROCESS: return process(Cursor(payload, poff, "PROCESS"));
-      case SENTINEL_REC_CONFIG: return config(Cursor(payload, poff, "CONFIG"));
-      case SENTINEL_REC_TOPOLOGY: return topology(Cursor(payload, poff, "TOPOLOGY"));
-      case SENTINEL_REC_MODULE: return module(Cursor(payload, poff, "MODULE"));
-      case SENTINEL_REC_SITES: return sites(Cursor(payload, poff, "SITES"));
-      case SENTINEL_REC_OBJECTS: return objects(Cursor(payload, poff, "OBJECTS"));
-      case SENTINEL_REC_STATS: return stats(Cursor(payload, poff, "STATS"));
-      case SENTINEL_REC_MARKS: return marks(Cursor(payload, poff, "MARKS"));
-      case SENTINEL_REC_STEPS: return steps(Cursor(payload, poff, "STEPS"));
-      case SENTINEL_REC_INTERVALS: return intervals(Cursor(payload, poff, "INTERVALS"));
-      case SENTINEL_REC_PROFILE: return session(Cursor(payload, poff, "PROFILE"));
-      case SENTINEL_REC_IDENTITIES: return identities(Cursor(payload, poff, "IDENTITIES"));
-      case SENTINEL_REC_TOUCHES: return touches(Cursor(payload, poff, "TOUCHES"));
-      case SENTINEL_REC_GROUPS: return groups(Cursor(payload, poff, "GROUPS"));
-      case SENTINEL_REC_COUNTERS: {
-        Cursor c(payload, poff, "COUNTERS");
-        return counters(c, nullptr);
-      }
+      case SENTINEL_REC_PROCESS: return process(c);
+      case SENTINEL_REC_CONFIG: return config(c);
+      case SENTINEL_REC_TOPOLOGY: return topology(c);
+      case SENTINEL_REC_MODULE: return module(c);
+      case SENTINEL_REC_SITES: return sites(c);
+      case SENTINEL_REC_OBJECTS: return objects(c);
+      case SENTINEL_REC_STATS: return stats(c);
+      case SENTINEL_REC_MARKS: return marks(c);
+      case SENTINEL_REC_STEPS: return steps(c);
+      case SENTINEL_REC_INTERVALS: return intervals(c);
+      case SENTINEL_REC_PROFILE: return session(c);
+      case SENTINEL_REC_IDENTITIES: return identities(c);
+      case SENTINEL_REC_TOUCHES: return touches(c);
+      case SENTINEL_REC_GROUPS: return groups(c);
+      case SENTINEL_REC_COUNTERS: return counters(c, nullptr);
       case SENTINEL_REC_PHASE_COUNTERS: {
-        Cursor c(payload, poff, "PHASE_COUNTERS");
         uint32_t phase = c.u32("phase");
         return counters(c, &phase);
       }
-      case SENTINEL_REC_TIERING: return tiering(Cursor(payload, poff, "TIERING"));
-      case SENTINEL_REC_PLAN: return plan(Cursor(payload, poff, "PLAN"));
-      case SENTINEL_REC_MIGRATIONS: return migrations(Cursor(payload, poff, "MIGRATIONS"));
-      case SENTINEL_REC_MIGRATION_LOG: return migration_log(Cursor(payload, poff, "MIGRATION_LOG"));
-      case SENTINEL_REC_PLACEMENT: return placement(Cursor(payload, poff, "PLACEMENT"));
-      case SENTINEL_REC_DETECTION: return detection(Cursor(payload, poff, "DETECTION"));
+      case SENTINEL_REC_TIERING: return tiering(c);
+      case SENTINEL_REC_PLAN: return plan(c);
+      case SENTINEL_REC_MIGRATIONS: return migrations(c);
+      case SENTINEL_REC_MIGRATION_LOG: return migration_log(c);
+      case SENTINEL_REC_PLACEMENT: return placement(c);
+      case SENTINEL_REC_DETECTION: return detection(c);
       default: ++prof_.skipped_records; return;
     }
   }
@@ -380,23 +332,7 @@ class Parser {
     }
   }
 
-  void objects(Cursor c) {
-    fixed_entries(c, kObjectSize, "object", prof_.objects, [](const uint8_t* p) {
-      sentinel_object o{};
-      o.address = load64(p + 0);
-      o.size = load64(p + 8);
-      o.birth_ns = load64(p + 16);
-      o.death_ns = load64(p + 24);
-      o.birth_seq = load64(p + 32);
-      o.death_seq = load64(p + 40);
-      o.site = load32(p + 48);
-      o.thread = load32(p + 52);
-      o.alignment = load32(p + 56);
-      o.kind = load16(p + 60);
-      o.flags = load16(p + 62);
-      return o;
-    });
-  }
+  void objects(Cursor c) { fixed_entries(c, "object", prof_.objects); }
 
   void stats(Cursor c) {
     counted(c, "count", 12, "stat", prof_.stats, [](Cursor& cur) {
@@ -426,41 +362,27 @@ class Parser {
     for (uint32_t i = 0; i < n; ++i) out.push_back(decode(c));
   }
 
-  // "u32 count, u32 entry_size" then count entries of entry_size bytes, entry_size >= min_size
-  // (newer minors may append fields); `decode` turns an entry's first bytes into a T for `out`.
-  template <typename T, typename Decode>
-  static void fixed_entries(Cursor& c, size_t min_size, const char* what, std::vector<T>& out,
-                            Decode decode) {
+  // "u32 count, u32 entry_size" then count entries of entry_size bytes, entry_size at least the
+  // smallest the table of T accepts (older minors' entries lack its appended fields, newer minors' may
+  // append more), each decoded through the table and appended to `out`. Returns the entry size.
+  template <typename T>
+  static uint32_t fixed_entries(Cursor& c, const char* what, std::vector<T>& out) {
+    constexpr uint32_t kMinSize = min_size<T>();
     uint64_t at = c.offset();
     uint32_t n = c.u32("count");
     uint64_t eat = c.offset();
     uint32_t entry = c.u32("entry_size");
-    if (entry < min_size)
+    if (entry < kMinSize)
       throw FormatError(eat, cat(c.record(), " record: entry size ", entry, " is smaller than ",
-                                 min_size));
+                                 kMinSize));
     c.check_count(at, n, entry, what);
     auto raw = c.bytes(size_t{n} * entry, what);
     reserve_more(out, n);
-    for (uint32_t i = 0; i < n; ++i) {
-      if constexpr (std::is_invocable_v<Decode, const uint8_t*, uint32_t>)
-        out.push_back(decode(raw.data() + size_t{i} * entry, entry));
-      else
-        out.push_back(decode(raw.data() + size_t{i} * entry));
-    }
+    for (uint32_t i = 0; i < n; ++i) out.push_back(decode_entry<T>(raw.data() + size_t{i} * entry, entry));
+    return entry;
   }
 
-  void steps(Cursor c) {
-    fixed_entries(c, kStepSize, "step", prof_.steps, [](const uint8_t* p) {
-      sentinel_step_entry s{};
-      s.start_seq = load64(p + 0);
-      s.start_ns = load64(p + 8);
-      s.allocations = load32(p + 16);
-      s.phase = load32(p + 20);
-      s.flags = load32(p + 24);
-      s.reserved = load32(p + 28);
-      return s;
-    });
-  }
+  void steps(Cursor c) { fixed_entries(c, "step", prof_.steps); }
 
   void intervals(Cursor c) {
     IntervalTable t;
@@ -492,57 +414,22 @@ class Parser {
   }
 
   void identities(Cursor c) {
-    fixed_entries(c, kIdentitySize, "identity", prof_.identities, [](const uint8_t* p, uint32_t entry) {
-      sentinel_identity d{};
-      d.id = load32(p + 0);
-      d.site = load32(p + 4);
-      d.size = load64(p + 8);
-      d.ordinal = load32(p + 16);
-      d.phase = load32(p + 20);
-      d.group = load32(p + 24);
-      d.birth_interval = load32(p + 28);
-      d.death_interval = load32(p + 32);
-      d.lifetime = p[36];
-      d.touched_bytes = load64(p + 40);
-      d.instances = load32(p + 48);
-      if (entry >= kIdentitySize12) {
-        d.occurrence = load32(p + 56);
-        d.flags = load32(p + 60);
-      } else {  // 1.1: no occurrence; "born outside a step" is what a missing ordinal says
-        d.occurrence = SENTINEL_NO_ORDINAL;
+    const size_t before = prof_.identities.size();
+    const uint32_t entry = fixed_entries(c, "identity", prof_.identities);
+    // 1.1 entries have no flags; "born outside a step" is what a missing ordinal says.
+    if (!holds<sentinel_identity>(entry, field<sentinel_identity>("flags")))
+      for (size_t i = before; i < prof_.identities.size(); ++i) {
+        sentinel_identity& d = prof_.identities[i];
         d.flags = d.ordinal == SENTINEL_NO_ORDINAL ? SENTINEL_IDENTITY_OUTSIDE : 0;
       }
-      return d;
-    });
   }
 
-  void touches(Cursor c) {
-    fixed_entries(c, kTouchSize, "touch", prof_.touches, [](const uint8_t* p) {
-      sentinel_touch t{};
-      t.identity = load32(p + 0);
-      t.interval = load32(p + 4);
-      t.bytes = load64(p + 8);
-      t.faults = load32(p + 16);
-      t.step = load32(p + 20);
-      return t;
-    });
-  }
+  void touches(Cursor c) { fixed_entries(c, "touch", prof_.touches); }
 
   void groups(Cursor c) {
     const size_t before = prof_.groups.size();
-    uint32_t size = 0;
-    fixed_entries(c, kGroupSize, "group", prof_.groups, [&size](const uint8_t* p, uint32_t entry) {
-      sentinel_group g{};
-      g.id = load32(p + 0);
-      g.lifetime = p[4];
-      g.members = load32(p + 8);
-      g.bytes = load64(p + 16);
-      g.interval_mask = load64(p + 24);
-      if (entry >= kGroupSize12) g.phase = load32(p + 32);
-      size = entry;
-      return g;
-    });
-    if (size < kGroupSize12)
+    const uint32_t entry = fixed_entries(c, "group", prof_.groups);
+    if (!holds<sentinel_group>(entry, field<sentinel_group>("phase")))
       for (size_t i = before; i < prof_.groups.size(); ++i) old_groups_.push_back(i);
   }
 
@@ -578,54 +465,13 @@ class Parser {
   // ---- 1.2: tiering records.
 
   void tiering(Cursor c) {
-    const uint8_t* p = c.sized("entry_size", "entry size", kTieringSize, "tiering");
-    sentinel_tiering t{};
-    t.policy = load32(p + 0);
-    t.fast_node = static_cast<int32_t>(load32(p + 4));
-    t.slow_node = static_cast<int32_t>(load32(p + 8));
-    t.flags = load32(p + 12);
-    t.fast_budget_bytes = load64(p + 16);
-    t.budget_share_ppm = load32(p + 24);
-    t.move_method = load32(p + 28);
-    t.migrate_bytes_per_s = load64(p + 32);
-    t.fallback_objects = load64(p + 40);
-    t.fallback_bytes = load64(p + 48);
-    t.pinned_objects = load64(p + 56);
-    t.pinned_bytes = load64(p + 64);
-    t.fast_peak_bytes = load64(p + 72);
-    t.migrated_bytes = load64(p + 80);
-    t.late_migrations = load64(p + 88);
-    t.failed_pages = load64(p + 96);
-    t.raced_frees = load64(p + 104);
-    t.placed_at_birth_fast = load64(p + 112);
-    t.placed_at_birth_slow = load64(p + 120);
-    prof_.tiering.push_back(t);
+    prof_.tiering.push_back(sized_entry<sentinel_tiering>(c, "entry_size", "entry size", "tiering"));
   }
 
   void plan(Cursor c) {
-    const uint8_t* p = c.sized("header_size", "header size", kPlanHeaderSize, "plan header");
     PlanRecord r;
-    sentinel_plan_header& h = r.header;
-    h.phase = load32(p + 0);
-    h.policy = load32(p + 4);
-    h.intervals = load32(p + 8);
-    h.lead_intervals = load32(p + 12);
-    h.fast_budget_bytes = load64(p + 16);
-    h.footprint_peak_bytes = load64(p + 24);
-    h.fast_peak_bytes = load64(p + 32);
-    h.fast_pool_bytes = load64(p + 40);
-    h.moved_bytes_per_step = load64(p + 48);
-    h.predicted_hit_ppm = load32(p + 56);
-    h.flags = load32(p + 60);
-    h.migrate_bytes_per_s = load64(p + 64);
-    fixed_entries(c, kPlanEntrySize, "plan entry", r.entries, [](const uint8_t* e) {
-      sentinel_plan_entry x{};
-      x.identity = load32(e + 0);
-      x.flags = load32(e + 4);
-      x.fast_mask = load64(e + 8);
-      x.touch_mask = load64(e + 16);
-      return x;
-    });
+    r.header = sized_entry<sentinel_plan_header>(c, "header_size", "header size", "plan header");
+    fixed_entries(c, "plan entry", r.entries);
     if (c.remaining() >= 4) {  // appended: the planner's interval durations
       uint64_t at = c.offset();
       uint32_t n = c.u32("interval count");
@@ -635,87 +481,28 @@ class Parser {
     }
     if (c.remaining() >= 4) {  // appended in 1.3: the step-time trial
       uint64_t at = c.offset();
-      const uint8_t* t = c.sized("trial size", "trial size", kPlanTrialSize, "plan trial");
-      sentinel_plan_trial& x = r.trial;
-      x.state = load32(t + 0);
-      x.steps_per_candidate = load32(t + 4);
-      x.moving_step_ns = load64(t + 8);
-      x.fixed_step_ns = load64(t + 16);
-      x.moving_moved_bytes = load64(t + 24);
-      x.moving_hit_ppm = load32(t + 32);
-      x.fixed_hit_ppm = load32(t + 36);
-      x.moving_steps = load32(t + 40);
-      x.fixed_steps = load32(t + 44);
-      if (x.state > SENTINEL_TRIAL_DONE)
-        throw FormatError(at, cat("PLAN record: unknown trial state ", x.state));
+      r.trial = sized_entry<sentinel_plan_trial>(c, "trial size", "trial size", "plan trial");
+      if (r.trial.state > SENTINEL_TRIAL_DONE)
+        throw FormatError(at, cat("PLAN record: unknown trial state ", r.trial.state));
     }
     prof_.plans.push_back(std::move(r));
   }
 
-  void migrations(Cursor c) {
-    fixed_entries(c, kMigrationSize, "migration", prof_.migrations, [](const uint8_t* p) {
-      sentinel_migration_entry m{};
-      m.phase = load32(p + 0);
-      m.interval = load32(p + 4);
-      m.bytes_to_fast = load64(p + 8);
-      m.bytes_to_slow = load64(p + 16);
-      m.migrate_ns = load64(p + 24);
-      m.moves = load32(p + 32);
-      m.late = load32(p + 36);
-      m.failed_pages = load32(p + 40);
-      m.steps = load32(p + 44);
-      m.fast_bytes_max = load64(p + 48);
-      m.fast_bytes_sum = load64(p + 56);
-      return m;
-    });
+  // A T stored after its own u32 size (`field`, `label` in the error), at least the smallest size T's
+  // table accepts.
+  template <typename T>
+  static T sized_entry(Cursor& c, const char* field, const char* label, const char* what) {
+    uint64_t at = c.offset();
+    uint32_t size = c.u32(field);
+    if (size < min_size<T>())
+      throw FormatError(at, cat(c.record(), " record: ", label, " ", size, " is smaller than ", min_size<T>()));
+    return decode_entry<T>(c.bytes(size, what).data(), size);
   }
 
-  void migration_log(Cursor c) {
-    fixed_entries(c, kBatchSize, "batch", prof_.migration_log, [](const uint8_t* p) {
-      sentinel_migration_batch b{};
-      b.start_ns = load64(p + 0);
-      b.end_ns = load64(p + 8);
-      b.bytes = load64(p + 16);
-      b.phase = load32(p + 24);
-      b.interval = load32(p + 28);
-      b.objects = load32(p + 32);
-      b.flags = load32(p + 36);
-      b.failed_pages = load32(p + 40);
-      b.reserved = load32(p + 44);
-      return b;
-    });
-  }
-
-  void placement(Cursor c) {
-    fixed_entries(c, kPlacementSize, "placement", prof_.placement, [](const uint8_t* p, uint32_t size) {
-      sentinel_placement_entry e{};
-      e.phase = load32(p + 0);
-      e.interval = load32(p + 4);
-      e.touched_bytes = load64(p + 8);
-      e.fast_bytes = load64(p + 16);
-      e.steps = load32(p + 24);
-      e.misplaced = load32(p + 28);
-      if (size >= 40) e.verified = load32(p + 32);
-      return e;
-    });
-  }
-
-  void detection(Cursor c) {
-    fixed_entries(c, kDetectionSize, "detection", prof_.detection, [](const uint8_t* p) {
-      sentinel_detection d{};
-      d.phase = load32(p + 0);
-      d.flags = load32(p + 4);
-      d.period = load32(p + 8);
-      d.distinct_tokens = load32(p + 12);
-      d.steps = load64(p + 16);
-      d.noise_allocations = load64(p + 24);
-      d.missing_allocations = load64(p + 32);
-      d.locks = load64(p + 40);
-      d.unlocks = load64(p + 48);
-      d.retracted = load64(p + 56);
-      return d;
-    });
-  }
+  void migrations(Cursor c) { fixed_entries(c, "migration", prof_.migrations); }
+  void migration_log(Cursor c) { fixed_entries(c, "batch", prof_.migration_log); }
+  void placement(Cursor c) { fixed_entries(c, "placement", prof_.placement); }
+  void detection(Cursor c) { fixed_entries(c, "detection", prof_.detection); }
 
   std::span<const uint8_t> b_;
   const ParseOptions& opt_;
@@ -790,39 +577,26 @@ const Module* Profile::module_for(uint64_t address) const {
 }
 
 std::string record_type_name(uint32_t type) {
-  switch (type) {
-    case SENTINEL_REC_PROCESS: return "PROCESS";
-    case SENTINEL_REC_CONFIG: return "CONFIG";
-    case SENTINEL_REC_TOPOLOGY: return "TOPOLOGY";
-    case SENTINEL_REC_MODULE: return "MODULE";
-    case SENTINEL_REC_SITES: return "SITES";
-    case SENTINEL_REC_OBJECTS: return "OBJECTS";
-    case SENTINEL_REC_STATS: return "STATS";
-    case SENTINEL_REC_MARKS: return "MARKS";
-    case SENTINEL_REC_STEPS: return "STEPS";
-    case SENTINEL_REC_INTERVALS: return "INTERVALS";
-    case SENTINEL_REC_PROFILE: return "PROFILE";
-    case SENTINEL_REC_IDENTITIES: return "IDENTITIES";
-    case SENTINEL_REC_TOUCHES: return "TOUCHES";
-    case SENTINEL_REC_GROUPS: return "GROUPS";
-    case SENTINEL_REC_COUNTERS: return "COUNTERS";
-    case SENTINEL_REC_PHASE_COUNTERS: return "PHASE_COUNTERS";
-    case SENTINEL_REC_TIERING: return "TIERING";
-    case SENTINEL_REC_PLAN: return "PLAN";
-    case SENTINEL_REC_MIGRATIONS: return "MIGRATIONS";
-    case SENTINEL_REC_MIGRATION_LOG: return "MIGRATION_LOG";
-    case SENTINEL_REC_PLACEMENT: return "PLACEMENT";
-    case SENTINEL_REC_DETECTION: return "DETECTION";
-    case SENTINEL_REC_END: return "END";
-    default: return cat("type ", type);
-  }
+  const RecordType* r = find_record_type(type);
+  return r ? r->name : cat("type ", type);
 }
 
 Profile parse_profile(std::span<const uint8_t> bytes, const ParseOptions& options) {
   return Parser(bytes, options).run();
 }
 
-Profile read_profile(const std::string& path, const ParseOptions& options) {
+std::vector<RecordExtent> record_extents(std::span<const uint8_t> bytes) {
+  parse_profile(bytes);  // every check; below, the framing is known to be sound
+  std::vector<RecordExtent> out;
+  for (uint64_t off = sizeof(sentinel_file_header); off < bytes.size();) {
+    const auto h = decode_entry<sentinel_record_header>(bytes.data() + off, sizeof(sentinel_record_header));
+    out.push_back({h.type, off, sizeof(sentinel_record_header) + h.length});
+    off += out.back().size;
+  }
+  return out;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
   struct FdCloser {
@@ -844,7 +618,11 @@ Profile read_profile(const std::string& path, const ParseOptions& options) {
     if (r == 0) break;
     data.insert(data.end(), buf, buf + r);
   }
-  return parse_profile(data, options);
+  return data;
+}
+
+Profile read_profile(const std::string& path, const ParseOptions& options) {
+  return parse_profile(read_file_bytes(path), options);
 }
 
 }  // namespace sentinel::fmt

@@ -41,7 +41,7 @@ struct ProcessInfo {
   uint32_t pid = 0;
   uint32_t ppid = 0;
   int32_t rank = -1;
-  uint32_t flags = 0;  // bit 0: written by a forked child
+  uint32_t flags = 0;  // SENTINEL_PROCESS_*: a forked child wrote it, a signal ended the process
   uint64_t start_realtime_ns = 0;
   uint64_t end_realtime_ns = 0;
   uint64_t start_monotonic_ns = 0;
@@ -206,5 +206,18 @@ Profile read_profile(const std::string& path, const ParseOptions& options = {});
 
 // "PROCESS", "OBJECTS", ... or "type N" for unknown types.
 std::string record_type_name(uint32_t type);
+
+// Where one record of a dump lies: its header's offset and its size with the header.
+struct RecordExtent {
+  uint32_t type = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// The records of a valid dump in file order, END last. Throws FormatError as parse_profile does.
+std::vector<RecordExtent> record_extents(std::span<const uint8_t> bytes);
+
+// The whole file. Throws std::system_error when it cannot be read.
+std::vector<uint8_t> read_file_bytes(const std::string& path);
 
 }  // namespace sentinel::fmt

@@ -10,6 +10,7 @@
 #include "base/crc32c.h"
 #include "base/log.h"
 #include "base/vm_region.h"
+#include "format/record_pieces.h"
 #include "profile/signal_stack.h"
 
 namespace sentinel {
@@ -31,7 +32,8 @@ bool write_all(int fd, const void* data, size_t n) {
   return true;
 }
 
-// Builds one record at a time in a fixed buffer, then writes header and payload.
+// Builds one record at a time in a fixed buffer, then writes header and payload. The sink of the
+// format's record pieces (format/record_pieces.h).
 class RecordWriter {
  public:
   RecordWriter(int fd, uint8_t* buf, size_t cap) : fd_(fd), buf_(buf), cap_(cap) {}
@@ -40,7 +42,7 @@ class RecordWriter {
     len_ = 0;
   }
   size_t room() const { return cap_ - len_; }
-  void put(const void* p, size_t n) {
+  void raw(const void* p, size_t n) {
     if (n > room()) {
       overflow_ = true;
       return;
@@ -48,22 +50,22 @@ class RecordWriter {
     memcpy(buf_ + len_, p, n);
     len_ += n;
   }
-  void u16(uint16_t v) { put(&v, 2); }
-  void u32(uint32_t v) { put(&v, 4); }
-  void i32(int32_t v) { put(&v, 4); }
-  void u64(uint64_t v) { put(&v, 8); }
+  void u32(uint32_t v) { le(v, 4); }
+  void i32(int32_t v) { le(static_cast<uint32_t>(v), 4); }
+  void u64(uint64_t v) { le(v, 8); }
   void str(const char* s, size_t n) {
     u32(static_cast<uint32_t>(n));
-    put(s, n);
+    raw(s, n);
   }
   void str(const char* s) { str(s, strlen(s)); }
   // Overwrites a u32 written earlier (counts known only at the end).
-  void patch_u32(size_t at, uint32_t v) { memcpy(buf_ + at, &v, 4); }
+  void patch_u32(size_t at, uint32_t v) { fmt::store_le(buf_ + at, v, 4); }
   size_t length() const { return len_; }
   bool end() {
     if (overflow_ || !ok_) return ok_ = false;
-    sentinel_record_header h{type_, crc32c(0, buf_, len_), len_};
-    ok_ = write_all(fd_, &h, sizeof(h)) && write_all(fd_, buf_, len_);
+    uint8_t h[sizeof(sentinel_record_header)];
+    fmt::encode_record_header(h, type_, crc32c(0, buf_, len_), len_);
+    ok_ = write_all(fd_, h, sizeof(h)) && write_all(fd_, buf_, len_);
     ++records_;
     return ok_;
   }
@@ -71,6 +73,11 @@ class RecordWriter {
   uint64_t records() const { return records_; }
 
  private:
+  void le(uint64_t v, uint32_t width) {
+    uint8_t b[8];
+    fmt::store_le(b, v, width);
+    raw(b, width);
+  }
   int fd_;
   uint8_t* buf_;
   size_t cap_;
@@ -97,16 +104,10 @@ size_t read_file(const char* path, char* buf, size_t cap) {
 
 void write_process(RecordWriter& w, const RuntimeState& s, int pid, char* scratch) {
   w.begin(SENTINEL_REC_PROCESS);
-  w.u32(static_cast<uint32_t>(pid));
-  w.u32(static_cast<uint32_t>(getppid()));
-  w.i32(s.launch.rank);
   uint32_t flags = pid != s.owner_pid ? SENTINEL_PROCESS_FORKED_CHILD : 0;
   if (s.end_signal) flags |= SENTINEL_PROCESS_ENDED_BY_SIGNAL | (static_cast<uint32_t>(s.end_signal & 0xff) << 8);
-  w.u32(flags);
-  w.u64(s.start_real_ns);
-  w.u64(realtime_ns());
-  w.u64(s.start_mono_ns);
-  w.u64(monotonic_ns());
+  fmt::put_process_head(w, {static_cast<uint32_t>(pid), static_cast<uint32_t>(getppid()), s.launch.rank, flags,
+                            s.start_real_ns, realtime_ns(), s.start_mono_ns, monotonic_ns()});
   ssize_t n = readlink("/proc/self/exe", scratch, kScratchBytes - 1);
   w.str(scratch, n > 0 ? static_cast<size_t>(n) : 0);
   size_t len = read_file("/proc/self/cmdline", scratch, kScratchBytes);
@@ -136,20 +137,12 @@ void write_config(RecordWriter& w, const RuntimeState& s) {
 
 void write_topology(RecordWriter& w, const Topology& t) {
   w.begin(SENTINEL_REC_TOPOLOGY);
-  w.i32(t.numa_available ? 0 : -1);
-  w.i32(t.numa_balancing);
-  w.u32(t.node_count);
+  fmt::put_topology_head(w, t.numa_available ? 0 : -1, t.numa_balancing, t.node_count);
   for (uint32_t i = 0; i < t.node_count; ++i) {
     const NodeInfo& n = t.nodes[i];
-    w.i32(n.id);
-    w.u32(n.cpu_count);
-    w.u64(n.total_bytes);
-    w.u64(n.free_bytes);
-    w.u32(n.flags);
-    w.u32(0);
+    fmt::put_topology_node(w, n.id, n.cpu_count, n.total_bytes, n.free_bytes, n.flags);
   }
-  w.i32(t.fast_node);
-  w.i32(t.slow_node);
+  fmt::put_topology_tail(w, t.fast_node, t.slow_node);
   w.end();
 }
 
@@ -157,34 +150,24 @@ void write_modules(RecordWriter& w, const ModuleTable& mods) {
   for (uint32_t i = 0; i < mods.count(); ++i) {
     const Module& m = mods.at(i);
     w.begin(SENTINEL_REC_MODULE);
-    w.u64(m.load_bias);
-    w.u32(m.segment_count);
-    for (uint32_t k = 0; k < m.segment_count; ++k) {
-      w.u64(m.segments[k].vaddr);
-      w.u64(m.segments[k].memsz);
-      w.u32(m.segments[k].flags);
-      w.u32(0);
-    }
-    w.str(reinterpret_cast<const char*>(m.build_id), m.build_id_len);
-    w.str(mods.path(m), m.path_len);
+    fmt::put_module_head(w, m.load_bias, m.segment_count);
+    for (uint32_t k = 0; k < m.segment_count; ++k)
+      fmt::put_module_segment(w, m.segments[k].vaddr, m.segments[k].memsz, m.segments[k].flags);
+    fmt::put_module_tail(w, reinterpret_cast<const char*>(m.build_id), m.build_id_len, mods.path(m), m.path_len);
     w.end();
   }
 }
 
 void write_sites(RecordWriter& w, const SiteTable& sites) {
   uint32_t total = sites.count();
-  constexpr size_t kMaxEntry = 16 + 8 * SENTINEL_MAX_FRAMES;
   for (uint32_t id = 0; id < total;) {
     w.begin(SENTINEL_REC_SITES);
     w.u32(0);
     uint32_t n = 0;
-    for (; id < total && w.room() >= kMaxEntry; ++id) {
+    for (; id < total && w.room() >= fmt::kMaxSiteBytes; ++id) {
       const Site* s = sites.by_id(id);
       if (!s) continue;
-      w.u32(id);
-      w.u32(s->nframes);
-      w.u64(s->hash.load(std::memory_order_relaxed));
-      for (uint32_t f = 0; f < s->nframes; ++f) w.u64(s->frames[f]);
+      fmt::put_site(w, id, s->hash.load(std::memory_order_relaxed), s->frames, s->nframes);
       ++n;
     }
     w.patch_u32(0, n);
@@ -197,13 +180,12 @@ template <typename T, typename Convert>
 void write_entries(RecordWriter& w, uint32_t type, const T* items, uint64_t n, Convert convert) {
   for (uint64_t i = 0; i < n || i == 0;) {
     w.begin(type);
-    w.u32(0);
-    w.u32(sizeof(T));
+    fmt::put_array_head(w, 0, sizeof(T));
     uint32_t count = 0;
     for (; i < n && w.room() >= sizeof(T); ++i, ++count) {
       T item = items[i];
       convert(item);
-      w.put(&item, sizeof(T));
+      fmt::put_entry(w, item);
     }
     w.patch_u32(0, count);
     w.end();
@@ -227,14 +209,13 @@ void write_objects(RecordWriter& w, const RuntimeState& s) {
   };
   while (seq < n) {
     w.begin(SENTINEL_REC_OBJECTS);
-    w.u32(0);
-    w.u32(sizeof(sentinel_object));
+    fmt::put_array_head(w, 0, sizeof(sentinel_object));
     uint32_t count = 0;
     for (const sentinel_object* p; w.room() >= sizeof(sentinel_object) && (p = next_logged()); ++seq, ++count) {
       sentinel_object o = *p;
       o.birth_ns = s.clock.to_ns(o.birth_ns);
       o.death_ns = s.clock.to_ns(o.death_ns);
-      w.put(&o, sizeof(o));
+      fmt::put_entry(w, o);
     }
     w.patch_u32(0, count);
     w.end();
@@ -247,10 +228,8 @@ void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) 
     w.begin(SENTINEL_REC_MARKS);
     w.u32(0);
     uint32_t n = 0;
-    for (; i < total && w.room() >= 16; ++i, ++n) {
-      w.u64(marks.at(i).seq);
-      w.u64(clock.to_ns(marks.at(i).ns));
-    }
+    for (; i < total && w.room() >= fmt::kMarkBytes; ++i, ++n)
+      fmt::put_mark(w, marks.at(i).seq, clock.to_ns(marks.at(i).ns));
     w.patch_u32(0, n);
     w.end();
   }
@@ -259,7 +238,6 @@ void write_marks(RecordWriter& w, const MarkLog& marks, const TickClock& clock) 
 void write_steps(RecordWriter& w, const RuntimeState& s) {
   const StepLog& steps = s.stepper.steps();
   if (!steps.size()) return;
-  static_assert(sizeof(sentinel_step_entry) == 32);
   write_entries(w, SENTINEL_REC_STEPS, &steps.at(0), steps.size(), [&](sentinel_step_entry& e) {
     e.start_ns = e.start_ns ? s.clock.to_ns(e.start_ns) : 0;
     e.flags &= ~StepLog::kClosed;
@@ -275,28 +253,17 @@ uint64_t first_profiled_step(const StepLog& steps, uint16_t phase) {
 
 void write_intervals(RecordWriter& w, const PhaseRecord& p) {
   w.begin(SENTINEL_REC_INTERVALS);
-  w.u32(p.id);
-  w.u32(p.period);
-  w.u32(p.intervals);
-  for (uint32_t k = 0; k < p.intervals; ++k) {
-    w.u32(k ? p.interval_ends[k - 1] : 0);
-    w.u32(p.interval_ends[k]);
-  }
+  fmt::put_intervals_head(w, p.id, p.period, p.intervals);
+  for (uint32_t k = 0; k < p.intervals; ++k) fmt::put_interval(w, k ? p.interval_ends[k - 1] : 0, p.interval_ends[k]);
   w.end();
 }
 
 void write_phase_profile(RecordWriter& w, const RuntimeState& s, const PhaseRecord& p) {
   const Stepper& st = s.stepper;
-  static_assert(sizeof(sentinel_identity) == 64 && sizeof(sentinel_touch) == 24 && sizeof(sentinel_group) == 40);
   w.begin(SENTINEL_REC_PROFILE);
-  w.u32(s.profiler.granularity());
-  w.u32(p.profiled_steps);
-  w.u32(p.id);
-  w.u32(st.counter_count());
-  w.u64(first_profiled_step(st.steps(), p.id));
-  w.u64(p.faults);
-  w.u64(s.clock.ticks_to_duration_ns(p.fault_ticks));
-  w.u64(p.syscall_unprotects);
+  fmt::put_profile_head(w, {s.profiler.granularity(), p.profiled_steps, p.id, st.counter_count(),
+                            first_profiled_step(st.steps(), p.id), p.faults,
+                            s.clock.ticks_to_duration_ns(p.fault_ticks), p.syscall_unprotects});
   for (uint32_t k = 0; k < st.counter_count(); ++k) w.str(st.counter_name(k));
   w.end();
 
@@ -312,16 +279,12 @@ void write_phase_profile(RecordWriter& w, const RuntimeState& s, const PhaseReco
     w.begin(SENTINEL_REC_PHASE_COUNTERS);
     w.u32(p.id);
     size_t count_at = w.length();
-    w.u32(0);
-    w.u32(n);
+    fmt::put_counters_head(w, 0, n);
     uint32_t count = 0;
-    for (; i < total && w.room() >= 16 + 8 * n; ++i, ++count) {
+    for (; i < total && w.room() >= fmt::sample_bytes(n); ++i, ++count) {
       uint32_t step = static_cast<uint32_t>(i / p.intervals), interval = static_cast<uint32_t>(i % p.intervals);
       const IntervalSample& smp = p.samples[step * kMaxIntervals + interval];
-      w.u32(step);
-      w.u32(interval);
-      w.u64(s.clock.ticks_to_duration_ns(smp.ticks));
-      for (uint32_t k = 0; k < n; ++k) w.u64(smp.counters[k]);
+      fmt::put_counter_sample(w, step, interval, s.clock.ticks_to_duration_ns(smp.ticks), smp.counters, n);
     }
     w.patch_u32(count_at, count);
     w.end();
@@ -360,33 +323,26 @@ void write_phases(RecordWriter& w, const RuntimeState& s) {
 void write_tiering(RecordWriter& w, const RuntimeState& s) {
   const Tiering& t = s.tiering;
   if (!t.enabled()) return;
-  static_assert(sizeof(sentinel_tiering) == 128 && sizeof(sentinel_plan_header) == 72);
   sentinel_tiering rec = t.record();
   if (s.topology.numa_balancing > 0) rec.flags |= SENTINEL_TIER_BALANCING_ON;
   w.begin(SENTINEL_REC_TIERING);
-  w.u32(sizeof(rec));
-  w.put(&rec, sizeof(rec));
+  fmt::put_sized_entry(w, rec);
   w.end();
   for (uint32_t slot = 0; slot < t.plan_count(); ++slot) {
     const Plan& plan = t.plan(slot);
     w.begin(SENTINEL_REC_PLAN);
-    w.u32(sizeof(plan.header));
-    w.put(&plan.header, sizeof(plan.header));
+    fmt::put_sized_entry(w, plan.header);
     size_t count_at = w.length();
-    w.u32(0);
-    w.u32(sizeof(sentinel_plan_entry));
+    fmt::put_array_head(w, 0, sizeof(sentinel_plan_entry));
     uint32_t count = 0;
     for (; count < plan.entry_count && w.room() >= sizeof(sentinel_plan_entry); ++count)
-      w.put(&plan.entries[count], sizeof(sentinel_plan_entry));
+      fmt::put_entry(w, plan.entries[count]);
     if (count < plan.entry_count) log_line(LogLevel::warn, "a plan has more entries than one dump record holds; it is cut");
     w.patch_u32(count_at, count);
     // The planner's clock, so that the offline recomputation gets exactly the runtime's inputs.
     const uint64_t* ns = t.plan_interval_ns(slot);
-    w.u32(ns ? plan.header.intervals : 0);
-    for (uint32_t i = 0; ns && i < plan.header.intervals; ++i) w.u64(ns[i]);
-    const sentinel_plan_trial trial = t.plan_trial(slot);
-    w.u32(sizeof(trial));
-    w.put(&trial, sizeof(trial));
+    fmt::put_plan_durations(w, ns, ns ? plan.header.intervals : 0);
+    fmt::put_sized_entry(w, t.plan_trial(slot));
     w.end();
   }
   // What the migrator did, per (phase, interval) with steps under a plan.
@@ -406,19 +362,15 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
   uint64_t first = batches > Migrator::kBatchLog ? batches - Migrator::kBatchLog : 0;
   for (uint64_t i = first; i < batches;) {
     w.begin(SENTINEL_REC_MIGRATION_LOG);
-    w.u32(0);
-    w.u32(sizeof(sentinel_migration_batch));
+    fmt::put_array_head(w, 0, sizeof(sentinel_migration_batch));
     uint32_t count = 0;
-    for (; i < batches && w.room() >= sizeof(sentinel_migration_batch); ++i, ++count) {
-      sentinel_migration_batch b = m.batch(i);  // monotonic already
-      w.put(&b, sizeof(b));
-    }
+    for (; i < batches && w.room() >= sizeof(sentinel_migration_batch); ++i, ++count)
+      fmt::put_entry(w, m.batch(i));  // monotonic already
     w.patch_u32(0, count);
     w.end();
   }
   // The placement check.
   sentinel_placement_entry prow[64];
-  static_assert(sizeof(sentinel_placement_entry) == 40);
   for (uint32_t i = 0; i < s.stepper.phase_count(); ++i) {
     const PhaseRecord& p = s.stepper.phase(i);
     if (p.check != PhaseRecord::kDone) continue;
@@ -490,10 +442,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
-  for (const Named& n : stats) {
-    w.str(n.name);
-    w.u64(n.value);
-  }
+  for (const Named& n : stats) fmt::put_stat(w, n.name, strlen(n.name), n.value);
   w.end();
 }
 
@@ -502,13 +451,9 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
 bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
   auto* mem = static_cast<uint8_t*>(vm_map_lazy(kBufferBytes + kScratchBytes));
   if (!mem) return false;
-  sentinel_file_header fh{};
-  memcpy(fh.magic, SENTINEL_DUMP_MAGIC, 8);
-  fh.major = SENTINEL_FORMAT_MAJOR;
-  fh.minor = SENTINEL_FORMAT_MINOR;
-  fh.pointer_size = sizeof(void*);
-  fh.little_endian = 1;
-  bool ok = write_all(fd, &fh, sizeof(fh));
+  uint8_t fh[sizeof(sentinel_file_header)];
+  fmt::encode_file_header(fh, SENTINEL_FORMAT_MAJOR, SENTINEL_FORMAT_MINOR, sizeof(void*));
+  bool ok = write_all(fd, fh, sizeof(fh));
   RecordWriter w(fd, mem, kBufferBytes);
   if (ok) {
     write_process(w, s, pid, reinterpret_cast<char*>(mem + kBufferBytes));
@@ -524,7 +469,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_stats(w, s);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);
-    w.u64(before);
+    fmt::put_end(w, before);
     w.end();
     ok = w.ok();
   }

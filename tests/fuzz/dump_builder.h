@@ -1,6 +1,11 @@
-// A tiny byte-by-byte writer of Sentinel dumps for tests and fuzz seeds. It deliberately shares no
-// code with the runtime's dump writer or the reader (only the numbers in format.h and the CRC), so
-// that tests built on it check the reader against docs/format.md rather than against itself.
+// A writer of Sentinel dumps for tests and fuzz seeds, into memory. It writes through the same record
+// pieces as the runtime's dump writer (format/record_pieces.h: fixed-size entries through their table,
+// format/dump_layout.h), so that a field is laid out in one place. What keeps the tests honest is not a
+// second hand-typed layout but the checks on that table: format.h's structs must match it (static
+// asserts), docs/format.md must show it (format-doc-tables), and the reader's tests compare decoded
+// values with the values the tests put in. On top, the builder writes what the runtime never does:
+// older minors' shorter entries, newer minors' longer ones (0xEE padding), any version in the header,
+// and wrong checksums and END counts.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "base/crc32c.h"
+#include "format/record_pieces.h"
 #include "sentinel/format.h"
 
 namespace sentinel::testing {
@@ -39,10 +45,11 @@ class Bytes {
     b_.insert(b_.end(), c, c + n);
     return *this;
   }
-  Bytes& str(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    return raw(s.data(), s.size());
+  Bytes& str(const char* s, size_t n) {
+    u32(static_cast<uint32_t>(n));
+    return raw(s, n);
   }
+  Bytes& str(const std::string& s) { return str(s.data(), s.size()); }
   const std::vector<uint8_t>& data() const { return b_; }
   size_t size() const { return b_.size(); }
 
@@ -90,13 +97,17 @@ class DumpBuilder {
  public:
   explicit DumpBuilder(uint16_t major = SENTINEL_FORMAT_MAJOR, uint16_t minor = SENTINEL_FORMAT_MINOR,
                        uint8_t pointer_size = 8) {
-    file_.raw(SENTINEL_DUMP_MAGIC, 8).u16(major).u16(minor).u8(pointer_size).u8(1).u16(0).u64(0);
+    uint8_t h[sizeof(sentinel_file_header)];
+    fmt::encode_file_header(h, major, minor, pointer_size);
+    file_.raw(h, sizeof h);
   }
 
   // Appends a record; crc overrides the computed checksum (to test corruption).
   DumpBuilder& record(uint32_t type, const Bytes& payload, std::optional<uint32_t> crc = {}) {
     const auto& p = payload.data();
-    file_.u32(type).u32(crc ? *crc : sentinel::crc32c(0, p.data(), p.size())).u64(p.size());
+    uint8_t h[sizeof(sentinel_record_header)];
+    fmt::encode_record_header(h, type, crc ? *crc : sentinel::crc32c(0, p.data(), p.size()), p.size());
+    file_.raw(h, sizeof h);
     file_.raw(p.data(), p.size());
     ++records_;
     return *this;
@@ -106,9 +117,10 @@ class DumpBuilder {
                        uint64_t end_mono, const std::string& exe,
                        const std::vector<std::string>& argv, uint32_t flags = 0) {
     Bytes b;
-    b.u32(pid).u32(ppid).i32(rank).u32(flags);
-    b.u64(1700000000000000000ull).u64(1700000000000000000ull + (end_mono - start_mono));
-    b.u64(start_mono).u64(end_mono).str(exe).u32(static_cast<uint32_t>(argv.size()));
+    const uint64_t start_real = 1700000000000000000ull;
+    fmt::put_process_head(b, {pid, ppid, rank, flags, start_real, start_real + (end_mono - start_mono), start_mono,
+                              end_mono});
+    b.str(exe).u32(static_cast<uint32_t>(argv.size()));
     for (const auto& a : argv) b.str(a);
     return record(SENTINEL_REC_PROCESS, b);
   }
@@ -123,75 +135,59 @@ class DumpBuilder {
   DumpBuilder& topology(int32_t numa_available, int32_t numa_balancing,
                         const std::vector<TestNode>& nodes, int32_t fast, int32_t slow) {
     Bytes b;
-    b.i32(numa_available).i32(numa_balancing).u32(static_cast<uint32_t>(nodes.size()));
-    for (const auto& n : nodes)
-      b.i32(n.id).u32(n.cpu_count).u64(n.total_bytes).u64(n.free_bytes).u32(n.flags).u32(0);
-    b.i32(fast).i32(slow);
+    fmt::put_topology_head(b, numa_available, numa_balancing, static_cast<uint32_t>(nodes.size()));
+    for (const auto& n : nodes) fmt::put_topology_node(b, n.id, n.cpu_count, n.total_bytes, n.free_bytes, n.flags);
+    fmt::put_topology_tail(b, fast, slow);
     return record(SENTINEL_REC_TOPOLOGY, b);
   }
 
   DumpBuilder& module(uint64_t load_bias, const std::vector<TestSegment>& segs,
                       const std::string& build_id, const std::string& path) {
     Bytes b;
-    b.u64(load_bias).u32(static_cast<uint32_t>(segs.size()));
-    for (const auto& s : segs) b.u64(s.vaddr).u64(s.memsz).u32(s.p_flags).u32(0);
-    b.str(build_id).str(path);
+    fmt::put_module_head(b, load_bias, static_cast<uint32_t>(segs.size()));
+    for (const auto& s : segs) fmt::put_module_segment(b, s.vaddr, s.memsz, s.p_flags);
+    fmt::put_module_tail(b, build_id.data(), build_id.size(), path.data(), path.size());
     return record(SENTINEL_REC_MODULE, b);
   }
 
   DumpBuilder& sites(const std::vector<TestSite>& sites) {
     Bytes b;
     b.u32(static_cast<uint32_t>(sites.size()));
-    for (const auto& s : sites) {
-      b.u32(s.id).u32(static_cast<uint32_t>(s.frames.size())).u64(s.hash);
-      for (uint64_t f : s.frames) b.u64(f);
-    }
+    for (const auto& s : sites)
+      fmt::put_site(b, s.id, s.hash, s.frames.data(), static_cast<uint32_t>(s.frames.size()));
     return record(SENTINEL_REC_SITES, b);
   }
 
   // entry_size > 64 pads each entry with 0xEE bytes (a "newer minor" writer).
   DumpBuilder& objects(const std::vector<sentinel_object>& objs, uint32_t entry_size = 64) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(objs.size())).u32(entry_size);
-    for (const auto& o : objs) {
-      b.u64(o.address).u64(o.size).u64(o.birth_ns).u64(o.death_ns).u64(o.birth_seq);
-      b.u64(o.death_seq).u32(o.site).u32(o.thread).u32(o.alignment).u16(o.kind).u16(o.flags);
-      for (uint32_t i = 64; i < entry_size; ++i) b.u8(0xEE);
-    }
-    return record(SENTINEL_REC_OBJECTS, b);
+    return entries(SENTINEL_REC_OBJECTS, objs, entry_size);
   }
 
   DumpBuilder& stats(const std::vector<std::pair<std::string, uint64_t>>& stats) {
     Bytes b;
     b.u32(static_cast<uint32_t>(stats.size()));
-    for (const auto& [k, v] : stats) b.str(k).u64(v);
+    for (const auto& [k, v] : stats) fmt::put_stat(b, k.data(), k.size(), v);
     return record(SENTINEL_REC_STATS, b);
   }
 
   DumpBuilder& marks(const std::vector<std::pair<uint64_t, uint64_t>>& marks) {
     Bytes b;
     b.u32(static_cast<uint32_t>(marks.size()));
-    for (const auto& [seq, ns] : marks) b.u64(seq).u64(ns);
+    for (const auto& [seq, ns] : marks) fmt::put_mark(b, seq, ns);
     return record(SENTINEL_REC_MARKS, b);
   }
 
   // ---- 1.1 records. entry_size larger than the 1.1 size pads each entry with 0xEE bytes. ----
 
   DumpBuilder& steps(const std::vector<sentinel_step_entry>& steps, uint32_t entry_size = 32) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(steps.size())).u32(entry_size);
-    for (const auto& s : steps) {
-      b.u64(s.start_seq).u64(s.start_ns).u32(s.allocations).u32(s.phase).u32(s.flags).u32(s.reserved);
-      pad(b, 32, entry_size);
-    }
-    return record(SENTINEL_REC_STEPS, b);
+    return entries(SENTINEL_REC_STEPS, steps, entry_size);
   }
 
   DumpBuilder& intervals(uint32_t phase, uint32_t period,
                          const std::vector<std::pair<uint32_t, uint32_t>>& bounds) {
     Bytes b;
-    b.u32(phase).u32(period).u32(static_cast<uint32_t>(bounds.size()));
-    for (const auto& [first, end] : bounds) b.u32(first).u32(end);
+    fmt::put_intervals_head(b, phase, period, static_cast<uint32_t>(bounds.size()));
+    for (const auto& [first, end] : bounds) fmt::put_interval(b, first, end);
     return record(SENTINEL_REC_INTERVALS, b);
   }
 
@@ -199,8 +195,8 @@ class DumpBuilder {
                        uint64_t first_profiled_step, uint64_t faults, uint64_t fault_handler_ns,
                        uint64_t syscall_unprotects, const std::vector<std::string>& counter_names = {}) {
     Bytes b;
-    b.u32(granularity).u32(profiled_steps).u32(phase).u32(static_cast<uint32_t>(counter_names.size()));
-    b.u64(first_profiled_step).u64(faults).u64(fault_handler_ns).u64(syscall_unprotects);
+    fmt::put_profile_head(b, {granularity, profiled_steps, phase, static_cast<uint32_t>(counter_names.size()),
+                              first_profiled_step, faults, fault_handler_ns, syscall_unprotects});
     for (const auto& n : counter_names) b.str(n);
     return record(SENTINEL_REC_PROFILE, b);
   }
@@ -209,48 +205,19 @@ class DumpBuilder {
   // and flags follow, else the bytes past 56 are 0xEE padding.
   DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56,
                           bool with_12 = false) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(ids.size())).u32(entry_size);
-    for (const auto& d : ids) {
-      b.u32(d.id).u32(d.site).u64(d.size).u32(d.ordinal).u32(d.phase).u32(d.group);
-      b.u32(d.birth_interval).u32(d.death_interval).u8(d.lifetime).u8(0).u8(0).u8(0);
-      b.u64(d.touched_bytes).u32(d.instances).u32(0);
-      if (with_12 && entry_size >= 64) {
-        b.u32(d.occurrence).u32(d.flags);
-        pad(b, 64, entry_size);
-      } else {
-        pad(b, 56, entry_size);
-      }
-    }
-    return record(SENTINEL_REC_IDENTITIES, b);
+    const uint32_t written = with_12 && entry_size >= 64 ? 64 : fmt::min_size<sentinel_identity>();
+    return entries(SENTINEL_REC_IDENTITIES, ids, entry_size, written);
   }
 
   DumpBuilder& touches(const std::vector<sentinel_touch>& touches, uint32_t entry_size = 24) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(touches.size())).u32(entry_size);
-    for (const auto& t : touches) {
-      b.u32(t.identity).u32(t.interval).u64(t.bytes).u32(t.faults).u32(t.step);
-      pad(b, 24, entry_size);
-    }
-    return record(SENTINEL_REC_TOUCHES, b);
+    return entries(SENTINEL_REC_TOUCHES, touches, entry_size);
   }
 
   // entry_size 32 is the 1.1 entry; with with_12 (and entry_size >= 40) the 1.2 phase follows.
   DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32,
                       bool with_12 = false) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(groups.size())).u32(entry_size);
-    for (const auto& g : groups) {
-      b.u32(g.id).u8(g.lifetime).u8(0).u8(0).u8(0).u32(g.members).u32(0).u64(g.bytes);
-      b.u64(g.interval_mask);
-      if (with_12 && entry_size >= 40) {
-        b.u32(g.phase).u32(0);
-        pad(b, 40, entry_size);
-      } else {
-        pad(b, 32, entry_size);
-      }
-    }
-    return record(SENTINEL_REC_GROUPS, b);
+    const uint32_t written = with_12 && entry_size >= 40 ? 40 : fmt::min_size<sentinel_group>();
+    return entries(SENTINEL_REC_GROUPS, groups, entry_size, written);
   }
 
   struct CounterEntry {
@@ -277,12 +244,7 @@ class DumpBuilder {
   DumpBuilder& tiering(const sentinel_tiering& t, uint32_t entry_size = 128) {
     Bytes b;
     b.u32(entry_size);
-    b.u32(t.policy).i32(t.fast_node).i32(t.slow_node).u32(t.flags).u64(t.fast_budget_bytes);
-    b.u32(t.budget_share_ppm).u32(t.move_method).u64(t.migrate_bytes_per_s);
-    b.u64(t.fallback_objects).u64(t.fallback_bytes).u64(t.pinned_objects).u64(t.pinned_bytes);
-    b.u64(t.fast_peak_bytes).u64(t.migrated_bytes).u64(t.late_migrations).u64(t.failed_pages);
-    b.u64(t.raced_frees).u64(t.placed_at_birth_fast).u64(t.placed_at_birth_slow);
-    pad(b, 128, entry_size);
+    padded_entry(b, t, entry_size);
     return record(SENTINEL_REC_TIERING, b);
   }
 
@@ -292,73 +254,37 @@ class DumpBuilder {
                     uint32_t header_size = 72, uint32_t entry_size = 24, const sentinel_plan_trial* trial = nullptr) {
     Bytes b;
     b.u32(header_size);
-    b.u32(h.phase).u32(h.policy).u32(h.intervals).u32(h.lead_intervals).u64(h.fast_budget_bytes);
-    b.u64(h.footprint_peak_bytes).u64(h.fast_peak_bytes).u64(h.fast_pool_bytes);
-    b.u64(h.moved_bytes_per_step).u32(h.predicted_hit_ppm).u32(h.flags).u64(h.migrate_bytes_per_s);
-    pad(b, 72, header_size);
-    b.u32(static_cast<uint32_t>(entries.size())).u32(entry_size);
-    for (const auto& e : entries) {
-      b.u32(e.identity).u32(e.flags).u64(e.fast_mask).u64(e.touch_mask);
-      pad(b, 24, entry_size);
-    }
+    padded_entry(b, h, header_size);
+    entries_payload(b, entries, entry_size);
     if (trial) {
-      b.u32(0).u32(48);
-      b.u32(trial->state).u32(trial->steps_per_candidate).u64(trial->moving_step_ns).u64(trial->fixed_step_ns);
-      b.u64(trial->moving_moved_bytes).u32(trial->moving_hit_ppm).u32(trial->fixed_hit_ppm);
-      b.u32(trial->moving_steps).u32(trial->fixed_steps);
+      fmt::put_plan_durations(b, static_cast<const uint64_t*>(nullptr), 0);
+      fmt::put_sized_entry(b, *trial);
     }
     return record(SENTINEL_REC_PLAN, b);
   }
 
   DumpBuilder& migrations(const std::vector<sentinel_migration_entry>& v, uint32_t entry_size = 64) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
-    for (const auto& m : v) {
-      b.u32(m.phase).u32(m.interval).u64(m.bytes_to_fast).u64(m.bytes_to_slow).u64(m.migrate_ns);
-      b.u32(m.moves).u32(m.late).u32(m.failed_pages).u32(m.steps).u64(m.fast_bytes_max).u64(m.fast_bytes_sum);
-      pad(b, 64, entry_size);
-    }
-    return record(SENTINEL_REC_MIGRATIONS, b);
+    return entries(SENTINEL_REC_MIGRATIONS, v, entry_size);
   }
 
   DumpBuilder& migration_log(const std::vector<sentinel_migration_batch>& v, uint32_t entry_size = 48) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
-    for (const auto& m : v) {
-      b.u64(m.start_ns).u64(m.end_ns).u64(m.bytes).u32(m.phase).u32(m.interval).u32(m.objects);
-      b.u32(m.flags).u32(m.failed_pages).u32(m.reserved);
-      pad(b, 48, entry_size);
-    }
-    return record(SENTINEL_REC_MIGRATION_LOG, b);
+    return entries(SENTINEL_REC_MIGRATION_LOG, v, entry_size);
   }
 
   // entry_size 32 writes the entry without the boundary verification (verified is then read as 0).
   DumpBuilder& placement(const std::vector<sentinel_placement_entry>& v, uint32_t entry_size = 40) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
-    for (const auto& e : v) {
-      b.u32(e.phase).u32(e.interval).u64(e.touched_bytes).u64(e.fast_bytes).u32(e.steps).u32(e.misplaced);
-      if (entry_size >= 40) b.u32(e.verified).u32(e.reserved);
-      pad(b, entry_size >= 40 ? 40 : 32, entry_size);
-    }
-    return record(SENTINEL_REC_PLACEMENT, b);
+    const uint32_t written = entry_size >= 40 ? 40 : fmt::min_size<sentinel_placement_entry>();
+    return entries(SENTINEL_REC_PLACEMENT, v, entry_size, written);
   }
 
   DumpBuilder& detection(const std::vector<sentinel_detection>& v, uint32_t entry_size = 64) {
-    Bytes b;
-    b.u32(static_cast<uint32_t>(v.size())).u32(entry_size);
-    for (const auto& d : v) {
-      b.u32(d.phase).u32(d.flags).u32(d.period).u32(d.distinct_tokens).u64(d.steps);
-      b.u64(d.noise_allocations).u64(d.missing_allocations).u64(d.locks).u64(d.unlocks).u64(d.retracted);
-      pad(b, 64, entry_size);
-    }
-    return record(SENTINEL_REC_DETECTION, b);
+    return entries(SENTINEL_REC_DETECTION, v, entry_size);
   }
 
   // The END record; `count` overrides the number of records before it.
   DumpBuilder& end(std::optional<uint64_t> count = {}) {
     Bytes b;
-    b.u64(count ? *count : records_);
+    fmt::put_end(b, count ? *count : records_);
     return record(SENTINEL_REC_END, b);
   }
 
@@ -368,14 +294,32 @@ class DumpBuilder {
 
  private:
   static void counters_payload(Bytes& b, uint32_t counter_count, const std::vector<CounterEntry>& entries) {
-    b.u32(static_cast<uint32_t>(entries.size())).u32(counter_count);
+    fmt::put_counters_head(b, static_cast<uint32_t>(entries.size()), counter_count);
     for (const auto& e : entries) {
-      b.u32(e.step).u32(e.interval).u64(e.duration_ns);
-      for (uint32_t k = 0; k < counter_count; ++k) b.u64(k < e.values.size() ? e.values[k] : 0);
+      std::vector<uint64_t> values(counter_count);
+      for (uint32_t k = 0; k < counter_count && k < e.values.size(); ++k) values[k] = e.values[k];
+      fmt::put_counter_sample(b, e.step, e.interval, e.duration_ns, values.data(), counter_count);
     }
   }
-  static void pad(Bytes& b, uint32_t known, uint32_t entry_size) {
-    for (uint32_t i = known; i < entry_size; ++i) b.u8(0xEE);
+
+  // An array record: count, entry_size, then each entry's first `written` bytes (the whole entry, or an
+  // older minor's prefix) padded with 0xEE to entry_size (a newer minor's unknown fields). A
+  // `written` larger than entry_size writes more bytes than the entry size says (a malformed file).
+  template <typename T>
+  DumpBuilder& entries(uint32_t type, const std::vector<T>& v, uint32_t entry_size, uint32_t written = sizeof(T)) {
+    Bytes b;
+    entries_payload(b, v, entry_size, written);
+    return record(type, b);
+  }
+  template <typename T>
+  static void entries_payload(Bytes& b, const std::vector<T>& v, uint32_t entry_size, uint32_t written = sizeof(T)) {
+    fmt::put_array_head(b, static_cast<uint32_t>(v.size()), entry_size);
+    for (const T& e : v) padded_entry(b, e, entry_size, written);
+  }
+  template <typename T>
+  static void padded_entry(Bytes& b, const T& e, uint32_t entry_size, uint32_t written = sizeof(T)) {
+    fmt::put_entry(b, e, written);
+    for (uint32_t i = written; i < entry_size; ++i) b.u8(0xEE);
   }
   Bytes file_;
   uint64_t records_ = 0;

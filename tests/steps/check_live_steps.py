@@ -2,39 +2,28 @@
 """Live step detection: runs live_driver.py under the library (profile mode, no marks) and checks that
 the detector's steps match the real ones for every step after the third.
 
-usage: check_live_steps.py MODEL [STEPS]      (env: SENTINEL_LIB; TF_PYTHON for keras)
-Reads the dump's STEPS records directly (docs/format.md) and compares start seqs with the driver's
-truth. Keras: tf.data's prefetch thread may allocate the next batch while the callback runs, so a
+usage: check_live_steps.py MODEL [STEPS]      (env: SENTINEL_LIB, SENTINEL_VIEW; TF_PYTHON for keras)
+Reads the dump's STEPS records (sentinel-view, through tests/lib/sentinel_dump.py) and compares start seqs
+with the driver's truth. Keras: tf.data's prefetch thread may allocate the next batch while the callback runs, so a
 step start is only defined to within one allocation there (docs/step-detection.md); every other model
 must match exactly. Also checks the count of steps (between steps-3 and steps).
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REC_STEPS, REC_END, FLAG_INFERRED = 9, 0xFFFF, 4
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sentinel_dump  # noqa: E402  (tests/lib)
+
+FLAG_INFERRED, FLAG_PROFILED = sentinel_dump.STEP_INFERRED, sentinel_dump.STEP_PROFILED
 
 
 def read_steps(path):
-    data = open(path, "rb").read()
-    assert data[:8] == b"SNTLDUMP", "not a dump"
-    pos, steps = 24, []
-    while pos + 16 <= len(data):
-        rtype, _crc, length = struct.unpack_from("<IIQ", data, pos)
-        payload = data[pos + 16: pos + 16 + length]
-        pos += 16 + length
-        if rtype == REC_STEPS:
-            count, size = struct.unpack_from("<II", payload, 0)
-            for i in range(count):
-                start_seq, _ns, allocs, phase, flags = struct.unpack_from("<QQIII", payload, 8 + i * size)
-                steps.append((start_seq, allocs, phase, flags))
-        if rtype == REC_END:
-            break
-    return steps
+    return [(s["start_seq"], s["allocations"], s["phase"], s["flags"])
+            for s in sentinel_dump.read(path, only=["STEPS"])["STEPS"]]
 
 
 def main():
@@ -70,7 +59,7 @@ def main():
         errors.append(f"detected step starts that are not real ones: {spurious[:10]}")
     if not nsteps - 3 <= len(detected) <= nsteps:
         errors.append(f"{len(detected)} steps detected for a {nsteps}-step loop")
-    profiled = [s for s in steps if s[3] & 8]
+    profiled = [s for s in steps if s[3] & FLAG_PROFILED]
     print(f"{model}: {len(detected)} steps detected of {nsteps}, period(s) "
           f"{sorted({s[1] for s in steps if not s[3] & FLAG_INFERRED})[:5]}, {len(profiled)} profiled")
     for e in errors:

@@ -2,8 +2,8 @@
 """Live step detection on thread pools: runs a workload of workloads.py (pools not pinned) without and
 with the library (SENTINEL_MODE=profile, no marks) and checks what the dump says against the truth.
 
-usage: check_threaded_steps.py WORKLOAD [STEPS]     (env: SENTINEL_LIB; TF_PYTHON for the keras_* ones;
-                                                    SENTINEL_KEEP_DUMP=FILE keeps the dump there)
+usage: check_threaded_steps.py WORKLOAD [STEPS]     (env: SENTINEL_LIB, SENTINEL_VIEW; TF_PYTHON for the
+                                                    keras_* ones; SENTINEL_KEEP_DUMP=FILE keeps the dump there)
 
 Checks:
   - the results (a digest of the final parameters and the losses) are bit-identical with and without
@@ -11,101 +11,63 @@ Checks:
   - the steps in the dump's STEPS record: as many within 2 as the real steps after the first three,
     and, for a workload with phases, as many within 2 in each phase;
   - at least one profiled step;
-  - identities: consecutive steps of the main phase, from the fourth on, share (site, size, k) identities
-    for at least 95% of a step's tracked bytes on average over the steps (each step's share is its bytes
-    whose identity the next step has too), computed from the dump's OBJECTS and STEPS alone.
+  - identities: the identities the runtime gave the main phase's profiled steps (its IDENTITIES records)
+    recur in each of them for at least 95% of the bytes born in those steps: the bytes of identities
+    (not born outside a step) with an instance in every profiled step, over the bytes of the objects born
+    in the profiled steps' ranges of allocations [start_seq, start_seq + allocations) (OBJECTS, STEPS).
+    An allocation the detector could not place gets an identity of its own (OUTSIDE), and an identity
+    that came in one step only recurs in none: both count against the share.
 
-What the identity check assumes of the dump (so that it does not depend on which identity the runtime
-writes in IDENTITIES): a step is the range of tracked allocations [start_seq, next step's start_seq), or
-[start_seq, start_seq + allocations) when that is shorter (the last step of a lock ends where the
-pattern ended: the unlock's seq); an object belongs to the step whose range holds its
-birth_seq; its k is its rank among the objects of the same (site, size) born in that range, in birth_seq
-order. An allocation the detector gave to the previous step (kFedLate: a racing thread's tensor that
-came after the next step began) is counted in the later range here; the 95% leaves room for those.
+The dump is read with sentinel-view (tests/lib/sentinel_dump.py).
 Step starts are also compared with the true ones (within 2 allocations: a prefetch thread's batch can
 land on either side of the true boundary) and the worst distance is printed, not checked: it depends on
 the run's interleaving.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sentinel_dump  # noqa: E402  (tests/lib)
 import workloads  # noqa: E402
 
-REC_OBJECTS, REC_STEPS, REC_END = 6, 9, 0xFFFF
-FLAG_PROFILED = 8
+FLAG_PROFILED = sentinel_dump.STEP_PROFILED
 
 
 def read_dump(path):
-    """(objects as (birth_seq, site, size), steps as (start_seq, allocations, phase, flags))."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"SNTLDUMP", "not a dump"
-    pos, objects, steps = 24, [], []
-    while pos + 16 <= len(data):
-        rtype, _crc, length = struct.unpack_from("<IIQ", data, pos)
-        payload = data[pos + 16: pos + 16 + length]
-        pos += 16 + length
-        if rtype == REC_OBJECTS:
-            count, esize = struct.unpack_from("<II", payload, 0)
-            for i in range(count):
-                base = 8 + i * esize
-                size, = struct.unpack_from("<Q", payload, base + 8)
-                birth_seq, = struct.unpack_from("<Q", payload, base + 32)
-                site, = struct.unpack_from("<I", payload, base + 48)
-                objects.append((birth_seq, site, size))
-        elif rtype == REC_STEPS:
-            count, esize = struct.unpack_from("<II", payload, 0)
-            for i in range(count):
-                start_seq, _ns, allocs, phase, flags = struct.unpack_from("<QQIII", payload, 8 + i * esize)
-                steps.append((start_seq, allocs, phase, flags))
-        elif rtype == REC_END:
-            break
-    objects.sort()
+    """(the decoded dump, steps as (start_seq, allocations, phase, flags), one per start)."""
+    d = sentinel_dump.read(path, only=["OBJECTS", "STEPS", "PROFILE", "IDENTITIES"])
+    steps = [(s["start_seq"], s["allocations"], s["phase"], s["flags"]) for s in d["STEPS"]]
     # One entry per start: an inferred step and the live one can both name the same start.
     by_start = {}
     for s in steps:
         if s[0] not in by_start or s[1] > by_start[s[0]][1]:
             by_start[s[0]] = s
-    return objects, sorted(by_start.values())
+    return d, sorted(by_start.values())
 
 
-def identity_share(objects, steps, first):
-    """Shared identity bytes of consecutive steps of the main phase that start at or after `first` (the
-    fourth true step: the first ones hold the framework's set-up, tracing, gradient creation)."""
-    if len(steps) < 3:
-        return 0.0, 0.0, 0
+def identity_share(d, steps):
+    """(share, profiled steps, main phase): the bytes of the main phase's identities that recur in every
+    one of its profiled steps, over the bytes born in those steps (see the module's docstring)."""
     counts = {}
     for s in steps:
         counts[s[2]] = counts.get(s[2], 0) + 1
+    if not counts:
+        return 0.0, 0, None
     main = max(counts, key=counts.get)
-    seqs = [o[0] for o in objects]
-    import bisect
-    ids = []
-    for i, (start, allocs, phase, _flags) in enumerate(steps):
-        end = steps[i + 1][0] if i + 1 < len(steps) else start + allocs
-        if 0 < allocs < end - start:  # the step ended where the pattern did (the lock was lost there)
-            end = start + allocs
-        seen, step_ids = {}, {}
-        for j in range(bisect.bisect_left(seqs, start), bisect.bisect_left(seqs, end)):
-            _b, site, size = objects[j]
-            k = seen.get((site, size), 0)
-            seen[(site, size)] = k + 1
-            step_ids[(site, size, k)] = size
-        ids.append((phase, step_ids))
-    shares = []
-    for i, ((pa, a), (pb, b)) in enumerate(zip(ids[:-2], ids[1:-1])):  # the last step runs into the end
-        if pa != main or pb != main or steps[i][0] < first:
-            continue
-        ta = sum(a.values())
-        if ta:
-            shares.append(sum(v for k, v in a.items() if k in b) / ta)
-    # Per step, then the mean over steps: one step with a one-off 16 MB buffer must not outweigh 60 others.
-    return (sum(shares) / len(shares) if shares else 0.0), min(shares, default=0.0), main
+    profiled = [p["profiled_steps"] for p in d["PROFILE"] if p["phase"] == main]
+    if not profiled:
+        return 0.0, 0, main
+    n = profiled[0]
+    ranges = [(s[0], s[0] + s[1]) for s in steps if s[2] == main and s[3] & FLAG_PROFILED]
+    born = sum(o["size"] for o in d["OBJECTS"] if any(a <= o["birth_seq"] < b for a, b in ranges))
+    recurring = sum(i["size"] * n for i in d["IDENTITIES"] if i["phase"] == main and i["instances"] >= n
+                    and not i["flags"] & sentinel_dump.IDENTITY_OUTSIDE)
+    return (recurring / born if born else 0.0), n, main
 
 
 def run(python, workload, steps, env, truth):
@@ -134,7 +96,7 @@ def main():
         dump = os.path.join(tmp, "run.prof")
         env = dict(base_env, LD_PRELOAD=os.environ["SENTINEL_LIB"], SENTINEL_MODE="profile", SENTINEL_DUMP=dump)
         live = run(python, workload, nsteps, env, os.path.join(tmp, "live.json"))
-        objects, steps = read_dump(dump)
+        decoded, steps = read_dump(dump)
         if os.environ.get("SENTINEL_KEEP_DUMP"):
             import shutil
             shutil.copy(dump, os.environ["SENTINEL_KEEP_DUMP"])
@@ -167,13 +129,14 @@ def main():
     profiled = sum(1 for s in steps if s[3] & FLAG_PROFILED)
     if profiled < 1:
         errors.append("no profiled step")
-    share, pair, main = identity_share(objects, steps, truth[3] - slack)
+    share, window, main = identity_share(decoded, steps)
     if share < 0.95:
-        errors.append(f"consecutive steps share {share:.3f} of their identity bytes (< 0.95)")
+        errors.append(f"identities recurring in every profiled step hold {share:.3f} of the bytes born in them "
+                      f"(< 0.95)")
     periods = sorted({s[1] for s in steps if s[2] == main})
     print(f"{workload}: {len(after)} steps detected after the third of {len(truth) - 3}, "
           f"worst start {worst} allocations from a true one, {profiled} profiled, identity share {share:.4f} "
-          f"(worst pair {pair:.3f}), main phase {main}, step lengths {periods[:6]}, "
+          f"(over {window} profiled steps), main phase {main}, step lengths {periods[:6]}, "
           f"results {'identical' if plain['digest'] == live['digest'] else 'DIFFERENT'}")
     for e in errors:
         print("FAIL:", e)

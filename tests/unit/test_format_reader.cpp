@@ -1,4 +1,4 @@
-// The dump reader against hand-built files (tests/fuzz/dump_builder.h writes them byte by byte).
+// The dump reader against hand-built files (tests/fuzz/dump_builder.h, any version and size of entry).
 #include <sys/resource.h>
 #include <unistd.h>
 
