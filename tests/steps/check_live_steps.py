@@ -67,7 +67,8 @@ def main():
             return 77
     if model == "keras":
         python = os.environ.get("TF_PYTHON", "")
-        if not python or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode:
+        if (not python or not os.path.exists(python)
+                or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
             print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
             return 77
     with tempfile.TemporaryDirectory() as tmp:

@@ -137,7 +137,8 @@ def main():
             return 77
     if workload in workloads.TF_WORKLOADS:
         python = os.environ.get("TF_PYTHON", "")
-        if not python or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode:
+        if (not python or not os.path.exists(python)
+                or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
             print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
             return 77
     base_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
