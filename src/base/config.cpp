@@ -68,6 +68,8 @@ const VarSpec kTable[] = {
     {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
     {"SENTINEL_VIEW", VarType::tool, "", "the test suite: path of the sentinel-view under test"},
     {"SENTINEL_RUN", VarType::tool, "", "the test suite: path of the sentinel-run under test"},
+    {"SENTINEL_TF_VENV", VarType::tool, "", "scripts/setup and the tests: the TensorFlow virtual environment"},
+    {"SENTINEL_TORCH_VENV", VarType::tool, "", "scripts/setup and the tests: the PyTorch 2.x virtual environment"},
 };
 constexpr size_t kTableSize = sizeof(kTable) / sizeof(kTable[0]);
 

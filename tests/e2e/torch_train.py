@@ -37,7 +37,9 @@ def profiled_step_allocations(fn):
     sizes = []
     for ev in prof.profiler.kineto_results.events():
         if ev.name() == "[memory]" and ev.nbytes() > 0 and ev.device_type() == DeviceType.CPU:
-            sizes.append((ev.start_us(), ev.nbytes()))
+            # torch 1.13 has start_us(); 2.x replaced it with start_ns().
+            start = ev.start_ns() if hasattr(ev, "start_ns") else ev.start_us() * 1000
+            sizes.append((start, ev.nbytes()))
     sizes.sort(key=lambda p: p[0])  # kineto gives events in order already; keep it explicit
     return result, [n for _, n in sizes]
 

@@ -10,6 +10,23 @@ and compares. Cases:
   dataloader a DataLoader with 2 forked worker processes: losses bit-identical.
   crash-fh   python -X faulthandler, then ctypes.string_at(0): faulthandler's traceback, death by SIGSEGV.
   crash      the same without faulthandler: death by SIGSEGV.
+
+usage: python_under_profiling.py [--python debian|venv|PATH] [--known-issue vfork-sigaction]
+       (env: SENTINEL_LIB, SENTINEL_VIEW)
+--python: the PyTorch build the child runs on (tests/torch_builds.py; default debian, Debian's 1.13).
+Exits 77 when that interpreter cannot import torch.
+
+The runtime's notice that it found no step ("sentinel: no step found in N tracked allocations ...") is
+not a complaint in the dataloader case, whose steps this test does not check: under 2.x the case has
+enough tracked allocations (475, 345 distinct (site, size) pairs) for the notice, under 1.13 (132) not.
+
+--known-issue vfork-sigaction (docs/testing.md): importing torch 2.x runs `ldconfig -p` through
+subprocess, and Python 3.11's _posixsubprocess resets every signal handler to SIG_DFL with sigaction()
+in its vfork child, before exec. The runtime's sigaction hook records that as the program's SIGSEGV
+handler, in memory the vfork child shares with the parent; the parent's faulthandler is then lost to
+the runtime's chaining, and crash-fh dies by SIGSEGV under profiling without its traceback. With the
+flag, crash-fh under profiling must show exactly that (death by SIGSEGV, no traceback; the plain run
+keeps its traceback), and the test fails once the traceback is back. Everything else as always.
 """
 import json
 import os
@@ -17,6 +34,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+import torch_builds  # noqa: E402
+
+PYTHON = torch_builds.DEBIAN
 
 CHILD = r'''
 import ctypes, io, os, socket, sys, tempfile, threading
@@ -74,10 +97,11 @@ def run(case, preload, tmp, extra_args=()):
     env = dict(os.environ)
     for name in ("LD_PRELOAD", "SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB"):
         env.pop(name, None)
+    env = torch_builds.child_env(env)
     dump = os.path.join(tmp, f"{case}-%p.prof")
     if preload:
         env.update(LD_PRELOAD=os.environ["SENTINEL_LIB"], SENTINEL_MODE="profile", SENTINEL_DUMP=dump)
-    p = subprocess.run(["/usr/bin/python3", *extra_args, "-c", CHILD, case], env=env, capture_output=True,
+    p = subprocess.run([PYTHON, *extra_args, "-c", CHILD, case], env=env, capture_output=True,
                        text=True, timeout=240)
     return p
 
@@ -91,6 +115,21 @@ def stats_of(tmp, case, view):
 
 
 def main():
+    global PYTHON
+    argv, issue = sys.argv[1:], None
+    while argv:
+        if len(argv) >= 2 and argv[0] == "--python":
+            PYTHON = torch_builds.resolve(argv[1])
+        elif len(argv) >= 2 and argv[0] == "--known-issue" and argv[1] == "vfork-sigaction":
+            issue = argv[1]
+        else:
+            print(__doc__, file=sys.stderr)
+            return 2
+        argv = argv[2:]
+    why = torch_builds.skip_reason(PYTHON)
+    if why:
+        print(f"skip: {why}", file=sys.stderr)
+        return 77
     failures = []
     view = os.environ.get("SENTINEL_VIEW")
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,7 +144,12 @@ def main():
             b = [l for l in under.stdout.splitlines() if l.startswith("RESULT")]
             if a != b or not a:
                 failures.append(f"{case}: results differ\n plain: {a}\n under: {b}")
-            bad = [l for l in under.stderr.splitlines() if l.startswith("sentinel:") and "papi" not in l]
+            notes = [l for l in under.stderr.splitlines()
+                     if case == "dataloader" and l.startswith("sentinel: no step found in ")]
+            for n in notes:
+                print(f"{case}: the runtime's notice (steps are not checked here): {n}")
+            bad = [l for l in under.stderr.splitlines()
+                   if l.startswith("sentinel:") and "papi" not in l and l not in notes]
             if bad:
                 failures.append(f"{case}: runtime complained: {bad}")
             if view and case == "train":
@@ -121,7 +165,15 @@ def main():
             for name, p in (("plain", plain), ("under profiling", under)):
                 if p.returncode != -signal.SIGSEGV:
                     failures.append(f"{case} {name}: exit {p.returncode}, expected death by SIGSEGV")
-                if case == "crash-fh" and "Fatal Python error: Segmentation fault" not in p.stderr:
+                traceback = "Fatal Python error: Segmentation fault" in p.stderr
+                if case == "crash-fh" and issue and name == "under profiling":
+                    if traceback:
+                        failures.append(f"the known issue {issue} did not occur: crash-fh has its traceback "
+                                        f"under profiling; remove --known-issue {issue} from meson.build")
+                    else:
+                        print(f"KNOWN ISSUE {issue} (docs/testing.md): crash-fh under profiling died by "
+                              f"SIGSEGV without faulthandler's traceback")
+                elif case == "crash-fh" and not traceback:
                     failures.append(f"{case} {name}: no faulthandler traceback:\n{p.stderr[-2000:]}")
             print(f"{case}: ok")
     for f in failures:

@@ -2,8 +2,10 @@
 """Live step detection on thread pools: runs a workload of workloads.py (pools not pinned) without and
 with the library (SENTINEL_MODE=profile, no marks) and checks what the dump says against the truth.
 
-usage: check_threaded_steps.py WORKLOAD [STEPS]     (env: SENTINEL_LIB, SENTINEL_VIEW; TF_PYTHON for the
-                                                    keras_* ones; SENTINEL_KEEP_DUMP=FILE keeps the dump there)
+usage: check_threaded_steps.py WORKLOAD [STEPS] [--python debian|venv|PATH]
+       (env: SENTINEL_LIB, SENTINEL_VIEW; TF_PYTHON for the keras_* ones; SENTINEL_KEEP_DUMP=FILE keeps the
+       dump there)
+--python: the PyTorch build for the torch_* workloads (tests/torch_builds.py; default debian, 1.13).
 
 Checks:
   - the results (a digest of the final parameters and the losses) are bit-identical with and without
@@ -31,8 +33,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sentinel_dump  # noqa: E402  (tests/lib)
+import torch_builds  # noqa: E402
 import workloads  # noqa: E402
 
 FLAG_PROFILED = sentinel_dump.STEP_PROFILED
@@ -80,17 +84,30 @@ def run(python, workload, steps, env, truth):
 
 
 def main():
-    workload = sys.argv[1]
-    nsteps = int(sys.argv[2]) if len(sys.argv) > 2 else 64
-    python = "/usr/bin/python3"
+    argv = sys.argv[1:]
+    build = "debian"
+    if "--python" in argv:
+        i = argv.index("--python")
+        build = argv[i + 1]
+        del argv[i:i + 2]
+    workload = argv[0]
+    nsteps = int(argv[1]) if len(argv) > 1 else 64
+    python = torch_builds.resolve(build)
+    if workload not in workloads.TF_WORKLOADS:
+        why = torch_builds.skip_reason(python)
+        if why:
+            print(f"skip: {why}", file=sys.stderr)
+            return 77
     if workload in workloads.TF_WORKLOADS:
         python = os.environ.get("TF_PYTHON", "")
-        if not python or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode:
+        if (not python or not os.path.exists(python)
+                or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
             print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
             return 77
     base_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     for name in ("SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB", "LD_PRELOAD"):
         base_env.pop(name, None)
+    base_env = torch_builds.child_env(base_env)
     with tempfile.TemporaryDirectory() as tmp:
         plain = run(python, workload, nsteps, base_env, os.path.join(tmp, "plain.json"))
         dump = os.path.join(tmp, "run.prof")

@@ -1,0 +1,62 @@
+"""The two PyTorch builds the suite runs its PyTorch tests on.
+
+  debian  Debian's python3-torch (1.13) under /usr/bin/python3.
+  venv    PyTorch 2.x from PyPI in the virtual environment scripts/setup makes: $SENTINEL_TORCH_VENV, else
+          .venv-torch/ in the repository root (README.md, "The two commands").
+
+Drivers take an interpreter as `debian`, `venv` or a path (resolve()), and skip (exit 77) with
+skip_reason()'s words when that interpreter has no torch. child_env() is the environment for a
+child: the venv's location is a setting of the test suite, never of the runtime, which warns about any
+SENTINEL_* name it does not know, so it is removed from what children see.
+"""
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEBIAN = "/usr/bin/python3"
+SUITE_ONLY = ("SENTINEL_TORCH_VENV", "SENTINEL_TF_VENV")
+
+
+def venv_dir():
+    return os.environ.get("SENTINEL_TORCH_VENV") or os.path.join(ROOT, ".venv-torch")
+
+
+def resolve(spec):
+    """`debian`, `venv` or a path -> the interpreter's path."""
+    if spec == "debian":
+        return DEBIAN
+    if spec == "venv":
+        return os.path.join(venv_dir(), "bin", "python")
+    return spec
+
+
+def child_env(env=None):
+    env = dict(os.environ if env is None else env)
+    for name in SUITE_ONLY:
+        env.pop(name, None)
+    return env
+
+
+def skip_reason(python):
+    """None if `python` has a torch package, else why not (one line, for a skip message).
+
+    Looks torch up without importing it: importing PyTorch 2.x costs 4-9 s here, once more in every
+    test. A torch that is installed but does not import is a failure of the test, not a skip
+    (scripts/setup reinstalls a venv whose torch does not import).
+    """
+    if not os.path.exists(python):
+        where = "run scripts/setup" if python != DEBIAN else "install Debian's python3-torch"
+        return f"interpreter {python} not found ({where})"
+    p = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=child_env({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}))
+    if p.returncode:
+        hint = "install Debian's python3-torch" if python == DEBIAN else "run scripts/setup"
+        return f"torch is not installed for {python}; {hint}"
+    return None
+
+
+def version(python):
+    p = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True,
+                       env=child_env({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}))
+    return p.stdout.strip() if p.returncode == 0 else None
