@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/own_pid.h"
 #include "profile/signal_stack.h"
 
 namespace sentinel::sig {
@@ -111,8 +112,9 @@ bool install(FaultFn fn) {
 bool installed() { return g_installed.load(std::memory_order_acquire); }
 
 int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old) {
-  (void)signum;
   if (old) *old = get_app();
+  // A vfork child (it resets handlers before exec) acts on its own kernel table, never on the parent's view.
+  if (act && in_borrowed_memory()) return g_real(signum, act, nullptr);
   if (act) set_app(*act);
   return 0;
 }

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/own_pid.h"
+
 namespace sentinel::exit_sig {
 
 namespace {
@@ -90,6 +92,8 @@ int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old
     errno = EINVAL;
     return -1;
   }
+  // A vfork child (it resets handlers before exec) acts on its own kernel table, never on the parent's view.
+  if (in_borrowed_memory()) return g_real(signum, act, old);
   struct sigaction before;
   if (g_standing_in[i].load(std::memory_order_acquire)) {
     before = g_view[i];

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/modules.h"
 #include "base/numa_ops.h"
+#include "base/own_pid.h"
 #include "base/parse.h"
 #include "base/vm_region.h"
 #include "profile/papi_counters.h"
@@ -299,6 +300,7 @@ void setup(const char* const* envp, bool for_tests) {
   detect_topology(&g_state.topology);
   g_state.modules.refresh();
   g_state.owner_pid = getpid();
+  note_own_pid();
   g_state.start_mono_ns = monotonic_ns();
   g_state.start_real_ns = realtime_ns();
   if (g_state.topology.numa_balancing > 0 && g_state.topology.slow_node >= 0) {
@@ -610,6 +612,7 @@ void after_dlopen() {
 }
 
 void after_fork_child() {
+  note_own_pid();
   t_tid = 0;
   papi::forget_after_fork();
   sig::reset_after_fork();
