@@ -12,15 +12,15 @@ namespace sentinel::step_internal {
 
 class PeriodSearch {
  public:
-  static constexpr uint32_t kWindow = 4;          // tokens per hashed window (candidate proposals)
-  static constexpr uint32_t kTableBits = 16;      // window hash table: 2^16 last positions
-  static constexpr uint32_t kAnchorBits = 15;     // token table: 2^15 last positions (anchor proposals)
-  static constexpr uint32_t kCandidates = 8;      // periods verified at the same time
-  static constexpr uint32_t kSmallPeriod = 8;     // periods below this need a run of kSmallRun to lock
+  static constexpr uint32_t kWindow = 4;              // tokens per hashed window (candidate proposals)
+  static constexpr uint32_t kTableBits = 16;          // window hash table: 2^16 last positions
+  static constexpr uint32_t kAnchorBits = 15;         // token table: 2^15 last positions (anchor proposals)
+  static constexpr uint32_t kCandidates = 8;          // periods verified at the same time
+  static constexpr uint32_t kSmallPeriod = 8;         // periods below this need a run of kSmallRun to lock
   static constexpr uint32_t kSmallRun = 32;
-  static constexpr uint32_t kBagMinWindows = 3;   // equal-bag window pairs a bag lock needs, at least
-  static constexpr uint32_t kMinAnchorGap = 8;    // shorter recurrences of one token are not proposed
-  static constexpr uint32_t kFailSlots = 16;      // memory of retracted (spurious) periods
+  static constexpr uint32_t kBagMinWindows = 3;       // equal-bag window pairs a bag lock needs, at least
+  static constexpr uint32_t kMinAnchorGap = 8;        // shorter recurrences of one token are not proposed
+  static constexpr uint32_t kFailSlots = 16;          // memory of retracted (spurious) periods
   static constexpr uint32_t kDivisorCheckMax = 4096;  // periods checked for a periodic divisor at lock
   // The window table, the token table, the chain of window distances (one per ring position).
   static constexpr size_t kTableBytes = (uint64_t{1} << kTableBits) * sizeof(uint64_t);

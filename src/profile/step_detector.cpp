@@ -174,8 +174,8 @@ void StepDetector::mark(uint64_t seq) {
     // The slot table now counts occurrences per marked step; the automatic template is gone.
     follower_.drop_template();
   }
-  if (cursor_.phase == 0) cursor_.phase = phases_.new_id();  // SENTINEL_STEP=marks: the marked steps are
-                                                             // one phase, 1-based like any other
+  // SENTINEL_STEP=marks: the marked steps are one phase, 1-based like any other.
+  if (cursor_.phase == 0) cursor_.phase = phases_.new_id();
   if (marks_ > 0 && seq > last_mark_seq_) {
     uint64_t len = seq - last_mark_seq_;
     cursor_.period = len > kMaxPeriod ? kMaxPeriod : static_cast<uint32_t>(len);
@@ -289,7 +289,8 @@ size_t StepDetector::describe(char* buf, size_t cap) const {
         .s(" steps")
         .end();
   if (locked())
-    return l.s("locked on a step of ").u(cursor_.period).s(" allocations (phase ").u(cursor_.phase).s("), ").u(steps())
+    return l.s("locked on a step of ").u(cursor_.period).s(" allocations (phase ").u(cursor_.phase).s("), ")
+        .u(steps())
         .s(" steps")
         .end();
   if (d.unlocks > 0 && steps() > 0) {

@@ -38,7 +38,7 @@ namespace sentinel {
 
 class StepDetector {
  public:
-  static constexpr uint32_t kMaxPeriod = step_internal::kMaxPeriod;  // longest detectable period
+  static constexpr uint32_t kMaxPeriod = step_internal::kMaxPeriod;           // longest detectable period
   static constexpr uint64_t kReorder = step_internal::StepHistory::kReorder;  // a seq this far off is no gap
   static constexpr uint32_t kEventSlots = step_internal::StepEvents::kSlots;  // overflow is counted
 
@@ -70,9 +70,10 @@ class StepDetector {
   StepMode mode() const { return mode_; }
   uint32_t period() const { return locked() ? cursor_.period : 0; }  // allocations per step (expected, marks)
   uint64_t step_start() const { return cursor_.step_start; }         // seq where the newest step began
-  uint32_t ordinal() const { return locked() ? cursor_.ordinal : kNoOrdinal; }  // of the latest allocation that fit
-  uint32_t clock() const { return locked() ? cursor_.clock : kNoOrdinal; }      // in-step clock (see FeedResult)
-  uint64_t steps() const;                                                // steps counted so far (see docs)
+  // The template ordinal of the latest allocation that fit, and the in-step clock (see FeedResult).
+  uint32_t ordinal() const { return locked() ? cursor_.ordinal : kNoOrdinal; }
+  uint32_t clock() const { return locked() ? cursor_.clock : kNoOrdinal; }
+  uint64_t steps() const;  // steps counted so far (see docs)
   uint16_t phase() const { return locked() ? cursor_.phase : 0; }
   uint32_t phases() const { return phases_.seen(); }  // distinct patterns locked on so far
   // In-step ordinal that an allocation made before the current lock had (the lock's verified periodic
@@ -120,11 +121,12 @@ class StepDetector {
   }
 
   // ---- counters
-  uint64_t noise_tokens() const { return lock_.counters().noise; }          // allocations that fit no identity
-  uint64_t skipped_tokens() const { return lock_.counters().skipped; }      // identities of a step that never came
-  uint64_t displaced_tokens() const { return lock_.counters().displaced; }  // fit, but before an identity that
-                                                                            // precedes them in the template
-  uint64_t late_tokens() const { return lock_.counters().late; }            // fit the previous step (kFedLate)
+  // Allocations that fit no identity; identities of a step that never came; allocations that fit, but
+  // before an identity that precedes them in the template; allocations that fit the previous step (kFedLate).
+  uint64_t noise_tokens() const { return lock_.counters().noise; }
+  uint64_t skipped_tokens() const { return lock_.counters().skipped; }
+  uint64_t displaced_tokens() const { return lock_.counters().displaced; }
+  uint64_t late_tokens() const { return lock_.counters().late; }
   uint64_t locks() const { return lock_.counters().locks; }
   uint64_t unlocks() const { return lock_.counters().unlocks; }
   uint64_t retracted() const { return lock_.counters().retracted; }  // locks voided (spurious or absorbed)

@@ -45,7 +45,7 @@ class StepLock {
   bool lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact);
   // Locked: the allocation's identity, and what it means for the counters, the events and the policy.
   FeedResult follow(uint64_t token);
-  void unlock(bool retract);    // the lock is lost (retract: a tentative one, voided)
+  void unlock(bool retract);         // the lock is lost (retract: a tentative one, voided)
   void end_for_marks(uint64_t seq);  // sentinel_step() takes over: the automatic lock ends at seq
 
   uint64_t steps() const { return phases_->committed() + (cur_->locked() ? cur_steps_ : 0); }
