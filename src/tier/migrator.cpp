@@ -1,7 +1,6 @@
 #include "tier/migrator.h"
 
 #include <linux/futex.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,6 +13,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "base/numa_ops.h"
+#include "base/thread.h"
 #include "base/vm_region.h"
 #include "track/arena.h"
 
@@ -47,23 +47,14 @@ bool Migrator::start(Arena* arena, int fast_node, int slow_node, MoveMethod meth
   log_ = static_cast<sentinel_migration_batch*>(vm_map_lazy(kBatchLog * sizeof(sentinel_migration_batch)));
   if (!pages_ || !status_ || !nodes_ || !log_) return false;
   probe_method_ = method;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
   running_.store(true, std::memory_order_release);
-  int rc = pthread_create(&thread_, &attr, &Migrator::main, this);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  int rc = start_quiet_thread(&thread_, &Migrator::main, this, 256 * 1024, "sentinel-mig");
   if (rc != 0) {
     running_.store(false, std::memory_order_release);
     errno = rc;
     return false;
   }
   joinable_ = true;
-  pthread_setname_np(thread_, "sentinel-mig");
   return true;
 }
 
