@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/hash.h"
 #include "base/vm_region.h"
 
 namespace sentinel {
@@ -27,7 +28,7 @@ class ScratchTable {
 
   // The value for key (created zeroed if new); null when full. Keys must not be 0.
   Value* find_or_add(uint64_t key, bool* added = nullptr) {
-    uint64_t h = mix(key);
+    uint64_t h = mix64(key);
     for (uint64_t probe = 0; probe < capacity_; ++probe) {
       Slot& s = slots_[(h + probe) & (capacity_ - 1)];
       if (s.key == key) {
@@ -44,7 +45,7 @@ class ScratchTable {
     return nullptr;
   }
   Value* find(uint64_t key) {
-    uint64_t h = mix(key);
+    uint64_t h = mix64(key);
     for (uint64_t probe = 0; probe < capacity_; ++probe) {
       Slot& s = slots_[(h + probe) & (capacity_ - 1)];
       if (s.key == key) return &s.value;
@@ -53,14 +54,6 @@ class ScratchTable {
     return nullptr;
   }
   uint64_t size() const { return size_; }
-
-  static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-  }
 
  private:
   struct Slot {
@@ -73,7 +66,7 @@ class ScratchTable {
 
 // Combines several fields into one non-zero table key.
 inline uint64_t combine_key(uint64_t a, uint64_t b) {
-  return (ScratchTable<int>::mix(a) * 31 + ScratchTable<int>::mix(b + 0x9E3779B97F4A7C15ULL)) | 1;
+  return (mix64(a) * 31 + mix64(b + 0x9E3779B97F4A7C15ULL)) | 1;
 }
 
 }  // namespace sentinel

@@ -1,18 +1,22 @@
 // Step detection, following a locked step: the template table (distinct tokens of the reference step,
 // their multiplicity and template ordinals) and the follower that gives each allocation its identity
 // (site, size, k). See docs/step-detection.md, "Following the step".
-#include "profile/step_detector.h"
-#include "profile/step_detector_internal.h"
+#include "profile/bag_follower.h"
 
-namespace sentinel {
+namespace sentinel::step_internal {
 
-using namespace step_internal;
+void BagFollower::attach(void* mem) {
+  auto* p = static_cast<unsigned char*>(mem);
+  slots_ = reinterpret_cast<TokenSlot*>(p);
+  tmpl_ = reinterpret_cast<uint32_t*>(p + kSlotBytes);
+  by_token_ = reinterpret_cast<uint16_t*>(p + kSlotBytes + kTmplBytes);
+}
 
 // ------------------------------------------------------------------------------ the token table
 
 // Open addressing on the token's high bits (tokens are already mixed); a slot of another generation is
 // empty, so a new template never clears the table.
-int32_t StepDetector::find_slot(uint64_t token) const {
+int32_t BagFollower::find_slot(uint64_t token) const {
   uint32_t i = static_cast<uint32_t>(token >> (64 - kSlotBits));
   for (uint32_t probes = 0; probes < kSlots; probes++) {
     const TokenSlot& s = slots_[i];
@@ -23,7 +27,7 @@ int32_t StepDetector::find_slot(uint64_t token) const {
   return -1;
 }
 
-int32_t StepDetector::insert_slot(uint64_t token) {
+int32_t BagFollower::insert_slot(uint64_t token) {
   uint32_t i = static_cast<uint32_t>(token >> (64 - kSlotBits));
   for (uint32_t probes = 0; probes < kSlots; probes++) {
     TokenSlot& s = slots_[i];
@@ -41,7 +45,7 @@ int32_t StepDetector::insert_slot(uint64_t token) {
   return -1;
 }
 
-void StepDetector::bump(TokenSlot& s, const OpenStep& st) {
+void BagFollower::bump(TokenSlot& s, const OpenStep& st) {
   if (s.ep[st.field] != st.epoch) {
     s.ep[st.field] = st.epoch;
     s.cnt[st.field] = 0;
@@ -53,12 +57,12 @@ void StepDetector::bump(TokenSlot& s, const OpenStep& st) {
 // template ordinal o is W[(beta + o) mod P]. Each distinct token gets its multiplicity m and its m
 // ordinals (by_token_[base .. base + m), in step order: the k-th occurrence has the k-th ordinal). False
 // when the step has more distinct tokens than the table holds, or a token more than 65535 times.
-bool StepDetector::build_template(uint64_t pos, uint32_t period, uint32_t beta) {
+bool BagFollower::build(uint64_t pos, uint32_t period, uint32_t beta) {
   const uint64_t w = pos - period + 1;
   gen_++;
   distinct_ = 0;
   for (uint32_t o = 0; o < period; o++) {
-    int32_t si = insert_slot(tok(w + (beta + o) % period));
+    int32_t si = insert_slot(h_->tok(w + (beta + o) % period));
     if (si < 0 || slots_[si].m == UINT16_MAX) return false;
     slots_[si].m++;
     tmpl_[o] = static_cast<uint32_t>(si) << 16;
@@ -83,27 +87,51 @@ bool StepDetector::build_template(uint64_t pos, uint32_t period, uint32_t beta) 
   return true;
 }
 
+// True when the template just built (P tokens) is n copies of a multiset of P/n tokens for some n >= 2:
+// every multiplicity divisible by n. With batches delivered in bursts (two or three steps' worth at a
+// time), windows of four steps hold equal bags while single steps do not; such a window is four steps.
+bool BagFollower::repeated_composition(uint32_t P) const {
+  uint32_t g = 0;
+  for (uint32_t o = 0; o < P; o++) {
+    const TokenSlot& s = slots_[tmpl_[o] >> 16];
+    if ((tmpl_[o] & 0xFFFFu) != 0) continue;  // each token once
+    uint32_t a = s.m, b = g;
+    while (b) {
+      uint32_t t = a % b;
+      a = b;
+      b = t;
+    }
+    g = a;
+    if (g == 1) return false;
+  }
+  return g >= 2;
+}
+
 // The lock is made at pos: the current step began at cycle index beta, so W[beta..P) (template ordinals
 // 0 .. P - beta - 1) are its allocations so far; with beta == 0 it is complete and the next allocation
 // of the pattern starts a step.
-void StepDetector::start_following(uint64_t pos, uint32_t beta) {
-  const uint32_t P = period_;
-  const uint32_t have = P - beta;
+uint32_t BagFollower::start(uint64_t pos, uint32_t period, uint32_t beta) {
+  period_ = period;
+  const uint32_t have = period - beta;
   cur_ = OpenStep{++epoch_, 0, have, 0, have - 1, 0};
   for (uint32_t o = 0; o < have; o++) bump(slots_[tmpl_[o] >> 16], cur_);
   next_open_ = false;
-  cur_.start_seq = seq_of(pos + 1 - have);
-  step_start_ = cur_.start_seq;
-  ordinal_ = have - 1;
-  clock_ = have - 1;
+  cur_.start_seq = h_->seq_of(pos + 1 - have);
+  return have;
+}
+
+void BagFollower::restart(uint32_t period) {
+  period_ = period;
+  cur_ = OpenStep{++epoch_, 0, 0, 0, 0, 0};
+  next_open_ = false;
 }
 
 // Marks and fixed mode: k of an allocation in the step begun at the latest mark (cur_.epoch changes at
 // every step start). The table grows with every new token and starts over when 3/4 full.
-uint32_t StepDetector::occurrence_since_mark(uint64_t token) {
+uint32_t BagFollower::occurrence(uint64_t token, bool at_step_start) {
   int32_t si = find_slot(token);
   if (si < 0) {
-    if (distinct_ >= kMaxDistinct && ordinal_ == 0) {  // full: start over at a step start
+    if (distinct_ >= kMaxDistinct && at_step_start) {  // full: start over at a step start
       gen_++;
       distinct_ = 0;
     }
@@ -115,6 +143,12 @@ uint32_t StepDetector::occurrence_since_mark(uint64_t token) {
   if (k == UINT16_MAX) return kNoOrdinal;
   bump(s, cur_);
   return k;
+}
+
+void BagFollower::drop_template() {
+  gen_++;
+  distinct_ = 0;
+  held_phase_ = 0;
 }
 
 // ---------------------------------------------------------------------------------- the follower
@@ -134,7 +168,7 @@ uint32_t StepDetector::occurrence_since_mark(uint64_t token) {
 // misses is then counted missing). Counts are by (site, size) only, so any interleaving of a step's
 // allocations gives the same identities; where a step starts is where the pattern overflows.
 // plausible_late: apply the ordinal test of rule 1 (the template's ordinals are final).
-StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allowance, bool plausible_late) {
+BagFollower::Assignment BagFollower::assign(uint64_t token, uint32_t open_allowance, bool plausible_late) {
   const uint32_t P = period_;
   const uint32_t budget = step_budget(P, false);
   Assignment a{};
@@ -175,7 +209,7 @@ StepDetector::Assignment StepDetector::assign(uint64_t token, uint32_t open_allo
 }
 
 // The current step is over: what it still misses is counted in *a, and the next step becomes current.
-void StepDetector::close_current(Assignment* a) {
+void BagFollower::close_current(Assignment* a) {
   const uint32_t P = period_;
   const uint32_t missing = cur_.assigned < P ? P - cur_.assigned : 0;
   a->closed_missing += missing;
@@ -184,104 +218,27 @@ void StepDetector::close_current(Assignment* a) {
   next_open_ = false;
 }
 
-// Locked: the assignment, then what it means for the counters, the events and the tolerance policy. A
-// step's noise (foreign allocations) and missing identities together may not exceed max(2, P/8) (2 while
-// tentative); 16 foreign allocations in a row (2 while tentative) end the lock as well.
-FeedResult StepDetector::follow(uint64_t pos, uint64_t token) {
-  const uint32_t P = period_;
-  const bool tentative = state_ == kTentative;
-  const uint32_t budget = step_budget(P, tentative);
-  // The next step may begin while this one misses at most one identity more than the budget, and at most
-  // a quarter of the step (rounded up): with a tiny step over few tokens, any stream of those tokens would
-  // fit otherwise. The one over the budget is for a late allocation that comes after the next step's
-  // first ones (a batch delivered late under load): it may still be filled late, and the step is judged
-  // by the budget when it closes.
-  const uint32_t quarter = (P + 3) / 4;
-  const Assignment a = assign(token, budget + 1 < quarter ? budget + 1 : quarter, true);
-  if (a.closed_missing) {
-    skipped_tokens_ += a.closed_missing;
-    if (cur_phase_) cur_phase_->missing += a.closed_missing;
-  }
-  if (a.closed_worst > budget) {
-    unlock(pos, tentative);
-    return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
-  }
-  if (a.kind == kNoise) return noise(pos, token);
-  if (a.displaced) {
-    displaced_tokens_++;
-    if (order_required_) {  // out of order counts against the budget (the identity stands)
-      OpenStep& st = next_open_ ? next_ : cur_;
-      if (++st.noise > budget) {
-        unlock(pos, tentative);
-        return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
-      }
-    }
-  }
-  ordinal_ = a.ordinal;
-  consecutive_noise_ = 0;
-  last_match_seq_ = cur_seq_;
-  uint16_t flags = kFedLocked;
-  if (a.kind == kLate) {
-    late_tokens_++;
-    flags |= kFedLate;
-  }
-  if (a.kind == kOpened) {
-    flags |= kFedStepStart;
-    (next_open_ ? next_ : cur_).start_seq = cur_seq_;
-    step_start_ = cur_seq_;
-    cur_steps_++;
-    if (cur_phase_) cur_phase_->steps++;
-    emit(cur_seq_, cur_seq_, P, phase_id_, 0);
-  }
-  clock_ = (next_open_ ? next_.assigned : cur_.assigned) - 1;
-  if (tentative && ++matches_since_lock_ >= (P > kConfirmTokens ? P : kConfirmTokens)) state_ = kConfirmed;
-  return {a.ordinal, a.k, clock_, phase_id_, flags};
-}
-
-// An allocation that fits no identity: counted against the newest step's budget and against the run of
-// noise in a row; the clock stays where it is. A burst of one token (a prefetch thread delivering two or
-// three batches at once) is one irregularity: its repeats right after it count once per kNoiseBurst.
-FeedResult StepDetector::noise(uint64_t pos, uint64_t token) {
-  const bool tentative = state_ == kTentative;
-  noise_tokens_++;
-  if (cur_phase_) cur_phase_->noise++;
-  if (consecutive_noise_ > 0 && token == last_noise_token_ && ++noise_burst_ % kNoiseBurst != 0)
-    return {ordinal_, kNoOrdinal, clock_, phase_id_, static_cast<uint16_t>(kFedLocked | kFedNoise)};
-  if (token != last_noise_token_ || consecutive_noise_ == 0) noise_burst_ = 0;
-  last_noise_token_ = token;
-  OpenStep& st = next_open_ ? next_ : cur_;
-  st.noise++;
-  if (consecutive_noise_++ == 0) first_noise_seq_ = cur_seq_;
-  if (st.noise > step_budget(period_, tentative) ||
-      consecutive_noise_ >= (tentative ? kTentativeBudget : kMaxConsecutiveNoise)) {
-    unlock(pos, tentative);
-    return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
-  }
-  return {ordinal_, kNoOrdinal, clock_, phase_id_, static_cast<uint16_t>(kFedLocked | kFedNoise)};
-}
-
 // ------------------------------------------------------------------------------- template queries
 
-bool StepDetector::template_entry(uint16_t phase, uint32_t ordinal, uint32_t* site, uint64_t* size,
-                                  uint32_t* k) const {
-  if (!mem_ || phase == 0 || phase != tmpl_phase_ || ordinal >= tmpl_period_) return false;
+bool BagFollower::entry(uint16_t phase, uint32_t ordinal, uint32_t* site, uint64_t* size, uint32_t* k) const {
+  if (phase == 0 || phase != held_phase_ || ordinal >= held_period_) return false;
   const uint32_t e = tmpl_[ordinal];
   split_token(slots_[e >> 16].token, site, size);
   *k = e & 0xFFFFu;
   return true;
 }
 
-uint32_t StepDetector::multiplicity(uint16_t phase, uint32_t site, uint64_t size) const {
-  if (!mem_ || phase == 0 || phase != tmpl_phase_) return 0;
+uint32_t BagFollower::multiplicity(uint16_t phase, uint32_t site, uint64_t size) const {
+  if (phase == 0 || phase != held_phase_) return 0;
   const int32_t si = find_slot(make_token(site, size));
   return si < 0 ? 0 : slots_[si].m;
 }
 
-uint32_t StepDetector::template_ordinal(uint16_t phase, uint32_t site, uint64_t size, uint32_t k) const {
-  if (!mem_ || phase == 0 || phase != tmpl_phase_) return kNoOrdinal;
+uint32_t BagFollower::template_ordinal(uint16_t phase, uint32_t site, uint64_t size, uint32_t k) const {
+  if (phase == 0 || phase != held_phase_) return kNoOrdinal;
   const int32_t si = find_slot(make_token(site, size));
   if (si < 0 || k >= slots_[si].m) return kNoOrdinal;
   return by_token_[slots_[si].base + k];
 }
 
-}  // namespace sentinel
+}  // namespace sentinel::step_internal

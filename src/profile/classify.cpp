@@ -46,62 +46,70 @@ int64_t step_of(const ClassifyInput& in, uint64_t seq) {
   return lo;
 }
 
-}  // namespace
+// Alive at some time during the profiled window [start, end).
+bool in_window(const sentinel_object* o, uint64_t start, uint64_t end) {
+  return o->birth_seq < end && (o->death_seq == UINT64_MAX || o->death_seq > start);
+}
 
-bool classify(const ClassifyInput& in, Classification* out) {
-  *out = Classification{};
-  if (!in.log || in.step_bounds < 2 || !in.intervals) return false;
+// One object's identity: its key and what the identity records of it.
+struct ObjectIdentity {
+  uint64_t key;
+  uint32_t ordinal = SENTINEL_NO_ORDINAL, occurrence = SENTINEL_NO_ORDINAL;
+  uint32_t birth_iv = SENTINEL_NO_ORDINAL, death_iv = SENTINEL_NO_ORDINAL, flags = 0;
+  uint8_t life = SENTINEL_LIFE_PERSISTENT;
+};
+
+ObjectIdentity identify(const ClassifyInput& in, uint64_t i, const sentinel_object* o) {
+  ObjectIdentity r;
+  int64_t k = step_of(in, o->birth_seq);
+  const Assignment* a = in.assignments && i < in.assignment_capacity ? &in.assignments[i] : nullptr;
+  bool assigned = a && a->ordinal_plus_one && a->occurrence_plus_one;
+  if (k >= 0 && (assigned || !in.assignments)) {
+    // Position in the step: what the interval of its death is measured on.
+    uint32_t position = static_cast<uint32_t>(o->birth_seq - in.step_starts[k]);
+    r.ordinal = assigned ? a->ordinal_plus_one - 1 : position;
+    r.occurrence = assigned ? a->occurrence_plus_one - 1 : position;
+    r.birth_iv = interval_of(in.interval_ends, in.intervals, r.ordinal);
+    // An identity is its (site, size, k): the same tensor in every step, whatever the interleaving.
+    r.key = combine_key(combine_key(o->site, o->size), r.occurrence);
+    if (o->death_seq != UINT64_MAX && o->death_seq <= in.step_starts[k + 1]) {
+      uint64_t d = o->death_seq - in.step_starts[k];
+      r.death_iv = interval_of(in.interval_ends, in.intervals, static_cast<uint32_t>(d ? d - 1 : 0));
+      if (r.death_iv < r.birth_iv) r.death_iv = r.birth_iv;  // a reordered stream: never dies before its birth
+      r.life = r.death_iv == r.birth_iv ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP;
+    }
+  } else {
+    // Born before the window (weights, optimizer state, data) or in a step but outside its pattern:
+    // an identity of its own.
+    r.key = combine_key(combine_key(o->site, o->size), o->birth_seq | (uint64_t{1} << 63));
+    r.flags |= SENTINEL_IDENTITY_OUTSIDE;
+  }
+  if (o->kind == SENTINEL_KIND_CUDA_HOST) r.flags |= SENTINEL_IDENTITY_PINNED;
+  return r;
+}
+
+// Pass 1: identities of the objects alive during the profiled window; maps *identity_of_log, where
+// entry i is object i's identity + 1 (0: none).
+bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, Classification* out) {
   const uint64_t window_start = in.step_starts[in.first_profiled];
   const uint64_t window_end = in.step_starts[in.first_profiled + in.profiled];
   const uint64_t objects = in.log->size();
-
-  // Pass 1: identities of the objects alive during the profiled window.
   uint64_t candidates = 0;
-  for (uint64_t i = 0; i < objects; ++i) {
-    const sentinel_object* o = in.log->at(static_cast<uint32_t>(i));
-    if (o->birth_seq < window_end && (o->death_seq == UINT64_MAX || o->death_seq > window_start)) ++candidates;
-  }
+  for (uint64_t i = 0; i < objects; ++i)
+    if (in_window(in.log->at(static_cast<uint32_t>(i)), window_start, window_end)) ++candidates;
   ScratchTable<IdentitySlot> ids;
   if (!ids.init(candidates)) return false;
   out->identities = map_array<sentinel_identity>(candidates, &out->bytes);
-  auto* identity_of_log = map_array<uint32_t>(objects, &out->bytes);  // log index -> identity + 1
+  auto* identity_of_log = *identity_of_log_out = map_array<uint32_t>(objects, &out->bytes);
   if (!out->identities || !identity_of_log) return false;
-
   out->identity_objects = map_array<uint32_t>(candidates, &out->bytes);
   if (!out->identity_objects) return false;
   for (uint64_t i = 0; i < objects; ++i) {
     const sentinel_object* o = in.log->at(static_cast<uint32_t>(i));
-    if (!(o->birth_seq < window_end && (o->death_seq == UINT64_MAX || o->death_seq > window_start))) continue;
-    int64_t k = step_of(in, o->birth_seq);
-    uint32_t ordinal = SENTINEL_NO_ORDINAL, occurrence = SENTINEL_NO_ORDINAL;
-    uint32_t birth_iv = SENTINEL_NO_ORDINAL, death_iv = SENTINEL_NO_ORDINAL, flags = 0;
-    uint8_t life = SENTINEL_LIFE_PERSISTENT;
-    uint64_t key;
-    const Assignment* a = in.assignments && i < in.assignment_capacity ? &in.assignments[i] : nullptr;
-    bool assigned = a && a->ordinal_plus_one && a->occurrence_plus_one;
-    if (k >= 0 && (assigned || !in.assignments)) {
-      // Position in the step: what the interval of its death is measured on.
-      uint32_t position = static_cast<uint32_t>(o->birth_seq - in.step_starts[k]);
-      ordinal = assigned ? a->ordinal_plus_one - 1 : position;
-      occurrence = assigned ? a->occurrence_plus_one - 1 : position;
-      birth_iv = interval_of(in.interval_ends, in.intervals, ordinal);
-      // An identity is its (site, size, k): the same tensor in every step, whatever the interleaving.
-      key = combine_key(combine_key(o->site, o->size), occurrence);
-      if (o->death_seq != UINT64_MAX && o->death_seq <= in.step_starts[k + 1]) {
-        uint64_t d = o->death_seq - in.step_starts[k];
-        death_iv = interval_of(in.interval_ends, in.intervals, static_cast<uint32_t>(d ? d - 1 : 0));
-        if (death_iv < birth_iv) death_iv = birth_iv;  // a reordered stream: never dies before its birth
-        life = death_iv == birth_iv ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP;
-      }
-    } else {
-      // Born before the window (weights, optimizer state, data) or in a step but outside its pattern:
-      // an identity of its own.
-      key = combine_key(combine_key(o->site, o->size), o->birth_seq | (uint64_t{1} << 63));
-      flags |= SENTINEL_IDENTITY_OUTSIDE;
-    }
-    if (o->kind == SENTINEL_KIND_CUDA_HOST) flags |= SENTINEL_IDENTITY_PINNED;
+    if (!in_window(o, window_start, window_end)) continue;
+    const ObjectIdentity oi = identify(in, i, o);
     bool added;
-    IdentitySlot* slot = ids.find_or_add(key, &added);
+    IdentitySlot* slot = ids.find_or_add(oi.key, &added);
     if (!slot) return false;
     if (added) {
       sentinel_identity& id = out->identities[out->identity_count];
@@ -109,27 +117,31 @@ bool classify(const ClassifyInput& in, Classification* out) {
       id.id = in.id_base + out->identity_count;
       id.site = o->site;
       id.size = o->size;
-      id.ordinal = ordinal;
-      id.occurrence = occurrence;
-      id.flags = flags;
+      id.ordinal = oi.ordinal;
+      id.occurrence = oi.occurrence;
+      id.flags = oi.flags;
       id.phase = in.phase;
-      id.birth_interval = birth_iv;
-      id.death_interval = death_iv;
-      id.lifetime = life;
+      id.birth_interval = oi.birth_iv;
+      id.death_interval = oi.death_iv;
+      id.lifetime = oi.life;
       slot->index_plus_one = ++out->identity_count;
     }
     uint32_t index = slot->index_plus_one - 1;
     sentinel_identity& id = out->identities[index];
     ++id.instances;
-    if (life > id.lifetime) {  // instances disagree: keep the longest-lived class
-      id.lifetime = life;
-      id.death_interval = death_iv;
+    if (oi.life > id.lifetime) {  // instances disagree: keep the longest-lived class
+      id.lifetime = oi.life;
+      id.death_interval = oi.death_iv;
     }
     out->identity_objects[index] = static_cast<uint32_t>(i);
     identity_of_log[i] = slot->index_plus_one;
   }
+  return true;
+}
 
-  // Pass 2: touches per (identity, interval, profiled step), each granule counted once.
+// Pass 2: touches per (identity, interval, profiled step), each granule counted once.
+bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, Classification* out) {
+  const uint64_t objects = in.log->size();
   ScratchTable<uint8_t> granules;
   ScratchTable<TouchSlot> agg;
   if (!granules.init(in.touch_count) || !agg.init(in.touch_count)) return false;
@@ -160,14 +172,11 @@ bool classify(const ClassifyInput& in, Classification* out) {
       out->identities[identity].touched_bytes += bytes;
     }
   }
+  return true;
+}
 
-  // Pass 3: groups of like lifetime and like access pattern (the set of intervals touched).
-  auto* masks = map_array<uint64_t>(out->identity_count, &out->bytes);  // sized as unmapped below
-  if (!masks) return false;
-  for (uint64_t t = 0; t < out->touch_count; ++t) {
-    const sentinel_touch& st = out->touches[t];
-    masks[st.identity - in.id_base] |= uint64_t{1} << (st.interval < 63 ? st.interval : 63);
-  }
+// Pass 3: groups of like lifetime and like access pattern (masks[i]: the intervals identity i touched).
+bool classify_groups(const ClassifyInput& in, const uint64_t* masks, Classification* out) {
   ScratchTable<GroupSlot> groups;
   if (!groups.init(out->identity_count)) return false;
   out->groups = map_array<sentinel_group>(out->identity_count, &out->bytes);
@@ -191,6 +200,25 @@ bool classify(const ClassifyInput& in, Classification* out) {
     g.bytes += id.size;
     id.group = g.id;
   }
+  return true;
+}
+
+}  // namespace
+
+bool classify(const ClassifyInput& in, Classification* out) {
+  *out = Classification{};
+  if (!in.log || in.step_bounds < 2 || !in.intervals) return false;
+  const uint64_t objects = in.log->size();
+  uint32_t* identity_of_log = nullptr;  // log index -> identity + 1
+  if (!classify_objects(in, &identity_of_log, out)) return false;
+  if (!classify_touches(in, identity_of_log, out)) return false;
+  auto* masks = map_array<uint64_t>(out->identity_count, &out->bytes);  // sized as unmapped below
+  if (!masks) return false;
+  for (uint64_t t = 0; t < out->touch_count; ++t) {
+    const sentinel_touch& st = out->touches[t];
+    masks[st.identity - in.id_base] |= uint64_t{1} << (st.interval < 63 ? st.interval : 63);
+  }
+  if (!classify_groups(in, masks, out)) return false;
   // The temporaries go; the results stay mapped for the rest of the process (the dump needs them).
   uint64_t mask_bytes = (out->identity_count ? out->identity_count : 1) * sizeof(uint64_t);
   uint64_t index_bytes = (objects ? objects : 1) * sizeof(uint32_t);

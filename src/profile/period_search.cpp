@@ -1,13 +1,43 @@
 // Step detection, the search for the period: proposals (recurring windows, recurring tokens) and the
 // candidates that verify them, by exact repeat and by equal bags. See docs/step-detection.md.
+#include "profile/period_search.h"
+
 #include <cmath>
 
-#include "profile/step_detector.h"
-#include "profile/step_detector_internal.h"
+namespace sentinel::step_internal {
 
-namespace sentinel {
+namespace {
 
-using namespace step_internal;
+// Table entries (window and anchor tables): 40 bits of position + 1, 24 bits of hash as a tag, so that a
+// slot taken by another key is recognised without reading the (cold) history ring.
+constexpr uint64_t kPosBits = 40;
+constexpr uint64_t kPosMask = (uint64_t{1} << kPosBits) - 1;
+constexpr uint64_t kRingMask = StepHistory::kRingMask;
+
+}  // namespace
+
+void PeriodSearch::attach(void* mem) {
+  auto* p = static_cast<unsigned char*>(mem);
+  table_ = reinterpret_cast<uint64_t*>(p);
+  anchors_ = reinterpret_cast<uint64_t*>(p + kTableBytes);
+  chain_ = reinterpret_cast<uint16_t*>(p + kTableBytes + kAnchorBytes);
+}
+
+void PeriodSearch::verify(uint64_t pos, uint64_t token) {
+  update_candidates(pos, token);
+  propose_anchor(pos, token);
+}
+
+void PeriodSearch::clear() {
+  for (Candidate& c : cand_) c = Candidate{};
+}
+
+void PeriodSearch::reset() {
+  for (Candidate& c : cand_) {
+    note_evidence(c);
+    c = Candidate{};
+  }
+}
 
 // Each candidate gathers two kinds of evidence at every position, from three reads of the prefix-sum ring:
 //  - run: consecutive positions j with t[j] == t[j - P] (an exact repeat: a single-threaded loop);
@@ -17,13 +47,14 @@ using namespace step_internal;
 // The chain of hits follows one residue of the cut modulo P; for P >= kSmallPeriod it survives a noisy
 // step (a later cut within 2 of 2P or 3P continues it, shifted), and it breaks after 3P + 2 positions
 // without a hit.
-void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
+void PeriodSearch::update_candidates(uint64_t pos, uint64_t token) {
   const uint64_t cut = pos + 1;
+  const uint64_t from = h_->valid_from(), now = h_->sum();  // read once (the loop writes candidates)
   for (Candidate& c : cand_) {
     if (c.period == 0) continue;
     const uint64_t P = c.period;
-    if (pos < valid_from_ + P) continue;
-    const uint64_t a = sum_at(cut - P), b = sum_at(pos - P);
+    if (pos < from + P) continue;
+    const uint64_t a = h_->sum_at(cut - P), b = h_->sum_at(pos - P);
     if (a - b == token) {
       if (c.run < UINT32_MAX) c.run++;
     } else if (c.run) {
@@ -34,7 +65,7 @@ void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
       note_evidence(c);
       c.hits = 0;
     }
-    if (cut >= valid_from_ + 2 * P && sum_ - a == a - sum_at(cut - 2 * P)) {
+    if (cut >= from + 2 * P && now - a == a - h_->sum_at(cut - 2 * P)) {
       if (c.hits == 0) {
         c.hits = 1;
         c.cut = cut;
@@ -60,7 +91,7 @@ void StepDetector::update_candidates(uint64_t pos, uint64_t token) {
   }
 }
 
-void StepDetector::note_evidence(const Candidate& c) {
+void PeriodSearch::note_evidence(const Candidate& c) {
   if (c.period == 0) return;
   if (c.run > best_run_) {
     best_run_ = c.run;
@@ -72,12 +103,39 @@ void StepDetector::note_evidence(const Candidate& c) {
   }
 }
 
+void PeriodSearch::evidence(StepDiagnosis* out) const {
+  out->distinct_tokens = distinct_seen_;
+  out->longest_run = best_run_;
+  out->longest_run_period = best_run_period_;
+  out->best_bag_windows = best_hits_;
+  out->best_bag_period = best_hits_period_;
+  for (const Candidate& c : cand_) {  // evidence still being gathered
+    if (c.period == 0) continue;
+    if (c.run > out->longest_run) {
+      out->longest_run = c.run;
+      out->longest_run_period = c.period;
+    }
+    if (c.hits > out->best_bag_windows) {
+      out->best_bag_windows = c.hits;
+      out->best_bag_period = c.period;
+    }
+  }
+}
+
+uint32_t PeriodSearch::observe(uint64_t pos, uint64_t token) {
+  const uint32_t d = window_distance(pos, token);
+  t3_ = t2_;
+  t2_ = t1_;
+  t1_ = token;
+  return d;
+}
+
 // Every position hashes the window of its last kWindow tokens; a window seen before within kMaxPeriod
 // gives its distance. Only the table is written here (also while locked, so that the history is ready
-// when a lock is lost); returns the distance (0: none) for propose_distance().
-uint32_t StepDetector::window_distance(uint64_t pos, uint64_t token) {
-  prev_[pos & kRingMask] = 0;
-  if (pos + 1 < valid_from_ + kWindow) return 0;
+// when a lock is lost); returns the distance (0: none) for propose().
+uint32_t PeriodSearch::window_distance(uint64_t pos, uint64_t token) {
+  chain_[pos & kRingMask] = 0;
+  if (pos + 1 < h_->valid_from() + kWindow) return 0;
   uint64_t h = token * 0x9E3779B97F4A7C15ull + t1_ * 0xC2B2AE3D27D4EB4Full + t2_ * 0x165667B19E3779F9ull +
                t3_ * 0xD6E8FEB86659FD93ull;
   h ^= h >> 29;
@@ -88,27 +146,27 @@ uint32_t StepDetector::window_distance(uint64_t pos, uint64_t token) {
   table_[idx] = tag | ((pos + 1) & kPosMask);
   if (entry == 0 || (entry & ~kPosMask) != tag) return 0;
   uint64_t back = ((pos + 1) - (entry & kPosMask)) & kPosMask;  // pos - j, modulo 2^40
-  if (back == 0 || back > kMaxPeriod || back > pos || pos - back + 1 < valid_from_ + kWindow) return 0;
+  if (back == 0 || back > kMaxPeriod || back > pos || pos - back + 1 < h_->valid_from() + kWindow) return 0;
   // Distances are kept in 16 bits: 65536 itself is proposed but not chained.
-  prev_[pos & kRingMask] = back < 65536 ? static_cast<uint16_t>(back) : 0;
+  chain_[pos & kRingMask] = back < 65536 ? static_cast<uint16_t>(back) : 0;
   return static_cast<uint32_t>(back);
 }
 
 // Proposes the window distance d and the distance to the occurrence before that, found through the
 // chain (an inner loop repeats windows inside the step; its ends are unique, so the step's own period is
 // proposed there). A hash collision proposes nothing: the back-filled run is shorter than the window.
-void StepDetector::propose_distance(uint64_t pos, uint32_t d) {
+void PeriodSearch::propose(uint64_t pos, uint32_t d) {
   if (d == 0) return;
   add_candidate(d, pos, kFromWindow);
   const uint64_t j = pos - d;
-  const uint32_t d2 = prev_[j & kRingMask];
-  if (d2 == 0 || uint64_t{d} + d2 > kMaxPeriod || j < valid_from_ + d2 + kWindow || j < oldest_pos() + d2 + kWindow) return;
+  const uint32_t d2 = chain_[j & kRingMask];
+  if (d2 == 0 || uint64_t{d} + d2 > kMaxPeriod || j < h_->valid_from() + d2 + kWindow || j < h_->oldest_pos() + d2 + kWindow) return;
   add_candidate(d + d2, pos, kFromWindow);
 }
 
 // While searching, a token seen again proposes its distance: a token made once per step recurs at P,
 // whatever the order of the rest of the step (the only proposal left when steps are permutations).
-void StepDetector::propose_anchor(uint64_t pos, uint64_t token) {
+void PeriodSearch::propose_anchor(uint64_t pos, uint64_t token) {
   const uint64_t idx = token >> (64 - kAnchorBits);
   const uint64_t tag = token & 0xFFFFFFull;
   const uint64_t entry = anchors_[idx];
@@ -118,7 +176,7 @@ void StepDetector::propose_anchor(uint64_t pos, uint64_t token) {
     return;
   }
   const uint64_t j = (entry & kPosMask) - 1;
-  if (j < valid_from_ || j >= pos) return;
+  if (j < h_->valid_from() || j >= pos) return;
   const uint64_t g = pos - j;
   if (g >= kMinAnchorGap && g <= kMaxPeriod) add_candidate(static_cast<uint32_t>(g), pos, kFromAnchor);
 }
@@ -126,13 +184,13 @@ void StepDetector::propose_anchor(uint64_t pos, uint64_t token) {
 // A new candidate's evidence is back-filled from the history: its exact run ending at pos (capped), and
 // the chain of equal-bag cuts at the current cut's residue. So a candidate proposed late (after a lock
 // was lost, or after a slot was freed) is as far along as one that verified the whole time.
-void StepDetector::backfill(Candidate& c, uint64_t pos) const {
+void PeriodSearch::backfill(Candidate& c, uint64_t pos) const {
   const uint64_t P = c.period;
-  const uint64_t low = max_u64(valid_from_, oldest_pos());
+  const uint64_t low = max_u64(h_->valid_from(), h_->oldest_pos());
   const uint64_t cap = 3 * P + 64;
   uint32_t run = 0;
   for (uint64_t j = pos; j >= low + P && run < cap; j--) {
-    if (tok(j) != tok(j - P)) break;
+    if (h_->tok(j) != h_->tok(j - P)) break;
     run++;
   }
   c.run = run;
@@ -140,7 +198,7 @@ void StepDetector::backfill(Candidate& c, uint64_t pos) const {
   const uint32_t need = 64;
   uint32_t hits = 0;
   for (uint64_t q = cut; q >= low + 2 * P && hits < need; q -= P) {
-    if (sum_at(q) - sum_at(q - P) != sum_at(q - P) - sum_at(q - 2 * P)) break;
+    if (h_->sum_at(q) - h_->sum_at(q - P) != h_->sum_at(q - P) - h_->sum_at(q - 2 * P)) break;
     hits++;
   }
   c.hits = hits;
@@ -155,7 +213,7 @@ void StepDetector::backfill(Candidate& c, uint64_t pos) const {
 // A slot with evidence (a run beyond its proposing window, or an equal-bag hit) is never evicted. A
 // window proposal may evict a slot without evidence (token proposals first); a token proposal only takes
 // a free slot or another token proposal's.
-void StepDetector::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
+void PeriodSearch::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
   Candidate* slot = nullptr;
   auto weak = [](const Candidate& c) { return c.hits == 0 && c.run <= kWindow; };
   auto rank = [&](const Candidate& c) -> uint64_t {  // lower: evicted first
@@ -182,13 +240,13 @@ void StepDetector::add_candidate(uint32_t period, uint64_t pos, Origin origin) {
   *slot = c;
 }
 
-const StepDetector::Failure* StepDetector::failure(uint32_t period) const {
+const PeriodSearch::Failure* PeriodSearch::failure(uint32_t period) const {
   for (const Failure& f : fail_)
     if (f.period == period) return &f;
   return nullptr;
 }
 
-void StepDetector::remember_failure(uint32_t period, uint32_t run, uint32_t hits) {
+void PeriodSearch::remember_failure(uint32_t period, uint32_t run, uint32_t hits) {
   Failure* slot = nullptr;
   for (Failure& f : fail_) {
     if (f.period == period) {
@@ -201,25 +259,25 @@ void StepDetector::remember_failure(uint32_t period, uint32_t run, uint32_t hits
     if (slot->run > run) run = slot->run;
     if (slot->hits > hits) hits = slot->hits;
   }
-  *slot = Failure{period, run, hits, ++stamp_};
+  *slot = Failure{period, run, hits, ++fail_stamp_};
 }
 
 // The shortest divisor d of P such that the last P tokens are P/d windows of d with the same bag; 0 when
 // there is none (or P is too long to check).
-uint32_t StepDetector::bag_divisor(uint32_t P, uint64_t pos) const {
+uint32_t PeriodSearch::bag_divisor(uint32_t P, uint64_t pos) const {
   if (P > kDivisorCheckMax) return 0;
-  const uint64_t cut = pos + 1, top = sum_;
+  const uint64_t cut = pos + 1, top = h_->sum();
   for (uint32_t d = 1; d <= P / 2; d++) {
-    if (P % d || cut < valid_from_ + P) continue;
-    const uint64_t h = top - sum_at(cut - d);
+    if (P % d || cut < h_->valid_from() + P) continue;
+    const uint64_t h = top - h_->sum_at(cut - d);
     bool periodic = true;
-    for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = sum_at(q) - sum_at(q - d) == h;
+    for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = h_->sum_at(q) - h_->sum_at(q - d) == h;
     if (periodic) return d;
   }
   return 0;
 }
 
-bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
+bool PeriodSearch::lockable_exact(const Candidate& c, uint64_t pos) const {
   if (c.run < c.period) return false;
   if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
   const Failure* f = failure(c.period);
@@ -230,9 +288,9 @@ bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
   // locked at 10, two steps at a time, before this).
   if (c.period <= kDivisorCheckMax) {
     for (uint32_t d = 1; d <= c.period / 2; d++) {
-      if (c.period % d || pos < valid_from_ + c.period + d) continue;
+      if (c.period % d || pos < h_->valid_from() + c.period + d) continue;
       bool periodic = true;
-      for (uint64_t j = pos - c.period + 1; j <= pos && periodic; j++) periodic = tok(j) == tok(j - d);
+      for (uint64_t j = pos - c.period + 1; j <= pos && periodic; j++) periodic = h_->tok(j) == h_->tok(j - d);
       if (periodic) return false;
     }
   }
@@ -246,14 +304,14 @@ bool StepDetector::lockable_exact(const Candidate& c, uint64_t pos) const {
 // window can continue it) has s = 5 chances a window. A bag lock needs K windows with (s q)^K <= 1e-12,
 // at least kBagMinWindows: K is 3 or 4 for real steps (7 distinct tokens in 11: K = 4), 19 for two
 // tokens in windows of 3, and a single token never locks by bags (its period is exact).
-double StepDetector::bag_chance_log10(uint32_t period, uint32_t distinct) {
+double PeriodSearch::bag_chance_log10(uint32_t period, uint32_t distinct) {
   if (distinct <= 1) return 0;
   const double P = period, D = distinct;
   const double log_q = -(D - 1) / 2 * std::log10(4 * 3.14159265358979 * P / D);
   return log_q < 0 ? log_q : 0;
 }
 
-uint32_t StepDetector::bag_windows_needed(uint32_t period, uint32_t distinct) {
+uint32_t PeriodSearch::bag_windows_needed(uint32_t period, uint32_t distinct) {
   if (distinct <= 1) return UINT32_MAX;
   const double log_sq = (period >= kSmallPeriod ? std::log10(5.0) : 0.0) + bag_chance_log10(period, distinct);
   if (log_sq >= -0.05) return UINT32_MAX;  // no number of windows makes it unlikely
@@ -263,11 +321,11 @@ uint32_t StepDetector::bag_windows_needed(uint32_t period, uint32_t distinct) {
 
 // Distinct tokens among the last P, estimated by linear counting on a 4096-bit map (exact enough for what
 // it decides: the chance that bags are equal, which falls fast with D). O(P), once per chain.
-uint32_t StepDetector::distinct_in_window(uint64_t pos, uint32_t period) const {
+uint32_t PeriodSearch::distinct_in_window(uint64_t pos, uint32_t period) const {
   constexpr uint32_t kBits = 4096;
   uint64_t map[kBits / 64] = {};
   for (uint64_t j = pos + 1 - period; j <= pos; j++) {
-    const uint64_t b = tok(j) >> 52;  // the token's top 12 bits (tokens are mixed)
+    const uint64_t b = h_->tok(j) >> 52;  // the token's top 12 bits (tokens are mixed)
     map[b >> 6] |= uint64_t{1} << (b & 63);
   }
   uint32_t ones = 0;
@@ -276,7 +334,7 @@ uint32_t StepDetector::distinct_in_window(uint64_t pos, uint32_t period) const {
   return static_cast<uint32_t>(std::lround(-double{kBits} * std::log(1.0 - static_cast<double>(ones) / kBits)));
 }
 
-bool StepDetector::lockable_bag(Candidate& c, uint64_t pos) {
+bool PeriodSearch::lockable_bag(Candidate& c, uint64_t pos) {
   const uint32_t P = c.period;
   if (c.hits < kBagMinWindows || c.cut != pos + 1) return false;  // lock at a cut with equal bags
   if (c.distinct == 0) {
@@ -291,4 +349,48 @@ bool StepDetector::lockable_bag(Candidate& c, uint64_t pos) {
   return bag_divisor(P, pos) == 0;
 }
 
-}  // namespace sentinel
+// Searching: lock on the shortest lockable candidate (an exact repeat, or equal bags).
+bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
+  int best = -1;
+  bool best_exact = false;
+  for (uint32_t k = 0; k < kCandidates; k++) {
+    Candidate& c = cand_[k];
+    if (c.period == 0 || (best >= 0 && c.period >= cand_[best].period)) continue;
+    bool e = lockable_exact(c, pos);
+    if (!e && !lockable_bag(c, pos)) continue;
+    best = static_cast<int>(k);
+    best_exact = e;
+  }
+  if (best < 0) return false;
+  *chosen = cand_[best];
+  if (best_exact) {
+    if (outweighed(*chosen)) return false;
+    // Two steps whose orders alternate repeat exactly at 2P before P repeats at all: an exact repeat
+    // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
+    // shows four equal windows of P).
+    if (uint32_t d = bag_divisor(chosen->period, pos)) {
+      Candidate dc{};
+      dc.period = d;
+      dc.born = pos;
+      backfill(dc, pos);
+      if (dc.hits < 2) return false;
+      *chosen = dc;
+      best_exact = false;
+    }
+  }
+  *exact = best_exact;
+  return true;
+}
+
+// A single exact repeat of an unrelated period is a coincidence when another candidate already has more
+// allocations verified by equal bags (a batch made by another thread fell outside two windows of the
+// step's other allocations): wait for that one.
+bool PeriodSearch::outweighed(const Candidate& exact) const {
+  for (const Candidate& o : cand_) {
+    if (o.period == 0 || o.hits < 3 || o.period % exact.period == 0 || exact.period % o.period == 0) continue;
+    if (uint64_t{o.hits} * o.period > uint64_t{exact.run} + exact.period) return true;
+  }
+  return false;
+}
+
+}  // namespace sentinel::step_internal

@@ -1,43 +1,16 @@
-// Shared by the step detector's source files only: tokens, the memory layout of the one mapping.
+// Shared by the step detector's parts only (step_history.h, period_search, bag_follower, phase_memory,
+// step_lock, step_detector): tokens, limits, the cursor the detector publishes, the event queue.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "profile/step_detector.h"
+#include "base/hash.h"
+#include "profile/step_types.h"
 
 namespace sentinel::step_internal {
 
-inline constexpr uint64_t kRing = uint64_t{1} << StepDetector::kRingBits;
-inline constexpr uint64_t kRingMask = kRing - 1;
-inline constexpr uint64_t kTable = uint64_t{1} << StepDetector::kTableBits;
-inline constexpr uint64_t kAnchors = uint64_t{1} << StepDetector::kAnchorBits;
-inline constexpr uint32_t kSlots = 1u << StepDetector::kSlotBits;
-inline constexpr uint32_t kSlotMask = kSlots - 1;
-inline constexpr uint32_t kMaxInferredEvents = 256;  // inferred step events emitted per lock (the latest ones)
-
-// Table entries (window and anchor tables): 40 bits of position + 1, 24 bits of hash as a tag, so that a
-// slot taken by another key is recognised without reading the (cold) history ring.
-inline constexpr uint64_t kPosBits = 40;
-inline constexpr uint64_t kPosMask = (uint64_t{1} << kPosBits) - 1;
-
-inline uint64_t mix64(uint64_t x) {  // splitmix64 finalizer
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x;
-}
-
-// The inverse of mix64 (each step is a bijection: xorshifts and odd multipliers).
-inline uint64_t unmix64(uint64_t x) {
-  x ^= x >> 31 ^ x >> 62;
-  x *= 0x319642B2D24D8EC3ull;  // inverse of 0x94D049BB133111EB mod 2^64
-  x ^= x >> 27 ^ x >> 54;
-  x *= 0x96DE1B173F119089ull;  // inverse of 0xBF58476D1CE4E5B9
-  x ^= x >> 30 ^ x >> 60;
-  return x;
-}
+inline constexpr uint32_t kMaxPeriod = 65536;    // longest detectable period (allocations per step)
+inline constexpr uint32_t kTentativeBudget = 2;  // noise per step, and in a row, of a tentative lock
 
 // A bijection of (site, size) for sizes below 2^44 and sites below 2^20 (so the template can give the
 // pair back from the token alone); beyond, distinct pairs collide only by chance.
@@ -61,8 +34,51 @@ inline uint64_t min_u64(uint64_t a, uint64_t b) {
 // The noise a step may collect (foreign allocations plus identities that never came) before the lock is
 // lost, and how many identities a step may still miss when the next one begins.
 inline uint32_t step_budget(uint32_t period, bool tentative) {
-  if (tentative) return StepDetector::kTentativeBudget;
+  if (tentative) return kTentativeBudget;
   return period / 8 > 2 ? period / 8 : 2;
 }
+
+// Where the stream stands, whichever way steps are found: the lock writes it in auto mode, marks and the
+// fixed period in theirs; the detector's accessors read it.
+struct StepCursor {
+  enum State : uint8_t { kSearching, kTentative, kConfirmed };
+  State state = kSearching;
+  uint32_t period = 0;
+  uint32_t ordinal = 0;  // template ordinal of the latest allocation that fit
+  uint32_t clock = 0;
+  uint64_t step_start = 0;  // seq where the newest step began
+  uint16_t phase = 0;
+  bool locked() const { return state != kSearching; }
+};
+
+// The event queue: oldest first; an overflow is counted, never blocks.
+class StepEvents {
+ public:
+  static constexpr uint32_t kSlots = 1024;
+  static constexpr size_t kBytes = kSlots * sizeof(StepEvent);
+
+  void attach(void* mem) { ring_ = static_cast<StepEvent*>(mem); }
+  void push(const StepEvent& e) {
+    if (count_ == kSlots) {
+      dropped_++;
+      return;
+    }
+    ring_[(head_ + count_) % kSlots] = e;
+    count_++;
+  }
+  bool pop(StepEvent* out) {
+    if (count_ == 0) return false;
+    *out = ring_[head_];
+    head_ = (head_ + 1) % kSlots;
+    count_--;
+    return true;
+  }
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  StepEvent* ring_ = nullptr;
+  uint32_t head_ = 0, count_ = 0;
+  uint64_t dropped_ = 0;
+};
 
 }  // namespace sentinel::step_internal

@@ -1,7 +1,6 @@
 #include "tier/migrator.h"
 
 #include <linux/futex.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -14,6 +13,7 @@
 #include "base/guard.h"
 #include "base/log.h"
 #include "base/numa_ops.h"
+#include "base/thread.h"
 #include "base/vm_region.h"
 #include "track/arena.h"
 
@@ -47,23 +47,14 @@ bool Migrator::start(Arena* arena, int fast_node, int slow_node, MoveMethod meth
   log_ = static_cast<sentinel_migration_batch*>(vm_map_lazy(kBatchLog * sizeof(sentinel_migration_batch)));
   if (!pages_ || !status_ || !nodes_ || !log_) return false;
   probe_method_ = method;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
   running_.store(true, std::memory_order_release);
-  int rc = pthread_create(&thread_, &attr, &Migrator::main, this);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  int rc = start_quiet_thread(&thread_, &Migrator::main, this, 256 * 1024, "sentinel-mig");
   if (rc != 0) {
     running_.store(false, std::memory_order_release);
     errno = rc;
     return false;
   }
   joinable_ = true;
-  pthread_setname_np(thread_, "sentinel-mig");
   return true;
 }
 
@@ -200,7 +191,6 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   MigrationStats& st = stats_[slot][interval];
   ++st.steps;
   if (first_step_[slot] == UINT64_MAX) first_step_[slot] = step;
-  const uint32_t n = plan->intervals;
   // The fast tier's occupancy during this interval: what the boundary's moves left (sampled at the end
   // of the pass, also when a newer boundary cut it short).
   struct Sample {
@@ -218,84 +208,110 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     }
     bool steady;
   } sample{this, &st, step > first_step_[slot] + 1};
-  auto superseded = [&] { return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire); };
 
   // Demotions first: they make the room the promotions need.
-  for (int pass = 0; pass < 2; ++pass) {
-    const uint8_t to = pass == 0 ? kTierSlow : kTierFast;
-    uint64_t t0 = monotonic_ns(), bytes = 0, failed_total = 0;
-    uint32_t objects = 0, late = 0;
-    // Promotions nearest use first: distance d from this interval to the next touched one.
-    for (uint32_t d = 0; d < (pass == 0 ? 1u : n); ++d) {
-      for (uint32_t e = 0; e < plan->count; ++e) {
-        const sentinel_plan_entry& pe = plan->entries[e];
-        EntryState& es = plan->states[e];
-        bool want_fast = (pe.fast_mask >> interval) & 1;
-        if (want_fast != (to == kTierFast)) continue;
-        if (pass == 1) {  // the next touched interval, cyclically
-          uint32_t u = interval;
-          uint32_t k = 0;
-          for (; k < n; ++k, u = (u + 1) % n)
-            if ((pe.touch_mask >> u) & 1) break;
-          if ((k < n ? k : 0) != d) continue;
-        }
-        uint64_t word = es.state.load(std::memory_order_acquire);
-        uintptr_t addr = es.address.load(std::memory_order_acquire);
-        uint64_t size = es.size.load(std::memory_order_relaxed);
-        uint8_t have = EntryState::tier_of(word);
-        if (!addr || !size || have == EntryState::kNone || have == to) continue;
-        if (superseded()) return;
-        // A promotion takes its room before its pages move (a birth meanwhile must not count on it);
-        // a demotion gives its room back only once its pages have left.
-        if (to == kTierFast) {
-          if (plan->budget != UINT64_MAX) {
-            int64_t pending = pending_ ? pending_->load(std::memory_order_relaxed) : 0;
-            if (fast_bytes() + static_cast<uint64_t>(pending > 0 ? pending : 0) + size > plan->budget) {
-              budget_deferred_.fetch_add(1, std::memory_order_relaxed);  // no room now: the next boundary tries again
-              continue;
-            }
-          }
-          add_fast_bytes(static_cast<int64_t>(size));
-        }
-        uint64_t failed = 0;
-        bool ok = move(addr, size, to, &failed);
-        failed_total += failed;
-        // The object may have died (and its slot been reused) while its pages moved: then its tier is
-        // its successor's business.
-        uint64_t moved = (word & ~uint64_t{0xFF}) | to;
-        if (!ok || !es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
-          if (ok) raced_.fetch_add(1, std::memory_order_relaxed);
-          if (to == kTierFast) add_fast_bytes(-static_cast<int64_t>(size));
-          continue;
-        }
-        if (to == kTierSlow) add_fast_bytes(-static_cast<int64_t>(size));
-        if (Slot* s = locate_slot(addr)) s->tier.store(to, std::memory_order_relaxed);
-        bytes += size;
-        ++objects;
-        if (pass == 1) {
-          uint64_t use_interval = (interval + d) % n;
-          uint64_t use_pos = ((step + (interval + d >= n ? 1 : 0)) << 8) | use_interval;
-          if (d == 0 || position() >= use_pos) ++late;
-        }
+  for (uint8_t to : {kTierSlow, kTierFast}) {
+    const uint64_t t0 = monotonic_ns();
+    PassResult r;
+    if (!run_pass(*plan, step, interval, generation, to, &r)) return;
+    const uint64_t t1 = monotonic_ns();
+    if (r.objects || r.failed_pages) account(st, plan->phase, interval, to, t0, t1, r);
+  }
+  if (verify_.load(std::memory_order_acquire) && !superseded(generation)) verify(*plan, slot, interval);
+}
+
+namespace {
+
+// Distance from `interval` to the next interval the entry touches, cyclically (0: none at all).
+uint32_t distance_to_use(const sentinel_plan_entry& pe, uint32_t interval, uint32_t n) {
+  uint32_t u = interval;
+  uint32_t k = 0;
+  for (; k < n; ++k, u = (u + 1) % n)
+    if ((pe.touch_mask >> u) & 1) break;
+  return k < n ? k : 0;
+}
+
+}  // namespace
+
+// One direction of a boundary's moves: the objects the interval wants on tier `to` and that are on the
+// other one. Promotions nearest use first: distance d from this interval to the next touched one. False
+// when a newer boundary cut it short.
+bool Migrator::run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to,
+                        PassResult* r) {
+  const uint32_t n = plan.intervals;
+  for (uint32_t d = 0; d < (to == kTierSlow ? 1u : n); ++d) {
+    for (uint32_t e = 0; e < plan.count; ++e) {
+      const sentinel_plan_entry& pe = plan.entries[e];
+      bool want_fast = (pe.fast_mask >> interval) & 1;
+      if (want_fast != (to == kTierFast)) continue;
+      if (to == kTierFast && distance_to_use(pe, interval, n) != d) continue;
+      uint64_t size = 0;
+      const EntryMove m = move_entry(plan, plan.states[e], to, generation, &size, &r->failed_pages);
+      if (m == EntryMove::kSuperseded) return false;
+      if (m == EntryMove::kNone) continue;
+      r->bytes += size;
+      ++r->objects;
+      if (to == kTierFast) {
+        uint64_t use_interval = (interval + d) % n;
+        uint64_t use_pos = ((step + (interval + d >= n ? 1 : 0)) << 8) | use_interval;
+        if (d == 0 || position() >= use_pos) ++r->late;
       }
     }
-    uint64_t t1 = monotonic_ns();
-    if (objects || failed_total) {
-      if (to == kTierFast) st.bytes_to_fast += bytes;
-      else st.bytes_to_slow += bytes;
-      st.ns += t1 - t0;
-      st.moves += objects;
-      st.late += late;
-      st.failed_pages += static_cast<uint32_t>(failed_total);
-      migrated_.fetch_add(bytes, std::memory_order_relaxed);
-      late_total_.fetch_add(late, std::memory_order_relaxed);
-      failed_total_.fetch_add(failed_total, std::memory_order_relaxed);
-      log_batch(t0, t1, bytes, plan->phase, interval, objects,
-                (to == kTierFast ? SENTINEL_MIGRATE_TO_FAST : 0) | (late ? SENTINEL_MIGRATE_LATE : 0),
-                static_cast<uint32_t>(failed_total));
-    }
   }
-  if (verify_.load(std::memory_order_acquire) && !superseded()) verify(*plan, slot, interval);
+  return true;
+}
+
+// Moves one entry's object to tier `to` when it lives on the other one: *size, the bytes moved.
+Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, EntryState& es, uint8_t to, uint64_t generation,
+                                         uint64_t* size, uint64_t* failed_pages) {
+  uint64_t word = es.state.load(std::memory_order_acquire);
+  uintptr_t addr = es.address.load(std::memory_order_acquire);
+  *size = es.size.load(std::memory_order_relaxed);
+  uint8_t have = EntryState::tier_of(word);
+  if (!addr || !*size || have == EntryState::kNone || have == to) return EntryMove::kNone;
+  if (superseded(generation)) return EntryMove::kSuperseded;
+  // A promotion takes its room before its pages move (a birth meanwhile must not count on it);
+  // a demotion gives its room back only once its pages have left.
+  if (to == kTierFast) {
+    if (plan.budget != UINT64_MAX) {
+      int64_t pending = pending_ ? pending_->load(std::memory_order_relaxed) : 0;
+      if (fast_bytes() + static_cast<uint64_t>(pending > 0 ? pending : 0) + *size > plan.budget) {
+        budget_deferred_.fetch_add(1, std::memory_order_relaxed);  // no room now: the next boundary tries again
+        return EntryMove::kNone;
+      }
+    }
+    add_fast_bytes(static_cast<int64_t>(*size));
+  }
+  uint64_t failed = 0;
+  bool ok = move(addr, *size, to, &failed);
+  *failed_pages += failed;
+  // The object may have died (and its slot been reused) while its pages moved: then its tier is
+  // its successor's business.
+  uint64_t moved = (word & ~uint64_t{0xFF}) | to;
+  if (!ok || !es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
+    if (ok) raced_.fetch_add(1, std::memory_order_relaxed);
+    if (to == kTierFast) add_fast_bytes(-static_cast<int64_t>(*size));
+    return EntryMove::kNone;
+  }
+  if (to == kTierSlow) add_fast_bytes(-static_cast<int64_t>(*size));
+  if (Slot* s = locate_slot(addr)) s->tier.store(to, std::memory_order_relaxed);
+  return EntryMove::kMoved;
+}
+
+void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, uint8_t to, uint64_t t0, uint64_t t1,
+                       const PassResult& r) {
+  if (to == kTierFast) st.bytes_to_fast += r.bytes;
+  else st.bytes_to_slow += r.bytes;
+  st.ns += t1 - t0;
+  st.moves += r.objects;
+  st.late += r.late;
+  st.failed_pages += static_cast<uint32_t>(r.failed_pages);
+  migrated_.fetch_add(r.bytes, std::memory_order_relaxed);
+  late_total_.fetch_add(r.late, std::memory_order_relaxed);
+  failed_total_.fetch_add(r.failed_pages, std::memory_order_relaxed);
+  log_batch(t0, t1, r.bytes, phase, interval, r.objects,
+            (to == kTierFast ? SENTINEL_MIGRATE_TO_FAST : 0) | (r.late ? SENTINEL_MIGRATE_LATE : 0),
+            static_cast<uint32_t>(r.failed_pages));
 }
 
 // Samples up to 64 pages of each live object (first, last and evenly between): the object is where

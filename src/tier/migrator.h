@@ -137,6 +137,21 @@ class Migrator {
   void loop();
   void probe(MoveMethod method);
   void run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation);
+  struct PassResult {  // one direction of a boundary's moves
+    uint64_t bytes = 0, failed_pages = 0;
+    uint32_t objects = 0, late = 0;
+  };
+  bool run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to,
+                PassResult* r);
+  enum class EntryMove : uint8_t { kNone, kMoved, kSuperseded };
+  EntryMove move_entry(const ExecPlan& plan, EntryState& es, uint8_t to, uint64_t generation, uint64_t* size,
+                       uint64_t* failed_pages);
+  void account(MigrationStats& st, uint32_t phase, uint32_t interval, uint8_t to, uint64_t t0, uint64_t t1,
+               const PassResult& r);
+  // A newer boundary was posted (or the exit began): the pass for `generation` stops.
+  bool superseded(uint64_t generation) const {
+    return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire);
+  }
   bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
   void verify(const ExecPlan& plan, uint32_t slot, uint32_t interval);
   Slot* locate_slot(uintptr_t addr) const;

@@ -40,69 +40,72 @@ struct MoveIn {
 
 }  // namespace
 
-bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char** error) {
-  auto fail = [&](const char* why) {
-    *error = why;
-    return false;
-  };
-  if (in.intervals == 0) return fail("no intervals in the step");
-  if (in.intervals > kMaxIntervals) return fail("more than 64 intervals in the step");
-  if (in.identity_count && !in.identities) return fail("identities missing (null with a count)");
-  if (in.touch_count && !in.touches) return fail("touches missing (null with a count)");
-  if (in.profiled_steps == 0) return fail("profiled steps is 0");
-  if (in.policy > SENTINEL_POLICY_HOT) return fail("unknown policy");
-  if (in.budget.share_ppm > 1000000) return fail("budget share above 100%");
+namespace {
 
-  const uint32_t n = in.intervals;
-  m->n = n;
-  m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
-  m->count = in.identity_count;
-  m->profiled_steps = in.profiled_steps;
-  m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);
-  m->items = scratch.array<Item>(m->count);
-  uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
-  IdIndex* index = scratch.array<IdIndex>(m->count);
-  if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
+// The input's own checks, before anything is built; null when it is usable.
+const char* input_problem(const PlanInput& in) {
+  if (in.intervals == 0) return "no intervals in the step";
+  if (in.intervals > kMaxIntervals) return "more than 64 intervals in the step";
+  if (in.identity_count && !in.identities) return "identities missing (null with a count)";
+  if (in.touch_count && !in.touches) return "touches missing (null with a count)";
+  if (in.profiled_steps == 0) return "profiled steps is 0";
+  if (in.policy > SENTINEL_POLICY_HOT) return "unknown policy";
+  if (in.budget.share_ppm > 1000000) return "budget share above 100%";
+  return nullptr;
+}
 
+// Item i from identity d: its size and ids, and its timeline (start, len). Null, or what is wrong with d.
+const char* make_item(const Model& m, const sentinel_identity& d, Item* it) {
+  const uint32_t n = m.n;
+  it->size = d.size;
+  it->id = d.id;
+  it->group = d.group;
+  it->ordinal = d.ordinal;
+  it->lifetime = d.lifetime;
+  it->pinned = (d.flags & SENTINEL_IDENTITY_PINNED) != 0;
+  const bool outside = (d.flags & SENTINEL_IDENTITY_OUTSIDE) || d.ordinal == SENTINEL_NO_ORDINAL ||
+                       d.birth_interval == SENTINEL_NO_ORDINAL;
+  if (outside) {
+    it->cyclic = true;
+    it->start = 0;
+    it->len = n;
+    return nullptr;
+  }
+  if (d.birth_interval >= n) return "identity birth interval out of range";
+  it->start = d.birth_interval;
+  if (d.death_interval == SENTINEL_NO_ORDINAL) {
+    it->len = n;  // outlives its step: alive until the identity is born again
+  } else {
+    if (d.death_interval >= n) return "identity death interval out of range";
+    if (d.death_interval < d.birth_interval) return "identity death interval before its birth interval";
+    it->len = d.death_interval - d.birth_interval + 1;
+  }
+  if (d.lifetime == SENTINEL_LIFE_SHORT && it->len != 1) return "short-lived identity spans several intervals";
+  return nullptr;
+}
+
+// The items (and their zeroed touched bytes, n per item), with `index` sorted by id for the touches.
+const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, IdIndex* index) {
+  const uint32_t n = m->n;
   for (uint32_t i = 0; i < m->count; ++i) {
     const sentinel_identity& d = in.identities[i];
-    if (d.phase != in.phase) return fail("identity of another phase in the input");
+    if (d.phase != in.phase) return "identity of another phase in the input";
     Item& it = m->items[i];
     it = Item{};
-    it.size = d.size;
-    it.id = d.id;
-    it.group = d.group;
-    it.ordinal = d.ordinal;
-    it.lifetime = d.lifetime;
-    it.pinned = (d.flags & SENTINEL_IDENTITY_PINNED) != 0;
     it.bytes = bytes + size_t{i} * n;
     for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = 0;
-    const bool outside = (d.flags & SENTINEL_IDENTITY_OUTSIDE) || d.ordinal == SENTINEL_NO_ORDINAL ||
-                         d.birth_interval == SENTINEL_NO_ORDINAL;
-    if (outside) {
-      it.cyclic = true;
-      it.start = 0;
-      it.len = n;
-    } else {
-      if (d.birth_interval >= n) return fail("identity birth interval out of range");
-      it.start = d.birth_interval;
-      if (d.death_interval == SENTINEL_NO_ORDINAL) {
-        it.len = n;  // outlives its step: alive until the identity is born again
-      } else {
-        if (d.death_interval >= n) return fail("identity death interval out of range");
-        if (d.death_interval < d.birth_interval)
-          return fail("identity death interval before its birth interval");
-        it.len = d.death_interval - d.birth_interval + 1;
-      }
-      if (d.lifetime == SENTINEL_LIFE_SHORT && it.len != 1)
-        return fail("short-lived identity spans several intervals");
-    }
+    if (const char* why = make_item(*m, d, &it)) return why;
     index[i] = IdIndex{d.id, i};
   }
   sort_items(index, m->count, [](const IdIndex& a, const IdIndex& b) { return a.id < b.id; });
   for (uint32_t i = 1; i < m->count; ++i)
-    if (index[i].id == index[i - 1].id) return fail("duplicate identity id in the input");
+    if (index[i].id == index[i - 1].id) return "duplicate identity id in the input";
+  return nullptr;
+}
 
+// The touches, summed per item and interval; touches of identities not in the input are ignored.
+const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const IdIndex* index) {
+  const uint32_t n = m->n;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const sentinel_touch& x = in.touches[t];
     uint32_t lo = 0, hi = m->count;  // first index entry with id >= x.identity
@@ -112,7 +115,7 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
       else hi = mid;
     }
     if (lo == m->count || index[lo].id != x.identity) continue;  // not of this phase: ignored
-    if (x.interval >= n) return fail("touch interval out of range");
+    if (x.interval >= n) return "touch interval out of range";
     Item& it = m->items[index[lo].index];
     uint64_t* b = bytes + size_t{index[lo].index} * n;
     if (x.bytes == 0) continue;
@@ -123,7 +126,13 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
     uint32_t p = pos_of(*m, it, x.interval);
     if (!it.cyclic && p >= it.len) it.len = p + 1;
   }
+  return nullptr;
+}
 
+// What follows from the items: alive masks, touched bytes, the peak footprint and the budget it gives,
+// the bandwidth and the interval start offsets of the cost model.
+void derive(const PlanInput& in, Model* m) {
+  const uint32_t n = m->n;
   uint64_t alive_at[kMaxIntervals] = {};
   for (uint32_t i = 0; i < m->count; ++i) {
     Item& it = m->items[i];
@@ -150,6 +159,29 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
     m->interval_start[k + 1] = sat_add(m->interval_start[k], d);
   }
   m->timed = m->interval_start[n] > 0 && m->interval_start[n] < UINT64_MAX / 4;
+}
+
+}  // namespace
+
+bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char** error) {
+  auto fail = [&](const char* why) {
+    *error = why;
+    return false;
+  };
+  if (const char* why = input_problem(in)) return fail(why);
+  const uint32_t n = in.intervals;
+  m->n = n;
+  m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
+  m->count = in.identity_count;
+  m->profiled_steps = in.profiled_steps;
+  m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);
+  m->items = scratch.array<Item>(m->count);
+  uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
+  IdIndex* index = scratch.array<IdIndex>(m->count);
+  if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
+  if (const char* why = make_items(in, m, bytes, index)) return fail(why);
+  if (const char* why = add_touches(in, m, bytes, index)) return fail(why);
+  derive(in, m);
   return true;
 }
 

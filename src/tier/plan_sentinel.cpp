@@ -263,40 +263,20 @@ bool wins(const Outcome& o, const Outcome& best) {
   return o.moves < best.moves;
 }
 
-}  // namespace
-
-bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
-                   SentinelChoice* choice) {
-  const size_t mark = scratch.used();
-  *choice = SentinelChoice{};
-  Planner pl{m};
-  pl.members = scratch.array<uint32_t>(m.count);
-  pl.units = scratch.array<Unit>(m.count);
-  pl.ubytes = scratch.array<uint64_t>(size_t{m.count} * m.n);
-  pl.umask = scratch.array<uint64_t>(m.count);
-  pl.seg_cap = size_t{m.count} * m.n + 1;  // a unit never has more residencies than touched intervals
-  pl.segs = scratch.array<Segment>(pl.seg_cap);
-  pl.next = scratch.array<Segment>(pl.seg_cap);
-  uint8_t* eligible = scratch.array<uint8_t>(m.count);
-  uint32_t* shorts = scratch.array<uint32_t>(m.count);
-  uint64_t* trial = scratch.array<uint64_t>(m.count);
-  uint8_t* trial_pool = scratch.array<uint8_t>(m.count);
-  if (!pl.members || !pl.units || !pl.ubytes || !pl.umask || !pl.segs || !pl.next || !eligible ||
-      !shorts || !trial || !trial_pool)
-    return false;
-
-  // The pool's candidates: touched short-lived objects, per interval by touched bytes per byte.
-  uint32_t ns = 0;
+// The pool's candidates: touched short-lived objects (eligible[i]), in shorts[0..*ns) per interval by
+// touched bytes per byte. Returns their peak: the most bytes of them born in one interval.
+uint64_t pool_candidates(const Model& m, uint8_t* eligible, uint32_t* shorts, uint32_t* ns) {
+  *ns = 0;
   uint64_t per_interval[kMaxIntervals] = {};
   for (uint32_t i = 0; i < m.count; ++i) {
     const Item& it = m.items[i];
     eligible[i] = it.lifetime == SENTINEL_LIFE_SHORT && it.len == 1 && !it.cyclic && !it.pinned &&
                   it.size && it.touch;
     if (!eligible[i]) continue;
-    shorts[ns++] = i;
+    shorts[(*ns)++] = i;
     per_interval[it.start] += it.size;
   }
-  sort_items(shorts, ns, [&](uint32_t a, uint32_t b) {
+  sort_items(shorts, *ns, [&](uint32_t a, uint32_t b) {
     const Item& x = m.items[a];
     const Item& y = m.items[b];
     if (x.start != y.start) return x.start < y.start;
@@ -307,9 +287,12 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
   });
   uint64_t short_peak = 0;
   for (uint32_t k = 0; k < m.n; ++k) short_peak = per_interval[k] > short_peak ? per_interval[k] : short_peak;
-  // Pool sizes tried: the short-lived peak (capped by the budget), then smaller shares of the budget
-  // when that peak would crowd out everything else.
-  uint64_t pools[5];
+  return short_peak;
+}
+
+// Pool sizes tried: the short-lived peak (capped by the budget), then smaller shares of the budget
+// when that peak would crowd out everything else. Returns how many (at most 5).
+uint32_t pool_sizes(const Model& m, uint64_t short_peak, uint64_t* pools) {
   uint32_t npools = 0;
   pools[npools++] = short_peak < m.budget ? short_peak : m.budget;
   for (uint32_t q = 3; q-- > 0;) {
@@ -317,82 +300,139 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
     if (p < pools[0]) pools[npools++] = p;
   }
   if (pools[0] > 0) pools[npools++] = 0;
+  return npools;
+}
 
+// Fills a pool of pool_bytes interval by interval, best touched bytes per byte first (in_pool[i]: item i
+// is served from it). Returns the bytes it reserves: its fullest interval.
+uint64_t fill_pool(const Model& m, const uint32_t* shorts, uint32_t ns, uint64_t pool_bytes, uint8_t* in_pool) {
+  uint64_t reserved = 0, used[kMaxIntervals] = {};
+  for (uint32_t i = 0; i < m.count; ++i) in_pool[i] = 0;
+  for (uint32_t r = 0; r < ns; ++r) {
+    const Item& it = m.items[shorts[r]];
+    if (used[it.start] + it.size > pool_bytes) continue;
+    used[it.start] += it.size;
+    in_pool[shorts[r]] = 1;
+    if (used[it.start] > reserved) reserved = used[it.start];
+  }
+  return reserved;
+}
+
+// The test and trial: every candidate schedule is scored by the one evaluator, and the best so far is
+// kept in masks and pool, with how it was made in *choice.
+struct Trials {
+  const Model& m;
+  PlanScratch& scratch;
+  uint64_t* masks;
+  uint8_t* pool;
+  SentinelChoice* choice;
+  uint64_t* trial = nullptr;      // the candidate's masks
+  uint8_t* trial_pool = nullptr;  // the candidate's pool
+  Outcome best{};
+  bool have = false;
+
+  // A schedule that has every touched byte fast and moves nothing cannot be beaten: stop there.
+  bool perfect() const { return have && best.hit_bytes == m.total_touched && best.moved_bytes == 0 && best.moves == 0; }
+
+  // Scores the candidate (trial, trial_pool, `reserved` bytes of pool); *won when it is the best so far
+  // (then it is kept). False only when scratch ran out.
+  bool score(uint64_t reserved, bool* won) {
+    Outcome o;
+    if (!evaluate(m, trial, trial_pool, reserved, scratch, &o, nullptr)) return false;
+    ++choice->trials;
+    *won = !have || wins(o, best);
+    if (!*won) return true;
+    have = true;
+    best = o;
+    for (uint32_t i = 0; i < m.count; ++i) {
+      masks[i] = trial[i];
+      pool[i] = trial_pool[i];
+    }
+    return true;
+  }
+
+  // Every lead and gap on the units pl has built, under the capacity cap left by a pool of `reserved`.
+  bool leads_and_gaps(Planner& pl, const uint64_t* cap, uint64_t reserved, bool grouped) {
+    for (uint32_t lead : kLeads) {
+      if ((lead && lead >= m.n) || perfect() || (m.no_moves && lead)) continue;
+      // Without moves every unit has one residency over its whole life: lead and gap change nothing.
+      const uint32_t gap_trials = m.no_moves ? 1 : 2 * (sizeof kGaps / sizeof kGaps[0]);
+      for (uint32_t trial_no = 0; trial_no < gap_trials && !perfect(); ++trial_no) {
+        const uint32_t gap = kGaps[trial_no / 2];
+        const bool from_birth = trial_no % 2 == 1;
+        if (gap != kAnyGap && gap >= m.n) continue;
+        pl.fill(pl.initial_segments(lead, gap, from_birth), lead, cap);
+        for (uint32_t i = 0; i < m.count; ++i) trial[i] = trial_pool[i] ? m.items[i].alive : 0;
+        for (uint32_t u = 0; u < pl.unit_count; ++u)
+          for (uint32_t q = 0; q < pl.units[u].members; ++q) {
+            const uint32_t i = pl.members[pl.units[u].first + q];
+            trial[i] = pl.umask[u] & m.items[i].alive;
+          }
+        bool won;
+        if (!score(reserved, &won)) return false;
+        if (won) {
+          choice->lead = lead;
+          choice->gap = gap == kAnyGap ? m.n : gap;
+          choice->grouped = grouped;
+          choice->pool_bytes = reserved;
+        }
+      }
+    }
+    return true;
+  }
+
+  // The last candidate: no pool and no moves, every object placed at birth while it fits (what a
+  // first-touch allocator does). It wins only where no schedule above is better under the model.
+  bool first_touch() {
+    for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
+    if (!plan_first_touch(m, scratch, trial)) return false;
+    bool won;
+    if (!score(0, &won)) return false;
+    if (won) *choice = SentinelChoice{0, m.n, false, 0, choice->trials, true};
+    return true;
+  }
+};
+
+}  // namespace
+
+bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
+                   SentinelChoice* choice) {
+  const size_t mark = scratch.used();
+  *choice = SentinelChoice{};
+  Planner pl{m};
+  Trials tr{m, scratch, masks, pool, choice};
+  pl.members = scratch.array<uint32_t>(m.count);
+  pl.units = scratch.array<Unit>(m.count);
+  pl.ubytes = scratch.array<uint64_t>(size_t{m.count} * m.n);
+  pl.umask = scratch.array<uint64_t>(m.count);
+  pl.seg_cap = size_t{m.count} * m.n + 1;  // a unit never has more residencies than touched intervals
+  pl.segs = scratch.array<Segment>(pl.seg_cap);
+  pl.next = scratch.array<Segment>(pl.seg_cap);
+  uint8_t* eligible = scratch.array<uint8_t>(m.count);
+  uint32_t* shorts = scratch.array<uint32_t>(m.count);
+  tr.trial = scratch.array<uint64_t>(m.count);
+  tr.trial_pool = scratch.array<uint8_t>(m.count);
+  if (!pl.members || !pl.units || !pl.ubytes || !pl.umask || !pl.segs || !pl.next || !eligible ||
+      !shorts || !tr.trial || !tr.trial_pool)
+    return false;
+
+  uint32_t ns;
+  uint64_t pools[5];
+  const uint32_t npools = pool_sizes(m, pool_candidates(m, eligible, shorts, &ns), pools);
   bool any_group = false;  // is there a group with two members of one timeline?
   pl.build_units(eligible, true);
   for (uint32_t u = 0; u < pl.unit_count && !any_group; ++u) any_group = pl.units[u].members > 1;
 
-  Outcome best{};
-  bool have = false;
-  // A schedule that has every touched byte fast and moves nothing cannot be beaten: stop there.
-  auto perfect = [&] { return have && best.hit_bytes == m.total_touched && best.moved_bytes == 0 && best.moves == 0; };
-  for (uint32_t pi = 0; pi < npools && !perfect(); ++pi) {
-    // Fill the pool interval by interval, best touched bytes per byte first.
-    uint64_t reserved = 0, used[kMaxIntervals] = {};
-    for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
-    for (uint32_t r = 0; r < ns; ++r) {
-      const Item& it = m.items[shorts[r]];
-      if (used[it.start] + it.size > pools[pi]) continue;
-      used[it.start] += it.size;
-      trial_pool[shorts[r]] = 1;
-      if (used[it.start] > reserved) reserved = used[it.start];
-    }
+  for (uint32_t pi = 0; pi < npools && !tr.perfect(); ++pi) {
+    const uint64_t reserved = fill_pool(m, shorts, ns, pools[pi], tr.trial_pool);
     uint64_t cap[kMaxIntervals];
     for (uint32_t k = 0; k < m.n; ++k) cap[k] = m.budget - reserved;
-    for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !perfect(); ++g) {
+    for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !tr.perfect(); ++g) {
       pl.build_units(eligible, g == 1);
-      for (uint32_t lead : kLeads) {
-        if ((lead && lead >= m.n) || perfect() || (m.no_moves && lead)) continue;
-        // Without moves every unit has one residency over its whole life: lead and gap change nothing.
-        const uint32_t gap_trials = m.no_moves ? 1 : 2 * (sizeof kGaps / sizeof kGaps[0]);
-        for (uint32_t trial_no = 0; trial_no < gap_trials && !perfect(); ++trial_no) {
-          const uint32_t gap = kGaps[trial_no / 2];
-          const bool from_birth = trial_no % 2 == 1;
-          if (gap != kAnyGap && gap >= m.n) continue;
-          const size_t n = pl.initial_segments(lead, gap, from_birth);
-          pl.fill(n, lead, cap);
-          for (uint32_t i = 0; i < m.count; ++i) trial[i] = trial_pool[i] ? m.items[i].alive : 0;
-          for (uint32_t u = 0; u < pl.unit_count; ++u)
-            for (uint32_t q = 0; q < pl.units[u].members; ++q) {
-              const uint32_t i = pl.members[pl.units[u].first + q];
-              trial[i] = pl.umask[u] & m.items[i].alive;
-            }
-          Outcome o;
-          if (!evaluate(m, trial, trial_pool, reserved, scratch, &o, nullptr)) return false;
-          ++choice->trials;
-          if (have && !wins(o, best)) continue;
-          have = true;
-          best = o;
-          choice->lead = lead;
-          choice->gap = gap == kAnyGap ? m.n : gap;
-          choice->grouped = g == 1;
-          choice->pool_bytes = reserved;
-          for (uint32_t i = 0; i < m.count; ++i) {
-            masks[i] = trial[i];
-            pool[i] = trial_pool[i];
-          }
-        }
-      }
+      if (!tr.leads_and_gaps(pl, cap, reserved, g == 1)) return false;
     }
   }
-  // The last candidate: no pool and no moves, every object placed at birth while it fits (what a
-  // first-touch allocator does). It wins only where no schedule above is better under the model.
-  if (perfect()) {
-    scratch.rewind(mark);
-    return true;
-  }
-  for (uint32_t i = 0; i < m.count; ++i) trial_pool[i] = 0;
-  if (!plan_first_touch(m, scratch, trial)) return false;
-  Outcome o;
-  if (!evaluate(m, trial, trial_pool, 0, scratch, &o, nullptr)) return false;
-  ++choice->trials;
-  if (!have || wins(o, best)) {
-    *choice = SentinelChoice{0, m.n, false, 0, choice->trials, true};
-    for (uint32_t i = 0; i < m.count; ++i) {
-      masks[i] = trial[i];
-      pool[i] = 0;
-    }
-  }
+  if (!tr.perfect() && !tr.first_touch()) return false;
   scratch.rewind(mark);
   return true;
 }

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "base/numa_ops.h"
 #include "base/vm_region.h"
@@ -12,16 +13,10 @@ namespace sentinel {
 
 namespace {
 
-inline uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
+inline uint64_t token_hash(uint32_t site, uint64_t size) { return mix64(size * 0x9E3779B97F4A7C15ULL ^ site); }
+inline uint64_t identity_hash(uint32_t site, uint64_t size, uint32_t k) {
+  return mix64(token_hash(site, size) ^ (uint64_t{k} << 40));
 }
-inline uint64_t token_hash(uint32_t site, uint64_t size) { return mix(size * 0x9E3779B97F4A7C15ULL ^ site); }
-inline uint64_t identity_hash(uint32_t site, uint64_t size, uint32_t k) { return mix(token_hash(site, size) ^ (uint64_t{k} << 40)); }
 
 uint32_t table_capacity(uint32_t n) {
   uint32_t c = 16;

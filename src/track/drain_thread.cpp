@@ -1,7 +1,6 @@
 #include "track/drain_thread.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <sched.h>
 #include <time.h>
 
@@ -9,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/guard.h"
+#include "base/thread.h"
 #include "track/sequencer.h"
 
 namespace sentinel {
@@ -29,17 +29,9 @@ bool DrainThread::start(Sequencer* sequencer) {
   }
   join_previous();  // it ended after a while without work: reap it
   sequencer_ = sequencer;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);  // the new thread inherits the mask: no signal lands on it
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
   // Set before the thread runs, so that a second start() cannot slip in.
   running_.store(true, std::memory_order_release);
-  int rc = pthread_create(&thread_, &attr, &DrainThread::main, this);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  int rc = start_quiet_thread(&thread_, &DrainThread::main, this, 256 * 1024, "sentinel-seq");
   if (rc != 0) {
     running_.store(false, std::memory_order_release);
     pthread_mutex_unlock(&control_);
@@ -47,7 +39,6 @@ bool DrainThread::start(Sequencer* sequencer) {
     return false;
   }
   joinable_ = true;
-  pthread_setname_np(thread_, "sentinel-seq");
   starts_.fetch_add(1, std::memory_order_relaxed);
   pthread_mutex_unlock(&control_);
   return true;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "base/hash.h"
 #include "base/vm_region.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -60,13 +61,7 @@ void ObjectLog::populate_ahead() {
 }
 
 namespace {
-inline uint32_t hash_address(uintptr_t a) {
-  uint64_t x = a >> 12;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return static_cast<uint32_t>(x);
-}
+inline uint32_t hash_address(uintptr_t a) { return static_cast<uint32_t>(mix64(a >> 12)); }
 }  // namespace
 
 bool ExternalTable::init() {

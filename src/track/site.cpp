@@ -4,19 +4,14 @@
 #include <execinfo.h>
 #include <pthread.h>
 
+#include "base/hash.h"
 #include "base/vm_region.h"
 
 namespace sentinel {
 
 uint64_t hash_frames(const uintptr_t* frames, uint32_t n) {
   uint64_t h = 0xcbf29ce484222325ULL ^ n;
-  for (uint32_t i = 0; i < n; ++i) {
-    uint64_t x = frames[i];
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    h = (h ^ x) * 0x100000001b3ULL;
-  }
+  for (uint32_t i = 0; i < n; ++i) h = (h ^ mix64(frames[i])) * 0x100000001b3ULL;
   return h | 1;  // never 0 (empty)
 }
 

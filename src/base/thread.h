@@ -1,0 +1,16 @@
+// Sentinel's own threads (the drain thread, the migrator): started with every signal blocked, so that
+// no signal meant for the program (or a profiling fault's SIGSEGV from another thread) is delivered to
+// them, with a small stack, and named for ps/top.
+#pragma once
+#include <pthread.h>
+
+#include <cstddef>
+
+namespace sentinel {
+
+// Starts fn(arg) on a new thread whose signal mask blocks everything (the calling thread's mask is
+// unchanged on return), with a stack of stack_bytes, named `name` (at most 15 characters). Returns
+// pthread_create's result: 0 when started, else the error (errno is not set).
+int start_quiet_thread(pthread_t* thread, void* (*fn)(void*), void* arg, size_t stack_bytes, const char* name);
+
+}  // namespace sentinel

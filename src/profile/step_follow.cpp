@@ -1,0 +1,155 @@
+// Step detection, holding a lock: each allocation's identity from the bag follower, what it means for the
+// counters, the events and the tolerance policy, and the lock's end. See docs/step-detection.md,
+// "Tolerance policy".
+#include "profile/step_lock.h"
+
+namespace sentinel::step_internal {
+
+// A step's noise (foreign allocations) and missing identities together may not exceed max(2, P/8) (2 while
+// tentative); 16 foreign allocations in a row (2 while tentative) end the lock as well.
+FeedResult StepLock::follow(uint64_t token) {
+  const uint32_t P = cur_->period;
+  const bool tentative = cur_->state == StepCursor::kTentative;
+  const uint32_t budget = step_budget(P, tentative);
+  // The next step may begin while this one misses at most one identity more than the budget, and at most
+  // a quarter of the step (rounded up): with a tiny step over few tokens, any stream of those tokens would
+  // fit otherwise. The one over the budget is for a late allocation that comes after the next step's
+  // first ones (a batch delivered late under load): it may still be filled late, and the step is judged
+  // by the budget when it closes.
+  const uint32_t quarter = (P + 3) / 4;
+  const BagFollower::Assignment a = follower_->assign(token, budget + 1 < quarter ? budget + 1 : quarter, true);
+  if (a.closed_missing) {
+    counters_.skipped += a.closed_missing;
+    if (cur_phase_) cur_phase_->missing += a.closed_missing;
+  }
+  if (a.closed_worst > budget) return lose(tentative);
+  if (a.kind == BagFollower::kNoise) return noise(token);
+  if (a.displaced) {
+    counters_.displaced++;
+    // Out of order counts against the budget when the bag alone is weak evidence (the identity stands).
+    if (order_required_ && ++follower_->newest().noise > budget) return lose(tentative);
+  }
+  cur_->ordinal = a.ordinal;
+  consecutive_noise_ = 0;
+  last_match_seq_ = h_->cur_seq();
+  uint16_t flags = kFedLocked;
+  if (a.kind == BagFollower::kLate) {
+    counters_.late++;
+    flags |= kFedLate;
+  }
+  if (a.kind == BagFollower::kOpened) {
+    flags |= kFedStepStart;
+    open_step();
+  }
+  cur_->clock = follower_->newest().assigned - 1;
+  if (tentative && ++matches_since_lock_ >= (P > kConfirmTokens ? P : kConfirmTokens))
+    cur_->state = StepCursor::kConfirmed;
+  return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};
+}
+
+// The allocation just assigned opened a step: it starts at this allocation.
+void StepLock::open_step() {
+  const uint64_t seq = h_->cur_seq();
+  follower_->newest().start_seq = seq;
+  cur_->step_start = seq;
+  cur_steps_++;
+  if (cur_phase_) cur_phase_->steps++;
+  emit(seq, seq, cur_->period, cur_->phase, 0);
+}
+
+// An allocation that fits no identity: counted against the newest step's budget and against the run of
+// noise in a row; the clock stays where it is. A burst of one token (a prefetch thread delivering two or
+// three batches at once) is one irregularity: its repeats right after it count once per kNoiseBurst.
+FeedResult StepLock::noise(uint64_t token) {
+  const bool tentative = cur_->state == StepCursor::kTentative;
+  counters_.noise++;
+  if (cur_phase_) cur_phase_->noise++;
+  const FeedResult unfit{cur_->ordinal, kNoOrdinal, cur_->clock, cur_->phase,
+                         static_cast<uint16_t>(kFedLocked | kFedNoise)};
+  if (consecutive_noise_ > 0 && token == last_noise_token_ && ++noise_burst_ % kNoiseBurst != 0) return unfit;
+  if (token != last_noise_token_ || consecutive_noise_ == 0) noise_burst_ = 0;
+  last_noise_token_ = token;
+  BagFollower::OpenStep& st = follower_->newest();
+  st.noise++;
+  if (consecutive_noise_++ == 0) first_noise_seq_ = h_->cur_seq();
+  if (st.noise > step_budget(cur_->period, tentative) ||
+      consecutive_noise_ >= (tentative ? kTentativeBudget : kMaxConsecutiveNoise))
+    return lose(tentative);
+  return unfit;
+}
+
+FeedResult StepLock::lose(bool tentative) {
+  unlock(tentative);
+  return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
+}
+
+void StepLock::unlock(bool retract) {
+  counters_.unlocks++;
+  const uint32_t P = cur_->period;
+  const uint16_t id = cur_->phase;
+  const uint64_t start = cur_start_seq_, end = last_match_seq_;
+  if (Phase* ph = cur_phase_) {
+    ph->unlocks++;
+    ph->lost = true;
+  }
+  // Where the pattern ended: the first allocation after the last one that fit.
+  const uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : last_match_seq_ + 1;
+  lost_ = Lost{at, cur_steps_, P, id};
+  if (retract) {
+    search_->remember_failure(P, lock_run_ + static_cast<uint32_t>(matches_since_lock_),
+                              lock_hits_ + static_cast<uint32_t>(matches_since_lock_ / (P ? P : 1)));
+    counters_.retracted++;
+    if (Phase* ph = cur_phase_) {
+      ph->retracted++;
+      ph->steps -= cur_steps_ <= ph->steps ? cur_steps_ : ph->steps;
+    }
+    close_segment(false);
+    cur_->state = StepCursor::kSearching;
+    cur_phase_ = nullptr;
+    forget_phase_if_unused(id);
+    emit(start, end, P, id, kStepUnlock | kStepRetract);
+  } else {
+    close_segment(true);
+    cur_->state = StepCursor::kSearching;
+    cur_phase_ = nullptr;
+    emit(at, at, P, id, kStepUnlock);
+  }
+}
+
+// The automatic lock ends where marks take over; a tentative one is voided.
+void StepLock::end_for_marks(uint64_t seq) {
+  const bool tentative = cur_->state == StepCursor::kTentative;
+  const uint64_t start = cur_start_seq_, end = last_match_seq_;
+  const uint16_t id = cur_->phase;
+  close_segment(!tentative);
+  cur_->state = StepCursor::kSearching;
+  if (tentative)
+    emit(start, end, cur_->period, id, kStepUnlock | kStepRetract);
+  else
+    emit(seq, seq, cur_->period, id, kStepUnlock);
+}
+
+void StepLock::close_segment(bool counted) {
+  phases_->close(PhaseMemory::Segment{cur_start_seq_, last_match_seq_, cur_->step_start, cur_steps_, cur_->period,
+                                      cur_->phase, counted});
+  cur_steps_ = 0;
+}
+
+// A pattern whose every lock was voided is not a phase: forget it (phases() stops counting it).
+void StepLock::forget_phase_if_unused(uint16_t id) {
+  if (phases_->forget_if_unused(id, cur_->locked() ? cur_->phase : 0) && follower_->held_phase() == id)
+    follower_->release();
+}
+
+void StepLock::emit(uint64_t seq, uint64_t end_seq, uint32_t period, uint16_t phase, uint16_t flags) {
+  events_->push(StepEvent{seq, end_seq, steps(), period, phase, flags});
+}
+
+uint32_t StepLock::retro_ordinal(uint64_t seq) const {
+  if (!cur_->locked() || seq < retro_from_seq_ || seq > retro_to_seq_) return kNoOrdinal;
+  int64_t d = static_cast<int64_t>(seq - retro_base_seq_) % static_cast<int64_t>(cur_->period);
+  if (d < 0) d += cur_->period;
+  return static_cast<uint32_t>(d);
+}
+
+}  // namespace sentinel::step_internal

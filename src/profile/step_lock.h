@@ -1,0 +1,114 @@
+// Step detection, the lock: making one on a candidate period (which allocation of the cycle starts a
+// step, the template, the steps that ran before the lock, earlier locks that overlap: step_lock.cpp),
+// then following the stream with it under the tolerance policy until it is lost (step_follow.cpp).
+// See docs/step-detection.md, "Where a step starts", "Following the step" and "Tolerance policy".
+#pragma once
+#include <cstdint>
+
+#include "profile/bag_follower.h"
+#include "profile/period_search.h"
+#include "profile/phase_memory.h"
+#include "profile/step_detector_internal.h"
+#include "profile/step_history.h"
+
+namespace sentinel::step_internal {
+
+class StepLock {
+ public:
+  static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
+  static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
+  static constexpr uint32_t kNoiseBurst = 4;            // repeats of one noise token that count as one event
+  static constexpr uint32_t kMaxInferredEvents = 256;   // inferred step events emitted per lock (the latest)
+
+  struct Counters {
+    uint64_t noise = 0;      // allocations that fit no identity
+    uint64_t skipped = 0;    // identities of a step that never came
+    uint64_t displaced = 0;  // fit, but before an identity that precedes them in the template
+    uint64_t late = 0;       // fit the previous step (kFedLate)
+    uint64_t locks = 0, unlocks = 0, retracted = 0;
+  };
+  struct Lost {  // the latest lock that ended
+    uint64_t at_seq = 0;  // where the pattern ended
+    uint64_t steps = 0;
+    uint32_t period = 0;
+    uint16_t phase = 0;
+  };
+
+  // The parts it works with: the detector's.
+  constexpr StepLock(StepCursor* cursor, const StepHistory* history, PeriodSearch* search, BagFollower* follower,
+                     PhaseMemory* phases, StepEvents* events)
+      : cur_(cursor), h_(history), search_(search), follower_(follower), phases_(phases), events_(events) {}
+
+  // Locks on candidate `cand` at position pos. exact: its last run + P tokens repeat exactly; otherwise
+  // its last hits windows of P tokens (ending at pos) hold equal bags. False (nothing changes) when the
+  // step does not fit the template table.
+  bool lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact);
+  // Locked: the allocation's identity, and what it means for the counters, the events and the policy.
+  FeedResult follow(uint64_t token);
+  void unlock(bool retract);         // the lock is lost (retract: a tentative one, voided)
+  void end_for_marks(uint64_t seq);  // sentinel_step() takes over: the automatic lock ends at seq
+
+  uint64_t steps() const { return phases_->committed() + (cur_->locked() ? cur_steps_ : 0); }
+  // In-step ordinal that an allocation made before the current lock had (see StepDetector).
+  uint32_t retro_ordinal(uint64_t seq) const;
+  const Counters& counters() const { return counters_; }
+  const Lost& lost() const { return lost_; }
+
+ private:
+  struct Alignment;
+  struct Rotation;
+  struct Starts;
+  using Phase = PhaseMemory::Phase;
+
+  // making a lock (step_lock.cpp)
+  Alignment align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const;
+  uint64_t walk_floor(uint32_t period, uint64_t s0) const;
+  uint64_t bag_signature(uint64_t pos, uint32_t period) const;
+  Rotation rotation_of(const Alignment& a) const;
+  template <typename OnAccept>
+  void walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* earliest, uint32_t* earliest_e) const;
+  uint64_t walk_bags(const Alignment& a);
+  uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
+  uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts,
+                         uint64_t* first, bool* use_exact_walk);
+  Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
+  void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
+  void give_way(uint64_t from_seq, uint32_t period);
+  void begin(const Alignment& a, const PeriodSearch::Candidate& cand, uint32_t e0, const Starts& starts);
+  void emit_starts(const Alignment& a, const Starts& starts, bool relock);
+
+  // following and losing it (step_follow.cpp)
+  void open_step();
+  FeedResult noise(uint64_t token);
+  FeedResult lose(bool tentative);
+  void close_segment(bool counted);
+  void forget_phase_if_unused(uint16_t id);
+  void emit(uint64_t seq, uint64_t end_seq, uint32_t period, uint16_t phase, uint16_t flags);
+
+  StepCursor* cur_;
+  const StepHistory* h_;
+  PeriodSearch* search_;
+  BagFollower* follower_;
+  PhaseMemory* phases_;
+  StepEvents* events_;
+
+  // the lock held
+  Phase* cur_phase_ = nullptr;
+  uint64_t cur_steps_ = 0;      // steps of the current lock
+  uint64_t cur_start_seq_ = 0;  // first step start of the current lock (inferred)
+  uint64_t last_match_seq_ = 0;
+  uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
+  uint64_t matches_since_lock_ = 0;
+  bool order_required_ = false;     // the template's bag alone is weak evidence: displaced tokens are noise
+  uint32_t consecutive_noise_ = 0;  // noise events in a row (a burst of one token is one event)
+  uint64_t first_noise_seq_ = 0;
+  uint64_t last_noise_token_ = 0;
+  uint32_t noise_burst_ = 0;
+  // retro_ordinal: the lock's verified region and the aligned part before it, and the seq of an ordinal 0
+  uint64_t retro_from_seq_ = 0, retro_to_seq_ = 0, retro_base_seq_ = 0;
+
+  Counters counters_;
+  Lost lost_;
+};
+
+}  // namespace sentinel::step_internal
