@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Emulated time from the slow-tier plugin's marker records (docs/guest.md, "Counts, the marker and emulated
+time").
+
+usage: scripts/guest/emutime.py COUNTS.jsonl [--tags BEGIN,END] [--json]
+
+The plugin (tests/guest/plugin/slow_tier.c, with counts=PATH; scripts/guest/run --counts FILE) writes one
+JSON line per marker a guest program executes: the instructions (user, kernel) and line misses per node
+(read, stream, write) of the whole machine since the previous marker, and each vCPU's. This module reads
+them and turns counts into a deterministic emulated time,
+
+    T_emu = instructions x NS_PER_INSN + sum over kinds of node-1 misses x the preset's delay of that kind
+            (+ node-0 misses x FAST_NS, 0 by default)
+
+a model fed by exact counts: the guest's wall time with the emulation's own speed, which depends on the
+host, replaced by a constant (NS_PER_INSN: what one guest instruction costs the emulation on this host when
+it runs at the speed the presets were calibrated at), and the slow node's busy-waits, which the plugin
+charges per miss, taken as charged. Without --tags it prints every record; with --tags it pairs each BEGIN
+record with the END record that follows and prints one line per interval (bench_tiers_worker.py marks its
+steps with tags 1 and 2).
+"""
+import argparse
+import json
+import statistics
+import sys
+
+# ns of emulation per guest instruction (user and kernel alike), at the speed the presets were calibrated at:
+# the median of (wall - charged) / instructions over the steady steps of the dram configuration of
+# scripts/bench-tiers (docs/performance.md, "Emulated time").
+NS_PER_INSN = 4.0
+# Node 0's misses cost nothing extra in the emulator: TCG models no cache, so a node-0 miss is one more
+# access, which NS_PER_INSN covers. (Set for a model of a real memory system; docs/guest.md.)
+FAST_NS = (0.0, 0.0, 0.0)
+KINDS = ('read', 'stream', 'write')
+MARK_BEGIN, MARK_END = 1, 2
+
+
+class CountsError(Exception):
+    pass
+
+
+def read(path):
+    """(header, records) of a counts file; records in file order, the "end" record last when present."""
+    header, records = None, []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError as e:
+                raise CountsError(f'{path}:{n}: not JSON ({e})')
+            if 'slow_tier' in doc:
+                header = doc
+            else:
+                records.append(doc)
+    if header is None:
+        raise CountsError(f'{path}: no header line (is it a slow-tier counts file?)')
+    return header, records
+
+
+def slow_ns(header):
+    """The preset's delays per node-1 line miss: (read, stream, write), from the file's header."""
+    return (header['read_ns'], header['stream_ns'], header['write_ns'])
+
+
+def instructions(rec):
+    return rec['insn'][0] + rec['insn'][1]
+
+
+def charged_ns(rec, header):
+    """What the plugin busy-waited for node 1's misses in this record (exact, from the counts)."""
+    return sum(m * c for m, c in zip(rec['n1'], slow_ns(header)))
+
+
+def t_emu_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """Emulated time of one record, summed over vCPUs (the machine's work in the interval)."""
+    return (instructions(rec) * ns_per_insn + charged_ns(rec, header)
+            + sum(m * c for m, c in zip(rec['n0'], fast_ns)))
+
+
+def t_emu_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """The same per vCPU (a list), from the record's per-vCPU counts."""
+    slow = slow_ns(header)
+    out = []
+    for v in rec.get('vcpus', []):
+        insn, n0, n1 = v[0] + v[1], v[2:5], v[5:8]
+        out.append(insn * ns_per_insn + sum(m * c for m, c in zip(n1, slow))
+                   + sum(m * c for m, c in zip(n0, fast_ns)))
+    return out
+
+
+def summary(rec, header, ns_per_insn=NS_PER_INSN):
+    """The figures of one interval that scripts/bench-tiers keeps per step."""
+    n1 = sum(rec['n1'])
+    n0 = sum(rec['n0'])
+    per = t_emu_vcpus_ns(rec, header, ns_per_insn)
+    return {'t_emu_s': t_emu_ns(rec, header, ns_per_insn) / 1e9, 't_emu_vcpu_max_s': max(per) / 1e9 if per else None,
+            'insn_user': rec['insn'][0], 'insn_kernel': rec['insn'][1], 'n0': rec['n0'], 'n1': rec['n1'],
+            'charged_s': charged_ns(rec, header) / 1e9, 'fast0': rec.get('fast0'),
+            'fast_miss_share': n0 / (n0 + n1) if rec.get('fast0') and n0 + n1 else None,
+            'host_s': None}
+
+
+def intervals(records, begin=MARK_BEGIN, end=MARK_END):
+    """[(begin record, end record)] for each BEGIN marker followed by an END marker (the END record holds the
+    interval's counts). Raises CountsError when the tags do not alternate."""
+    out, open_rec = [], None
+    for rec in records:
+        tag = rec.get('tag')
+        if tag == begin:
+            if open_rec is not None:
+                raise CountsError(f'marker {rec["mark"]}: tag {begin} again before tag {end}')
+            open_rec = rec
+        elif tag == end:
+            if open_rec is None:
+                raise CountsError(f'marker {rec["mark"]}: tag {end} without tag {begin} before it')
+            out.append((open_rec, rec))
+            open_rec = None
+    return out
+
+
+def spread(values):
+    """median, min, max, and (max - min) / median of a list of numbers (None for an empty list)."""
+    if not values:
+        return None
+    med = statistics.median(values)
+    return {'median': med, 'min': min(values), 'max': max(values),
+            'range_rel': (max(values) - min(values)) / med if med else None, 'n': len(values)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('counts')
+    ap.add_argument('--tags', help='BEGIN,END: one line per interval between the two tags')
+    ap.add_argument('--ns-per-insn', type=float, default=NS_PER_INSN)
+    ap.add_argument('--json', action='store_true', help='one JSON object per line')
+    args = ap.parse_args()
+    header, records = read(args.counts)
+    print(f'# preset: read {header["read_ns"]} ns, stream {header["stream_ns"]} ns, write {header["write_ns"]} ns '
+          f'per node-1 line miss; {args.ns_per_insn} ns per instruction', file=sys.stderr)
+    if args.tags:
+        b, e = (int(x, 0) for x in args.tags.split(','))
+        rows = [(end, (end['host_ns'] - beg['host_ns']) / 1e9) for beg, end in intervals(records, b, e)]
+    else:
+        rows, prev = [], None
+        for rec in records:
+            rows.append((rec, (rec['host_ns'] - prev) / 1e9 if prev else None))
+            prev = rec['host_ns']
+    for rec, host_s in rows:
+        s = summary(rec, header, args.ns_per_insn)
+        s['host_s'] = host_s
+        if args.json:
+            print(json.dumps(dict(s, mark=rec.get('mark'), tag=rec.get('tag'))))
+            continue
+        what = f'mark {rec["mark"]:5d} tag {rec["tag"]:#06x}' if 'mark' in rec else f'{"end":>21s}'
+        host = f'{host_s * 1e3:10.1f}' if host_s is not None else f'{"":10s}'
+        print(f'{what}  insn {s["insn_user"]:>13d} user {s["insn_kernel"]:>12d} kernel  '
+              f'n0 {"/".join(map(str, rec["n0"])):>24s}  n1 {"/".join(map(str, rec["n1"])):>22s}  '
+              f'T_emu {s["t_emu_s"] * 1e3:10.1f} ms  host {host} ms')
+    return 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except (OSError, CountsError, KeyError, ValueError) as e:
+        print(f'emutime: {type(e).__name__}: {e}', file=sys.stderr)
+        sys.exit(1)
