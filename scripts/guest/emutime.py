@@ -91,12 +91,18 @@ def t_emu_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     return out
 
 
-def summary(rec, header, ns_per_insn=NS_PER_INSN):
-    """The figures of one interval that scripts/bench-tiers keeps per step."""
+def summary(rec, header, ns_per_insn=NS_PER_INSN, begin=None):
+    """The figures of one interval (rec: the record of the marker that ends it; begin: the one that starts it)
+    that scripts/bench-tiers keeps per step. t_emu_s: the machine's work, summed over vCPUs. t_emu_1cpu_s:
+    the busiest vCPU's alone, an estimate of elapsed time when what runs on the other vCPUs overlaps it; only
+    when both markers ran on the same vCPU (else the marking thread moved, and its work is split)."""
     n1 = sum(rec['n1'])
     n0 = sum(rec['n0'])
     per = t_emu_vcpus_ns(rec, header, ns_per_insn)
-    return {'t_emu_s': t_emu_ns(rec, header, ns_per_insn) / 1e9, 't_emu_vcpu_max_s': max(per) / 1e9 if per else None,
+    same = begin is not None and begin.get('vcpu') == rec.get('vcpu')
+    return {'t_emu_s': t_emu_ns(rec, header, ns_per_insn) / 1e9,
+            't_emu_1cpu_s': max(per) / 1e9 if per and same else None,
+            'vcpu': rec.get('vcpu'), 'moved': None if begin is None else not same,
             'insn_user': rec['insn'][0], 'insn_kernel': rec['insn'][1], 'n0': rec['n0'], 'n1': rec['n1'],
             'charged_s': charged_ns(rec, header) / 1e9, 'fast0': rec.get('fast0'),
             'fast_miss_share': n0 / (n0 + n1) if rec.get('fast0') and n0 + n1 else None,
@@ -142,23 +148,24 @@ def main():
           f'per node-1 line miss; {args.ns_per_insn} ns per instruction', file=sys.stderr)
     if args.tags:
         b, e = (int(x, 0) for x in args.tags.split(','))
-        rows = [(end, (end['host_ns'] - beg['host_ns']) / 1e9) for beg, end in intervals(records, b, e)]
+        rows = [(end, beg, (end['host_ns'] - beg['host_ns']) / 1e9) for beg, end in intervals(records, b, e)]
     else:
         rows, prev = [], None
         for rec in records:
-            rows.append((rec, (rec['host_ns'] - prev) / 1e9 if prev else None))
-            prev = rec['host_ns']
-    for rec, host_s in rows:
-        s = summary(rec, header, args.ns_per_insn)
+            rows.append((rec, prev, (rec['host_ns'] - prev['host_ns']) / 1e9 if prev else None))
+            prev = rec
+    for rec, beg, host_s in rows:
+        s = summary(rec, header, args.ns_per_insn, beg)
         s['host_s'] = host_s
         if args.json:
             print(json.dumps(dict(s, mark=rec.get('mark'), tag=rec.get('tag'))))
             continue
         what = f'mark {rec["mark"]:5d} tag {rec["tag"]:#06x}' if 'mark' in rec else f'{"end":>21s}'
         host = f'{host_s * 1e3:10.1f}' if host_s is not None else f'{"":10s}'
+        one = f'{s["t_emu_1cpu_s"] * 1e3:10.1f}' if s['t_emu_1cpu_s'] is not None else f'{"moved":>10s}'
         print(f'{what}  insn {s["insn_user"]:>13d} user {s["insn_kernel"]:>12d} kernel  '
               f'n0 {"/".join(map(str, rec["n0"])):>24s}  n1 {"/".join(map(str, rec["n1"])):>22s}  '
-              f'T_emu {s["t_emu_s"] * 1e3:10.1f} ms  host {host} ms')
+              f'T_emu {s["t_emu_s"] * 1e3:10.1f} ms (1 vCPU {one})  host {host} ms')
     return 0
 
 
