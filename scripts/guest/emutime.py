@@ -74,14 +74,14 @@ def charged_ns(rec, header):
     return sum(m * c for m, c in zip(rec['n1'], slow_ns(header)))
 
 
-def t_emu_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
-    """Emulated time of one record, summed over vCPUs (the machine's work in the interval)."""
+def t_work_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """The model over one record's counts summed over vCPUs: the machine's work in the interval."""
     return (instructions(rec) * ns_per_insn + charged_ns(rec, header)
             + sum(m * c for m, c in zip(rec['n0'], fast_ns)))
 
 
-def t_emu_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
-    """The same per vCPU (a list), from the record's per-vCPU counts."""
+def t_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """The model over each vCPU's counts (a list)."""
     slow = slow_ns(header)
     out = []
     for v in rec.get('vcpus', []):
@@ -91,18 +91,41 @@ def t_emu_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     return out
 
 
+def busiest(rec, header, begin, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """The index of the vCPU with the largest model time in the interval from marker BEGIN to marker REC, or
+    None when the two markers ran on different vCPUs (the marking thread moved, its work is split)."""
+    if begin is None or begin.get('vcpu') != rec.get('vcpu'):
+        return None
+    per = t_vcpus_ns(rec, header, ns_per_insn, fast_ns)
+    return max(range(len(per)), key=per.__getitem__) if per else None
+
+
+def t_emu_ns(rec, header, begin, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
+    """T_emu of the interval from marker BEGIN to marker REC: the busiest vCPU's, an estimate of the interval's
+    elapsed time (what runs on the other vCPUs at the same time overlaps it). None when the two markers ran
+    on different vCPUs: the marking thread moved, and its own work is split between them."""
+    i = busiest(rec, header, begin, ns_per_insn, fast_ns)
+    return None if i is None else t_vcpus_ns(rec, header, ns_per_insn, fast_ns)[i]
+
+
 def summary(rec, header, ns_per_insn=NS_PER_INSN, begin=None):
     """The figures of one interval (rec: the record of the marker that ends it; begin: the one that starts it)
-    that scripts/bench-tiers keeps per step. t_emu_s: the machine's work, summed over vCPUs. t_emu_1cpu_s:
-    the busiest vCPU's alone, an estimate of elapsed time when what runs on the other vCPUs overlaps it; only
-    when both markers ran on the same vCPU (else the marking thread moved, and its work is split)."""
+    that scripts/bench-tiers keeps per step: t_emu_s (the busiest vCPU, t_emu_ns; None where the thread
+    moved), t_work_s (summed over vCPUs, t_work_ns), the counts, node 1's charged time, and, when node 0
+    was counted, node 0's share of the line misses."""
     n1 = sum(rec['n1'])
     n0 = sum(rec['n0'])
-    per = t_emu_vcpus_ns(rec, header, ns_per_insn)
-    same = begin is not None and begin.get('vcpu') == rec.get('vcpu')
-    return {'t_emu_s': t_emu_ns(rec, header, ns_per_insn) / 1e9,
-            't_emu_1cpu_s': max(per) / 1e9 if per and same else None,
-            'vcpu': rec.get('vcpu'), 'moved': None if begin is None else not same,
+    emu = t_emu_ns(rec, header, begin, ns_per_insn)
+    i = busiest(rec, header, begin, ns_per_insn)
+    cpu = rec.get('cpu_ns')
+    return {'t_emu_s': None if emu is None else emu / 1e9, 't_work_s': t_work_ns(rec, header, ns_per_insn) / 1e9,
+            # the host CPU time of the busiest vCPU's thread (emulation and busy-waits, whatever its share of
+            # the host), and of all vCPU threads; None from a plugin that did not record it
+            'cpu_s': cpu[i] / 1e9 if cpu and i is not None else None, 'cpu_work_s': sum(cpu) / 1e9 if cpu else None,
+            'busiest': i, 'insn_busiest': sum(rec['vcpus'][i][:2]) if i is not None and 'vcpus' in rec else None,
+            'charged_busiest_s': (sum(m * c for m, c in zip(rec['vcpus'][i][5:8], slow_ns(header))) / 1e9
+                                  if i is not None and 'vcpus' in rec else None),
+            'vcpu': rec.get('vcpu'), 'moved': None if begin is None else begin.get('vcpu') != rec.get('vcpu'),
             'insn_user': rec['insn'][0], 'insn_kernel': rec['insn'][1], 'n0': rec['n0'], 'n1': rec['n1'],
             'charged_s': charged_ns(rec, header) / 1e9, 'fast0': rec.get('fast0'),
             'fast_miss_share': n0 / (n0 + n1) if rec.get('fast0') and n0 + n1 else None,
@@ -162,10 +185,11 @@ def main():
             continue
         what = f'mark {rec["mark"]:5d} tag {rec["tag"]:#06x}' if 'mark' in rec else f'{"end":>21s}'
         host = f'{host_s * 1e3:10.1f}' if host_s is not None else f'{"":10s}'
-        one = f'{s["t_emu_1cpu_s"] * 1e3:10.1f}' if s['t_emu_1cpu_s'] is not None else f'{"moved":>10s}'
+        emu = f'{s["t_emu_s"] * 1e3:10.1f}' if s['t_emu_s'] is not None else f'{"(moved)":>10s}'
+        cpu = f'{s["cpu_s"] * 1e3:10.1f}' if s['cpu_s'] is not None else f'{"":10s}'
         print(f'{what}  insn {s["insn_user"]:>13d} user {s["insn_kernel"]:>12d} kernel  '
               f'n0 {"/".join(map(str, rec["n0"])):>24s}  n1 {"/".join(map(str, rec["n1"])):>22s}  '
-              f'T_emu {s["t_emu_s"] * 1e3:10.1f} ms (1 vCPU {one})  host {host} ms')
+              f'T_emu {emu} ms  work {s["t_work_s"] * 1e3:10.1f} ms  vCPU CPU {cpu} ms  host {host} ms')
     return 0
 
 

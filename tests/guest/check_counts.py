@@ -136,8 +136,8 @@ def main():
     x = ph['read0']
     rs = x['n0'][0] + x['n0'][1]
     check(lo <= rs <= n + slack0(x), f'read0: node-0 read + stream {rs} in [{lo}, {n + slack0(x)}]')
-    t = [emutime.t_emu_ns(ph[p], header) / 1e6 for p in PHASES]
-    print('T_emu per phase (ms): ' + ', '.join(f'{p} {v:.1f}' for p, v in zip(PHASES, t)))
+    t = [emutime.t_work_ns(ph[p], header) / 1e6 for p in PHASES]
+    print('emulated time per phase (ms): ' + ', '.join(f'{p} {v:.1f}' for p, v in zip(PHASES, t)))
     if failures:
         print(f'check_counts: FAIL ({len(failures)} checks)')
         return 1

@@ -27,7 +27,7 @@
  *     66 0f 1f 84 00 TT TT 1c 5e        nopw 0x5e1cTTTT(%rax,%rax,1)        (TTTT: a 16-bit tag)
  * Each time a vCPU executes one, the plugin appends one JSON line to PATH: the tag, the vCPU, and the
  * counts of the whole machine since the previous marker of any vCPU (summed over the vCPUs, and each
- * vCPU's apart). Tags 0xff00 and 0xff01 are also commands: node 0's counting off, and on, from there. The
+ * vCPU's apart, with the host CPU time its thread took). Tags 0xff00 and 0xff01 are also commands: node 0's counting off, and on, from there. The
  * file's first line describes the run; its last ("end") holds the counts from the last marker to exit.
  * tests/guest/emu_mark.c executes markers from C and Python; without this plugin the marker is an ordinary
  * NOP. mem=0 registers no memory callback: instructions and markers only, nothing charged.
@@ -67,12 +67,15 @@ struct vcpu {
   uint64_t next_line[2]; /* per node: the line after the last load miss; a miss there continues a stream */
   uint64_t insns[2];     /* USER, KERNEL */
   uint64_t misses[2][KINDS];
+  clockid_t cpu_clock;   /* the vCPU thread's CPU-time clock, once the thread has run a block */
+  int have_clock;
 } __attribute__((aligned(64)));
 
 /* What a marker record counts: one vCPU's counters, or their sum. */
 struct counts {
   uint64_t insns[2];
   uint64_t misses[2][KINDS];
+  uint64_t cpu_ns; /* the vCPU thread's host CPU time */
 };
 
 static uint64_t lo, hi, span, read_ns, stream_ns = UINT64_MAX, write_ns, lines = 512, quantum_ns;
@@ -171,27 +174,42 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
 }
 
 /* Once per execution of a translation block: its instructions. (An exception in the middle of a block,
- * a page fault say, counts the rest of the block too; the same happens in every run of the same code.) */
+ * a page fault say, counts the rest of the block too; the same happens in every run of the same code.) The
+ * first call on a vCPU's thread (MTTCG: one host thread per vCPU) notes the thread's CPU-time clock, which
+ * the marker records read: the host CPU time the vCPU took, emulation and busy-waits, whatever its share. */
 static void on_block(unsigned int vcpu_index, void* udata) {
   uintptr_t u = (uintptr_t)udata;
-  if (vcpu_index < n_vcpus) vcpus[vcpu_index].insns[u & 1] += u >> 1;
+  if (vcpu_index >= n_vcpus) return;
+  struct vcpu* v = &vcpus[vcpu_index];
+  v->insns[u & 1] += u >> 1;
+  if (__builtin_expect(!v->have_clock, 0) && pthread_getcpuclockid(pthread_self(), &v->cpu_clock) == 0)
+    __atomic_store_n(&v->have_clock, 1, __ATOMIC_RELEASE);
+}
+
+/* A vCPU thread's CPU time so far, in ns (0 before it has run a block). */
+static uint64_t vcpu_cpu_ns(unsigned int i) {
+  struct timespec t;
+  if (!__atomic_load_n(&vcpus[i].have_clock, __ATOMIC_ACQUIRE) || clock_gettime(vcpus[i].cpu_clock, &t) != 0)
+    return 0;
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* One vCPU's counters, read from any thread: each is an aligned 64-bit word that only its vCPU's thread
  * writes, so a read is never torn; it may miss that vCPU's last few events. */
 static void read_counts(unsigned int i, struct counts* c) {
+  c->cpu_ns = vcpu_cpu_ns(i);
   for (int k = 0; k < 2; k++) c->insns[k] = __atomic_load_n(&vcpus[i].insns[k], __ATOMIC_RELAXED);
   for (int n = 0; n < 2; n++)
     for (int k = 0; k < KINDS; k++) c->misses[n][k] = __atomic_load_n(&vcpus[i].misses[n][k], __ATOMIC_RELAXED);
 }
 
 /* One record: the counts since the previous one, summed over vCPUs ("insn": user, kernel; "n0", "n1": read,
- * stream, write line misses), and each vCPU's ("vcpus": user, kernel, then node 0's and node 1's misses).
- * Called with mark_lock held. */
+ * stream, write line misses), and each vCPU's ("vcpus": user, kernel, then node 0's and node 1's misses;
+ * "cpu_ns": its thread's host CPU time). Called with mark_lock held. */
 static void write_record(const char* head) {
-  struct counts sum = {{0}, {{0}}};
-  char per[4096] = "";
-  size_t used = 0;
+  struct counts sum = {{0}, {{0}}, 0};
+  char per[4096] = "", cpu[1024] = "";
+  size_t used = 0, cused = 0;
   for (unsigned int i = 0; i < n_vcpus; i++) {
     struct counts now, d;
     read_counts(i, &now);
@@ -199,7 +217,10 @@ static void write_record(const char* head) {
     for (int n = 0; n < 2; n++)
       for (int k = 0; k < KINDS; k++)
         d.misses[n][k] = now.misses[n][k] - last[i].misses[n][k], sum.misses[n][k] += d.misses[n][k];
+    uint64_t dcpu = now.cpu_ns >= last[i].cpu_ns ? now.cpu_ns - last[i].cpu_ns : 0;
     last[i] = now;
+    if (cused < sizeof cpu - 32)
+      cused += (size_t)snprintf(cpu + cused, sizeof cpu - cused, "%s%" PRIu64, i ? "," : "", dcpu);
     if (used < sizeof per - 200)
       used += (size_t)snprintf(per + used, sizeof per - used,
                                "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -209,9 +230,9 @@ static void write_record(const char* head) {
   }
   fprintf(counts_file,
           "{%s,\"host_ns\":%" PRIu64 ",\"insn\":[%" PRIu64 ",%" PRIu64 "],\"n0\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
-          "],\"n1\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],\"vcpus\":[%s]}\n",
+          "],\"n1\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],\"vcpus\":[%s],\"cpu_ns\":[%s]}\n",
           head, host_ns(), sum.insns[USER], sum.insns[KERNEL], sum.misses[0][READ], sum.misses[0][STREAM],
-          sum.misses[0][WRITE], sum.misses[1][READ], sum.misses[1][STREAM], sum.misses[1][WRITE], per);
+          sum.misses[0][WRITE], sum.misses[1][READ], sum.misses[1][STREAM], sum.misses[1][WRITE], per, cpu);
   fflush(counts_file);
 }
 
@@ -256,7 +277,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
 static void report(qemu_plugin_id_t id, void* udata) {
   (void)id;
   (void)udata;
-  struct counts sum = {{0}, {{0}}};
+  struct counts sum = {{0}, {{0}}, 0};
   for (unsigned int i = 0; i < n_vcpus; i++) {
     for (int k = 0; k < 2; k++) sum.insns[k] += vcpus[i].insns[k];
     for (int n = 0; n < 2; n++)
