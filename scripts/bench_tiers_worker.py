@@ -319,6 +319,7 @@ def main():
             t_build = time.monotonic()
             model, opt, batches, loss_fn = e2e_models.build(name, size, batch)
             rec['build_s'] = time.monotonic() - t_build
+            rec['batches'] = len(batches)  # steps cycle through them: step i trains on batch i % len
             losses, wall, cpu, start_ns, nodes = [], [], [], [], []
             if args.mark_lib:
                 rec['mark_first'] = marks + 1

@@ -2,32 +2,43 @@
 """Emulated time from the slow-tier plugin's marker records (docs/guest.md, "Counts, the marker and emulated
 time").
 
-usage: scripts/guest/emutime.py COUNTS.jsonl [--tags BEGIN,END] [--json]
+usage: scripts/guest/emutime.py COUNTS.jsonl [--tags BEGIN,END] [--ns-per-insn NS] [--json]
 
 The plugin (tests/guest/plugin/slow_tier.c, with counts=PATH; scripts/guest/run --counts FILE) writes one
 JSON line per marker a guest program executes: the instructions (user, kernel) and line misses per node
-(read, stream, write) of the whole machine since the previous marker, and each vCPU's. This module reads
-them and turns counts into a deterministic emulated time,
+(read, stream, write) of the whole machine since the previous marker, each vCPU's, and each vCPU thread's
+host CPU time. This module reads them and turns counts into time, per vCPU:
 
-    T_emu = instructions x NS_PER_INSN + sum over kinds of node-1 misses x the preset's delay of that kind
-            (+ node-0 misses x FAST_NS, 0 by default)
+    t = instructions x NS_PER_INSN + sum over kinds of node-1 misses x the preset's delay of that kind
+        (+ node-0 misses x FAST_NS, 0 by default)
 
-a model fed by exact counts: the guest's wall time with the emulation's own speed, which depends on the
-host, replaced by a constant (NS_PER_INSN: what one guest instruction costs the emulation on this host when
-it runs at the speed the presets were calibrated at), and the slow node's busy-waits, which the plugin
-charges per miss, taken as charged. Without --tags it prints every record; with --tags it pairs each BEGIN
-record with the END record that follows and prints one line per interval (bench_tiers_worker.py marks its
-steps with tags 1 and 2).
+a model fed by exact counts: the guest's time with the emulation's speed, which depends on the host,
+replaced by a constant per workload (NS_PER_INSN_BY_WORKLOAD: the host CPU time one guest instruction of
+that code costs the emulation), and the slow node's busy-waits, which the plugin pays per miss, taken as
+charged. Of an interval between two markers: T_emu, the busiest vCPU's t (the interval's elapsed time, what
+runs on the other vCPUs overlapping it; none when the marking thread moved between vCPUs), and work, the
+sum over vCPUs. Without --tags it prints every record; with --tags it pairs each BEGIN record with the END
+record that follows and prints one line per interval (bench_tiers_worker.py marks its steps with 1 and 2).
 """
 import argparse
 import json
 import statistics
 import sys
 
-# ns of emulation per guest instruction (user and kernel alike), at the speed the presets were calibrated at:
-# the median of (wall - charged) / instructions over the steady steps of the dram configuration of
-# scripts/bench-tiers (docs/performance.md, "Emulated time").
-NS_PER_INSN = 4.0
+# ns of emulation per guest instruction (user and kernel alike). What an instruction costs TCG depends on the
+# code: a scalar loop ~2 ns of host CPU, the e2e models' steps 11-65 (vector instructions run as helpers).
+# So a workload gets its own constant, measured once: the median host CPU time per instruction of the vCPU
+# thread that ran its dram steps, busy-waits excluded (scripts/bench-tiers reports it as "CPU ns per
+# instruction"), in the run of docs/performance.md, "Emulated time". NS_PER_INSN is for anything else.
+# Measured 2026-12-02 (scripts/bench-tiers --configs dram,slow --models mlp,transformer,cnn,lstm --steps 16,
+# sizes mlp 0.5, transformer 0.375, cnn 0.5, lstm 0.5): 11.5, 15.55, 64.35, 14.48.
+NS_PER_INSN_BY_WORKLOAD = {'mlp': 11.5, 'transformer': 15.5, 'cnn': 64.0, 'lstm': 14.5}
+NS_PER_INSN = 15.0
+
+
+def ns_per_insn_for(workload):
+    """The constant for a workload (a model name of scripts/bench-tiers, MODEL@SIZE allowed), else NS_PER_INSN."""
+    return NS_PER_INSN_BY_WORKLOAD.get(str(workload).partition('@')[0], NS_PER_INSN)
 # Node 0's misses cost nothing extra in the emulator: TCG models no cache, so a node-0 miss is one more
 # access, which NS_PER_INSN covers. (Set for a model of a real memory system; docs/guest.md.)
 FAST_NS = (0.0, 0.0, 0.0)
@@ -163,7 +174,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('counts')
     ap.add_argument('--tags', help='BEGIN,END: one line per interval between the two tags')
-    ap.add_argument('--ns-per-insn', type=float, default=NS_PER_INSN)
+    ap.add_argument('--ns-per-insn', type=float, default=NS_PER_INSN,
+                    help=f'(default {NS_PER_INSN}; the e2e models: ' +
+                    ', '.join(f'{k} {v:g}' for k, v in NS_PER_INSN_BY_WORKLOAD.items()) + ')')
     ap.add_argument('--json', action='store_true', help='one JSON object per line')
     args = ap.parse_args()
     header, records = read(args.counts)

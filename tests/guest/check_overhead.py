@@ -59,7 +59,7 @@ def run_one(name, env_extra, args, tmp):
         b, e = mine[first + 2 * i], mine[first + 2 * i + 1]
         if (b['tag'], e['tag']) != (emutime.MARK_BEGIN, emutime.MARK_END):
             raise RuntimeError(f'{name}: step {i}: markers {b["mark"]}, {e["mark"]} have tags {b["tag"]}, {e["tag"]}')
-        s = emutime.summary(e, header, begin=b)
+        s = emutime.summary(e, header, emutime.ns_per_insn_for(args.model), begin=b)
         got['emu'].append(s['t_emu_s'])
         got['work'].append(s['t_work_s'])
         got['wall'].append(rec['step_s'][i])
