@@ -134,6 +134,10 @@ def summary(rec, header, ns_per_insn=NS_PER_INSN, begin=None):
             # the host), and of all vCPU threads; None from a plugin that did not record it
             'cpu_s': cpu[i] / 1e9 if cpu and i is not None else None, 'cpu_work_s': sum(cpu) / 1e9 if cpu else None,
             'busiest': i, 'insn_busiest': sum(rec['vcpus'][i][:2]) if i is not None and 'vcpus' in rec else None,
+            # the busiest vCPU's share of the user instructions: a thread that left the vCPU and came back
+            # within the interval shows as a share below its process's usual one
+            'user_share_busiest': (rec['vcpus'][i][0] / rec['insn'][0] if i is not None and 'vcpus' in rec
+                                   and rec['insn'][0] else None),
             'charged_busiest_s': (sum(m * c for m, c in zip(rec['vcpus'][i][5:8], slow_ns(header))) / 1e9
                                   if i is not None and 'vcpus' in rec else None),
             'vcpu': rec.get('vcpu'), 'moved': None if begin is None else begin.get('vcpu') != rec.get('vcpu'),
