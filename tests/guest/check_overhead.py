@@ -2,7 +2,7 @@
 """Sentinel's own cost in emulated time: a model trained plainly and under Sentinel's all-fast policy, in one
 guest, compared in T_emu (docs/guest.md, "Counts, the marker and emulated time").
 
-usage: check_overhead.py --mark-lib LIB [--model mlp] [--size 0.5] [--steps 24] [--measure 8]
+usage: check_overhead.py --mark-lib LIB [--model mlp] [--size 0.5] [--steps 28] [--measure 8]
                          [--max-ratio 1.03] [--policy all-fast] [--on emu|work]
 
 Runs in the guest with the slow-tier plugin loaded (scripts/guest/run sets $GUEST_COUNTS; `--slow-tier none
@@ -38,7 +38,8 @@ def mark_records(path):
 
 def run_one(name, env_extra, args, tmp):
     """One training process: {'emu', 'work', 'wall'}, each a list over its last --measure steps, in s (emu:
-    None for a step in which the training thread moved between vCPUs)."""
+    None for a step in which the training thread moved between vCPUs, or left the busiest one and came
+    back)."""
     header, before = mark_records(args.counts)
     out = os.path.join(tmp, f'{name}.json')
     env = {k: v for k, v in os.environ.items() if k != 'LD_PRELOAD' and not k.startswith('SENTINEL_')}
@@ -54,15 +55,21 @@ def run_one(name, env_extra, args, tmp):
     _, after = mark_records(args.counts)
     mine = after[len(before):]
     first = rec['mark_first'] - 1
-    got = {'emu': [], 'work': [], 'wall': []}
+    got = {'emu': [], 'work': [], 'wall': [], 'share': []}
     for i in range(args.steps - args.measure, args.steps):
         b, e = mine[first + 2 * i], mine[first + 2 * i + 1]
         if (b['tag'], e['tag']) != (emutime.MARK_BEGIN, emutime.MARK_END):
             raise RuntimeError(f'{name}: step {i}: markers {b["mark"]}, {e["mark"]} have tags {b["tag"]}, {e["tag"]}')
         s = emutime.summary(e, header, emutime.ns_per_insn_for(args.model), begin=b)
         got['emu'].append(s['t_emu_s'])
+        got['share'].append(s['user_share_busiest'])
         got['work'].append(s['t_work_s'])
         got['wall'].append(rec['step_s'][i])
+    # as scripts/bench-tiers: a step whose thread left the busiest vCPU and came back is left out too
+    shares = [v for v in got['share'] if v is not None]
+    if shares:
+        low = statistics.median(shares) - 0.1
+        got['emu'] = [e if sh is not None and sh >= low else None for e, sh in zip(got['emu'], got['share'])]
     return got
 
 
@@ -76,7 +83,7 @@ def main():
     ap.add_argument('--mark-lib', required=True)
     ap.add_argument('--model', default='mlp')
     ap.add_argument('--size', default='0.5')
-    ap.add_argument('--steps', type=int, default=24)
+    ap.add_argument('--steps', type=int, default=28)
     ap.add_argument('--measure', type=int, default=8)
     ap.add_argument('--max-ratio', type=float, default=1.03)
     ap.add_argument('--policy', default='all-fast')
