@@ -138,8 +138,9 @@ int main(int argc, char** argv) {
   SENTINEL_EMU_MARK(0xc6);
   SENTINEL_EMU_MARK(SENTINEL_EMU_FAST_OFF);
 
-  printf("{\"lines\":%zu,\"loop_insns\":%llu,\"phases\":[\"loop\",\"read1\",\"chase1\",\"write0\",\"write1\",\"read0\"],"
-         "\"tags\":[192,193,194,195,196,197,198],\"on_node\":{\"A\":%.4f,\"B\":%.4f,\"C\":%.4f}}\n",
-         lines, (unsigned long long)(2 * loop), share_on(a, bytes, 1), share_on(b, bytes, 0), share_on(c, bytes, 1));
+  printf(
+      "{\"lines\":%zu,\"loop_insns\":%llu,\"phases\":[\"loop\",\"read1\",\"chase1\",\"write0\",\"write1\",\"read0\"],"
+      "\"tags\":[192,193,194,195,196,197,198],\"on_node\":{\"A\":%.4f,\"B\":%.4f,\"C\":%.4f}}\n",
+      lines, (unsigned long long)(2 * loop), share_on(a, bytes, 1), share_on(b, bytes, 0), share_on(c, bytes, 1));
   return 0;
 }

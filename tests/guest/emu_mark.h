@@ -12,7 +12,7 @@
 
 /* A marker with a constant tag (0-65535), inline: no call, no register touched. */
 #define SENTINEL_EMU_MARK(tag) \
-  __asm__ volatile(".byte 0x66, 0x0f, 0x1f, 0x84, 0x00\n\t.long 0x5e1c0000 + %c0" : : "i"((tag) & 0xffff) : "memory")
+  __asm__ volatile(".byte 0x66, 0x0f, 0x1f, 0x84, 0x00\n\t.long 0x5e1c0000 + %c0" : : "i"((tag)&0xffff) : "memory")
 
 #ifdef __cplusplus
 extern "C" {

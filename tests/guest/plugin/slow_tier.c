@@ -27,8 +27,9 @@
  *     66 0f 1f 84 00 TT TT 1c 5e        nopw 0x5e1cTTTT(%rax,%rax,1)        (TTTT: a 16-bit tag)
  * Each time a vCPU executes one, the plugin appends one JSON line to PATH: the tag, the vCPU, and the
  * counts of the whole machine since the previous marker of any vCPU (summed over the vCPUs, and each
- * vCPU's apart, with the host CPU time its thread took). Tags 0xff00 and 0xff01 are also commands: node 0's counting off, and on, from there. The
- * file's first line describes the run; its last ("end") holds the counts from the last marker to exit.
+ * vCPU's apart, with the host CPU time its thread took). Tags 0xff00 and 0xff01 are also commands: node 0's
+ * counting off, and on, from there. The file's first line describes the run; its last ("end") holds the
+ * counts from the last marker to exit.
  * tests/guest/emu_mark.c executes markers from C and Python; without this plugin the marker is an ordinary
  * NOP. mem=0 registers no memory callback: instructions and markers only, nothing charged.
  *
@@ -56,8 +57,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 enum { LINE_SHIFT = 6, READ = 0, STREAM = 1, WRITE = 2, KINDS = 3, USER = 0, KERNEL = 1 };
 #define DIRTY ((uint64_t)1 << 63)
-#define KERNEL_BASE 0xffff800000000000ull /* x86-64: code at or above runs in the kernel */
-#define MARK_MAGIC 0x5e1cu                /* the marker's displacement is MARK_MAGIC << 16 | tag */
+#define KERNEL_BASE 0xffff800000000000ull               /* x86-64: code at or above runs in the kernel */
+#define MARK_MAGIC 0x5e1cu                              /* the marker's displacement is MARK_MAGIC << 16 | tag */
 enum { MARK_FAST_OFF = 0xff00, MARK_FAST_ON = 0xff01 }; /* commands: node 0's counting off, on */
 static const unsigned char mark_prefix[5] = {0x66, 0x0f, 0x1f, 0x84, 0x00};
 
@@ -67,7 +68,7 @@ struct vcpu {
   uint64_t next_line[2]; /* per node: the line after the last load miss; a miss there continues a stream */
   uint64_t insns[2];     /* USER, KERNEL */
   uint64_t misses[2][KINDS];
-  clockid_t cpu_clock;   /* the vCPU thread's CPU-time clock, once the thread has run a block */
+  clockid_t cpu_clock; /* the vCPU thread's CPU-time clock, once the thread has run a block */
   int have_clock;
 } __attribute__((aligned(64)));
 
@@ -189,8 +190,7 @@ static void on_block(unsigned int vcpu_index, void* udata) {
 /* A vCPU thread's CPU time so far, in ns (0 before it has run a block). */
 static uint64_t vcpu_cpu_ns(unsigned int i) {
   struct timespec t;
-  if (!__atomic_load_n(&vcpus[i].have_clock, __ATOMIC_ACQUIRE) || clock_gettime(vcpus[i].cpu_clock, &t) != 0)
-    return 0;
+  if (!__atomic_load_n(&vcpus[i].have_clock, __ATOMIC_ACQUIRE) || clock_gettime(vcpus[i].cpu_clock, &t) != 0) return 0;
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
@@ -242,8 +242,8 @@ static void on_mark(unsigned int vcpu_index, void* udata) {
   pthread_mutex_lock(&mark_lock);
   if ((tag == MARK_FAST_OFF || tag == MARK_FAST_ON) && hi0 > lo0) /* other vCPUs see it within an access or so */
     __atomic_store_n(&span0, tag == MARK_FAST_ON ? hi0 - lo0 : 0, __ATOMIC_RELAXED);
-  snprintf(head, sizeof head, "\"mark\":%" PRIu64 ",\"tag\":%u,\"vcpu\":%u,\"fast0\":%d", ++marks, tag,
-           vcpu_index, span0 != 0);
+  snprintf(head, sizeof head, "\"mark\":%" PRIu64 ",\"tag\":%u,\"vcpu\":%u,\"fast0\":%d", ++marks, tag, vcpu_index,
+           span0 != 0);
   write_record(head);
   pthread_mutex_unlock(&mark_lock);
 }
@@ -266,8 +266,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb* tb) {
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, (void*)((uintptr_t)n << 1 | kernel));
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn* insn = qemu_plugin_tb_get_insn(tb, i);
-    if (count_mem)
-      qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    if (count_mem) qemu_plugin_register_vcpu_mem_cb(insn, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
     int tag;
     if (counts_file && (tag = marker_tag(insn)) >= 0)
       qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, (void*)(uintptr_t)tag);
@@ -292,8 +291,8 @@ static void report(qemu_plugin_id_t id, void* udata) {
            "slow-tier: range [%#" PRIx64 ", %#" PRIx64 "), read %" PRIu64 " ns, stream %" PRIu64 " ns, write %" PRIu64
            " ns (%s clock, read in %" PRIu64 " ns): line misses %" PRIu64 " read, %" PRIu64 " stream, %" PRIu64
            " write; %.3f s charged%s; instructions %" PRIu64 " user, %" PRIu64 " kernel; %" PRIu64 " markers\n",
-           lo, hi, read_ns, stream_ns, write_ns, spin_clock == CLOCK_MONOTONIC ? "wall" : "cpu", read_cost_ns,
-           m1[READ], m1[STREAM], m1[WRITE], (double)(m1[READ] * read_ns + m1[STREAM] * stream_ns + m1[WRITE] * write_ns) / 1e9,
+           lo, hi, read_ns, stream_ns, write_ns, spin_clock == CLOCK_MONOTONIC ? "wall" : "cpu", read_cost_ns, m1[READ],
+           m1[STREAM], m1[WRITE], (double)(m1[READ] * read_ns + m1[STREAM] * stream_ns + m1[WRITE] * write_ns) / 1e9,
            node0, sum.insns[USER], sum.insns[KERNEL], marks);
   qemu_plugin_outs(line);
   if (counts_file) {
@@ -333,10 +332,10 @@ static int parse_u64(const char* arg, const char* key, uint64_t* out) {
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc, char** argv) {
-  static const char* const keys[] = {"lo", "hi", "read_ns", "stream_ns", "write_ns", "lines", "quantum_ns",
-                                     "lo0", "hi0", "fast0", "mem"};
-  uint64_t* const vals[] = {&lo,    &hi,  &read_ns, &stream_ns, &write_ns, &lines,
-                            &quantum_ns, &lo0, &hi0, &fast0, &count_mem};
+  static const char* const keys[] = {"lo",         "hi",  "read_ns", "stream_ns", "write_ns", "lines",
+                                     "quantum_ns", "lo0", "hi0",     "fast0",     "mem"};
+  uint64_t* const vals[] = {&lo,         &hi,  &read_ns, &stream_ns, &write_ns, &lines,
+                            &quantum_ns, &lo0, &hi0,     &fast0,     &count_mem};
   int have_lo = 0, have_hi = 0;
   const char* counts_path = NULL;
   for (int i = 0; i < argc; i++) {
