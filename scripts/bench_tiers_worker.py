@@ -2,7 +2,7 @@
 """One configuration's process of scripts/bench-tiers: trains the e2e models in turn and times every step.
 
 usage: bench_tiers_worker.py --out RESULT.json [--models mlp,transformer,cnn,lstm] [--size N] [--steps N]
-                             [--sample-steps N] [--fast-node 0] [--filler-targets JSON]
+                             [--sample-steps N] [--fast-node 0] [--filler-targets JSON] [--mark-lib PATH]
 
 Runs in the guest (or on the host for the footprint pre-pass) under whatever placement its launcher set up
 (numactl, LD_PRELOAD=libsentinel.so, LD_PRELOAD=libmemtier.so, a filler process). torch is imported once;
@@ -16,6 +16,13 @@ Writes RESULT.json: per model the wall and thread-CPU time of every step, the CL
 step (to match the steps of a Sentinel dump), the losses (float.hex), the sampled fast-hit share, the
 kernel's migration counters (/proc/vmstat) at the model's start, at the start of its last steps and at its
 end, and the process's pages per node (/proc/self/numa_maps) at the end of its timed steps.
+
+--mark-lib PATH (libsentinel-emu-mark.so, tests/guest/emu_mark.c): each timed step is bracketed by two
+slow-tier markers, tag 1 right before its timer starts and tag 2 right after it stops, so that the plugin's
+record of each tag-2 marker holds exactly that step's instructions and line misses (docs/guest.md, "Counts,
+the marker and emulated time"). The worker makes no other marks; per model RESULT.json has `mark_first`,
+the sequence number (from 1, as the plugin counts) of its first step's tag-1 marker. --count-fast first
+turns on the plugin's counting of node 0's line misses (one more marker, tag 0xff01).
 
 --filler-targets '{"mlp": BYTES, ...}' (Linux tiering): before each model is built, a filler process
 (scripts/bench_tiers_filler.py under numactl --membind=0) takes node 0's free memory down to the kernel's
@@ -46,6 +53,7 @@ import e2e_models  # noqa: E402
 PAGE = os.sysconf('SC_PAGE_SIZE')
 MIN_BYTES = 64 << 10  # SENTINEL_MIN_BYTES' default: the tensors Sentinel tracks and counts (--min-bytes)
 SYS_MOVE_PAGES = 279  # x86_64
+MARK_BEGIN, MARK_END = 1, 2  # slow-tier marker tags around each timed step (--mark-lib)
 VMSTAT_PREFIXES = ('pgdemote', 'pgpromote', 'numa_', 'pgmigrate', 'thp_migration', 'pgsteal', 'pgscan')
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -264,7 +272,26 @@ def main():
                     help='probe the gap: alternate blocks of N timed steps between node 0 and node 1 (the '
                          "process's memory policy and pages both move); needs two nodes")
     ap.add_argument('--filler-targets', help='JSON {model: bytes of node 0 to leave free above the reserve}')
+    ap.add_argument('--mark-lib', help='libsentinel-emu-mark.so: mark each timed step for the slow-tier plugin')
+    ap.add_argument('--count-fast', action='store_true',
+                    help="with --mark-lib: have the plugin count node 0's line misses too (slows node 0's emulation)")
     args = ap.parse_args()
+    marks = 0
+    if args.mark_lib:
+        mark_lib = ctypes.CDLL(args.mark_lib)
+        mark_fn = mark_lib.sentinel_emu_mark
+        mark_fn.argtypes, mark_fn.restype = [ctypes.c_uint], None
+        if args.count_fast:
+            mark_lib.sentinel_emu_count_fast(1)
+            marks += 1
+
+        def mark(tag):
+            nonlocal marks
+            mark_fn(tag)
+            marks += 1
+    else:
+        def mark(tag):
+            pass
 
     result = {'import_torch_s': IMPORT_S, 'torch_version': torch.__version__, 'pid': os.getpid(),
               'sentinel_loaded': hasattr(ctypes.CDLL(None), 'sentinel_step'),
@@ -292,7 +319,10 @@ def main():
             t_build = time.monotonic()
             model, opt, batches, loss_fn = e2e_models.build(name, size, batch)
             rec['build_s'] = time.monotonic() - t_build
+            rec['batches'] = len(batches)  # steps cycle through them: step i trains on batch i % len
             losses, wall, cpu, start_ns, nodes = [], [], [], [], []
+            if args.mark_lib:
+                rec['mark_first'] = marks + 1
             for step in range(args.steps):
                 if args.flip:  # blocks of --flip steps alternate between the nodes
                     node = (step // args.flip) % 2
@@ -303,10 +333,13 @@ def main():
                     rec['vmstat_measure'] = vmstat()
                     rec['measure_ns'] = time.monotonic_ns()
                 start_ns.append(time.monotonic_ns())
+                mark(MARK_BEGIN)
                 t0, c0 = time.perf_counter(), time.thread_time()
                 losses.append(e2e_models.train_step(model, opt, batches[step % len(batches)], loss_fn))
-                wall.append(time.perf_counter() - t0)
-                cpu.append(time.thread_time() - c0)
+                t1, c1 = time.perf_counter(), time.thread_time()
+                mark(MARK_END)
+                wall.append(t1 - t0)
+                cpu.append(c1 - c0)
             rec['end_timed_ns'] = time.monotonic_ns()
             rec['vmstat_end_timed'] = vmstat()
             rec['node_pages'] = node_pages()
@@ -333,6 +366,7 @@ def main():
         if filler:
             filler.close()
     result['total_s'] = time.monotonic() - T_START
+    result['marks'] = marks
     tmp = args.out + '.tmp'
     with open(tmp, 'w') as f:
         json.dump(result, f)

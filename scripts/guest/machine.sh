@@ -2,10 +2,13 @@
 # The guest machine's definition, sourced by scripts/guest/run: its memory layout per variant, where the
 # slow-tier plugin finds node 1 in that layout, and the slow-tier presets. docs/guest.md explains each value.
 
-# machine_memory VARIANT CPUS M0_MIB M1_MIB: sets mem_args (QEMU options) and slow_lo/slow_hi (node 1's
-# range in the plugin's address units). Node 0's backend must come first: the range depends on the order.
+# machine_memory VARIANT CPUS M0_MIB M1_MIB: sets mem_args (QEMU options), slow_lo/slow_hi (node 1's range in
+# the plugin's address units) and fast_lo/fast_hi (node 0's, which the plugin counts but never charges).
+# Node 0's backend must come first: the ranges depend on the order.
 machine_memory() {
   local variant=$1 cpus=$2 m0=$3 m1=$4 mib=$((1024 * 1024))
+  # Node 0's block is the first (offset 0), mapped at 0 in the machine's RAM container in both variants.
+  fast_lo=0 fast_hi=$((m0 * mib))
   local node0=(-object "memory-backend-ram,id=m0,size=${m0}M" -numa "node,nodeid=0,cpus=0-$((cpus - 1)),memdev=m0")
   case $variant in
     plain)
