@@ -87,6 +87,9 @@ def main():
         return 77
     base = torch_builds.child_env({k: v for k, v in os.environ.items()
                                    if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    # One machine: gloo on the loopback (it otherwise looks for the interface of the host's name, which the
+    # two-node guest does not have).
+    base.setdefault("GLOO_SOCKET_IFNAME", "lo")
     failures = []
     loopback_up()
     with tempfile.TemporaryDirectory(prefix="sentinel-ddp.") as tmp:

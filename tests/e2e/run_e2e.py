@@ -180,12 +180,13 @@ def library_buffers(view, dump, steps):
     counts = [0] * steps
     if not sites:
         return counts, {}
-    objects, dump_steps = read_dump(dump)
+    decoded, dump_steps = read_dump(dump)
     starts = sorted(s[0] for s in dump_steps if s[3] & 1)
     if len(starts) != steps:
         raise Failure(f"the dump has {len(starts)} marked steps, expected {steps}")
     import bisect
-    for birth, site, _size in objects:
+    for o in decoded["OBJECTS"]:
+        birth, site = o["birth_seq"], o["site"]
         if site in sites and birth >= starts[0]:
             counts[bisect.bisect_right(starts, birth) - 1] += 1
     return counts, sites
