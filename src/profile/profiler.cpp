@@ -59,6 +59,7 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
 }
 
 void Profiler::begin_interval(uint32_t step, uint32_t interval) {
+  uint64_t t0 = now_ticks();
   int saved = errno;
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
@@ -74,6 +75,7 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
     }
   }
   errno = saved;
+  protect_ticks_ += now_ticks() - t0;
 }
 
 void Profiler::protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
@@ -108,6 +110,7 @@ void Profiler::after_fork_child() {
 }
 
 void Profiler::finish() {
+  uint64_t t0 = now_ticks();
   int saved = errno;
   recording_.store(false, std::memory_order_release);
   for (unsigned c = 0; c < kNumClasses; ++c) {
@@ -116,6 +119,7 @@ void Profiler::finish() {
   }
   armed_.store(false, std::memory_order_seq_cst);
   errno = saved;
+  release_ticks_ += now_ticks() - t0;
 }
 
 // Async-signal-safe: one move_pages query of the faulting page.

@@ -78,6 +78,9 @@ class Profiler {
   uint64_t syscall_unprotects() const { return syscall_unprotects_.load(std::memory_order_relaxed); }
   uint64_t protect_calls() const { return protect_calls_.load(std::memory_order_relaxed); }
   uint64_t mprotect_failures() const { return mprotect_failures_.load(std::memory_order_relaxed); }
+  // Ticks spent taking access away at interval starts (begin_interval) and giving it back (finish).
+  uint64_t protect_ticks() const { return protect_ticks_; }
+  uint64_t release_ticks() const { return release_ticks_; }
 
  private:
   void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
@@ -99,6 +102,7 @@ class Profiler {
   std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
   std::atomic<uint64_t> mprotect_failures_{0};
   std::atomic<bool> warned_{false};
+  uint64_t protect_ticks_ = 0, release_ticks_ = 0;  // step lock held
 };
 
 }  // namespace sentinel
