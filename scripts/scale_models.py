@@ -20,7 +20,8 @@ compute is kept small next to the footprint (short sequences, one batch of 32 im
 a step takes seconds, and the relative cost of what Sentinel does per byte of footprint is the largest.
 
 RESULT.json: {"model", "size", "params", "steps", "losses": [float.hex() per step],
-"step_ns": [wall time of each step], "step_start_monotonic_ns": [...], "maxrss_bytes", "torch_version",
+"step_ns": [wall time of each step], "step_cpu_ns": [CPU time of the main thread in each step: with one
+torch thread the step's work, without the time other load took the CPU], "step_start_monotonic_ns": [...], "maxrss_bytes", "torch_version",
 "threads", "sentinel_loaded"}. Losses are float.hex so that runs compare bit for bit.
 """
 
@@ -225,14 +226,15 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
     cfg = SIZES[args.model][args.size]
-    starts, durations, losses = [], [], []
-    t_prev = [None]
+    starts, durations, cpu, losses = [], [], [], []
+    t_prev = [None, None]
 
     def on_step(step):
-        now = time.monotonic_ns()
+        now, now_cpu = time.monotonic_ns(), time.thread_time_ns()
         if t_prev[0] is not None:
             durations.append(now - t_prev[0])
-        t_prev[0] = now
+            cpu.append(now_cpu - t_prev[1])
+        t_prev[0], t_prev[1] = now, now_cpu
         starts.append(now)
 
     info = {}
@@ -241,8 +243,9 @@ def main():
         if not math.isfinite(loss):
             print(f"scale_models: non-finite loss at step {len(losses)}", file=sys.stderr)
     durations.append(time.monotonic_ns() - t_prev[0])
+    cpu.append(time.thread_time_ns() - t_prev[1])
     result = {"model": args.model, "size": args.size, "config": cfg, "steps": args.steps, "losses": losses,
-              "step_ns": durations, "step_start_monotonic_ns": starts,
+              "step_ns": durations, "step_cpu_ns": cpu, "step_start_monotonic_ns": starts,
               "maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
               "torch_version": torch.__version__, "threads": torch.get_num_threads(),
               "sentinel_loaded": sentinel_loaded(), "params": info.get("params")}
