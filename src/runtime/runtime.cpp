@@ -283,7 +283,7 @@ void setup(const char* const* envp, bool for_tests) {
     g_state.mode = Mode::off;
     return;
   }
-  if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
+  if (!g_state.arena.init(cfg.retain_bytes, true) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), cfg.profile_sweep,
                               kTouchLogCapacity) ||
