@@ -123,6 +123,20 @@ void Profiler::unprotect_slot(unsigned cls, uint32_t index) {
   errno = saved;
 }
 
+void Profiler::discard_touches() {
+  uint64_t used = touch_count() * sizeof(TouchRecord);
+  next_.store(0, std::memory_order_release);
+  // A fault still recording into the old part only writes a fresh zero page that the next window reuses.
+  constexpr uint64_t kKeep = uint64_t{1} << 20;
+  if (used > kKeep) {
+    int saved = errno;
+    uintptr_t from = page_up(reinterpret_cast<uintptr_t>(touches_) + kKeep);
+    uintptr_t to = page_up(reinterpret_cast<uintptr_t>(touches_) + used);
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    errno = saved;
+  }
+}
+
 void Profiler::after_fork_child() {
   if (!arena_) return;
   for (unsigned c = 0; c < kNumClasses; ++c) {

@@ -70,8 +70,9 @@ class Profiler {
 
   // In a forked child: slot locks held by threads of the parent would never be released.
   void after_fork_child();
-  // Forgets the touches recorded so far (the window they belong to was voided).
-  void discard_touches() { next_.store(0, std::memory_order_release); }
+  // Forgets the touches recorded so far (the window they belong to was voided, or has been classified), and
+  // gives the log's pages back: a large model's window records millions (12 bytes each).
+  void discard_touches();
   uint64_t touch_count() const {
     uint64_t n = next_.load(std::memory_order_acquire);
     return n < capacity_ ? n : capacity_;
