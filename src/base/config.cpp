@@ -39,6 +39,11 @@ const VarSpec kTable[] = {
     {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "8K",
      "bytes unprotected per profiling fault: a power of two from 4K to 2M", &Config::profile_granularity, 4096,
      uint64_t{2} << 20, true},
+    {"SENTINEL_PROFILE_SWEEP", VarType::size, "2M",
+     "largest run one profiling fault gives back while an object is read or written in order: each fault at the end "
+     "of the run the previous one gave back doubles it, from SENTINEL_PROFILE_GRANULARITY up to this (a power of two "
+     "from 4K to 1G; at or below the granularity: every fault gives back one granule)",
+     &Config::profile_sweep, 4096, uint64_t{1} << 30, true},
     {"SENTINEL_STEP", VarType::step, "auto",
      "step boundaries: auto (detected from allocations), marks (sentinel_step() only) or a fixed period N"},
     {"SENTINEL_INTERVALS", VarType::count, "16", "intervals a step is cut into on the in-step allocation clock (1-64)",

@@ -37,6 +37,7 @@ struct Config {
   UnwindMethod unwind = UnwindMethod::libunwind;
   uint64_t profile_steps = 0;
   uint64_t profile_granularity = 0;
+  uint64_t profile_sweep = 0;
   StepSource step_source = StepSource::automatic;
   uint64_t step_period = 0;  // StepSource::fixed
   uint64_t intervals = 0;

@@ -214,7 +214,9 @@ struct Layout<sentinel_touch> {
       SENTINEL_FIELD(S, 0, u32, identity, 1, "identity id (`IDENTITIES`)"),
       SENTINEL_FIELD(S, 4, u32, interval, 1, "interval of the step"),
       SENTINEL_FIELD(S, 8, u64, bytes, 1, "distinct bytes touched: granules × granularity, clipped to the object"),
-      SENTINEL_FIELD(S, 16, u32, faults, 1, "page-protection faults taken"),
+      SENTINEL_FIELD(S, 16, u32, faults, 1,
+                     "granules recorded: the faults taken at a fixed granularity; with sweeps "
+                     "(SENTINEL_PROFILE_SWEEP) one per granule of each run given back"),
       SENTINEL_FIELD(S, 20, u32, step, 1, "index among the profiled steps, 0-based"),
   };
 };

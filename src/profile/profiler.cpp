@@ -34,12 +34,33 @@ inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t{kPageSize} - 1)
 inline uintptr_t page_up(uintptr_t a) { return (a + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1); }
 }  // namespace
 
-bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t max_touches) {
+bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches) {
   arena_ = arena;
   granularity_ = granularity;
   capacity_ = max_touches;
+  max_shift_ = 0;
+  while ((uint64_t{granularity} << (max_shift_ + 1)) <= sweep && max_shift_ < 20) ++max_shift_;
   touches_ = static_cast<TouchRecord*>(vm_map_lazy(max_touches * sizeof(TouchRecord)));
-  return touches_ != nullptr;
+  if (!touches_) return false;
+  if (max_shift_) {
+    // Sized like the arena's slot records: one set of cursors per slot a class can ever hand out.
+    const size_t region = size_t{1} << Arena::kRegionShift;
+    size_t slots[kNumClasses], total = 0;
+    for (unsigned c = 0; c < kNumClasses; ++c) {
+      slots[c] = region / class_size(c) < Arena::kMaxSlotsPerClass ? region / class_size(c) : Arena::kMaxSlotsPerClass;
+      total += slots[c] * kCursors;
+    }
+    auto* cursors = static_cast<std::atomic<uint64_t>*>(vm_map_lazy(total * sizeof(std::atomic<uint64_t>)));
+    if (!cursors) {
+      max_shift_ = 0;  // no sweeps: every fault gives back one granule
+    } else {
+      for (unsigned c = 0; c < kNumClasses; ++c) {
+        sweep_[c] = cursors;
+        cursors += slots[c] * kCursors;
+      }
+    }
+  }
+  return true;
 }
 
 void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
@@ -59,9 +80,11 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
 }
 
 void Profiler::begin_interval(uint32_t step, uint32_t interval) {
+  uint64_t t0 = now_ticks();
   int saved = errno;
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
+  epoch_.fetch_add(1, std::memory_order_relaxed);  // every sweep cursor is stale from here
   armed_ever_.store(true, std::memory_order_relaxed);
   armed_.store(true, std::memory_order_seq_cst);
   recording_.store(true, std::memory_order_release);
@@ -74,6 +97,7 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
     }
   }
   errno = saved;
+  protect_ticks_ += now_ticks() - t0;
 }
 
 void Profiler::protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
@@ -99,6 +123,20 @@ void Profiler::unprotect_slot(unsigned cls, uint32_t index) {
   errno = saved;
 }
 
+void Profiler::discard_touches() {
+  uint64_t used = touch_count() * sizeof(TouchRecord);
+  next_.store(0, std::memory_order_release);
+  // A fault still recording into the old part only writes a fresh zero page that the next window reuses.
+  constexpr uint64_t kKeep = uint64_t{1} << 20;
+  if (used > kKeep) {
+    int saved = errno;
+    uintptr_t from = page_up(reinterpret_cast<uintptr_t>(touches_) + kKeep);
+    uintptr_t to = page_up(reinterpret_cast<uintptr_t>(touches_) + used);
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    errno = saved;
+  }
+}
+
 void Profiler::after_fork_child() {
   if (!arena_) return;
   for (unsigned c = 0; c < kNumClasses; ++c) {
@@ -108,6 +146,7 @@ void Profiler::after_fork_child() {
 }
 
 void Profiler::finish() {
+  uint64_t t0 = now_ticks();
   int saved = errno;
   recording_.store(false, std::memory_order_release);
   for (unsigned c = 0; c < kNumClasses; ++c) {
@@ -116,6 +155,7 @@ void Profiler::finish() {
   }
   armed_.store(false, std::memory_order_seq_cst);
   errno = saved;
+  release_ticks_ += now_ticks() - t0;
 }
 
 // Async-signal-safe: one move_pages query of the faulting page.
@@ -154,6 +194,35 @@ bool Profiler::relieve(unsigned cls) {
   return true;
 }
 
+// How many granules a fault on `granule` (counted from the slot's start) gives back: 1, or twice the run
+// the previous fault of this slot gave back in this interval when the fault is on the granule right
+// after that run (the object is being swept in order), up to the sweep limit. *cursor_out: the cursor to
+// update with the new run's end. Async-signal-safe, lock-free; cursors are hints, so a race between two
+// threads costs at most a smaller run or a lost doubling, never a wrong record.
+uint32_t Profiler::sweep_granules(unsigned cls, uint32_t index, uint32_t granule, uint32_t** cursor_out) {
+  *cursor_out = nullptr;
+  if (!sweep_[cls]) return 1;
+  std::atomic<uint64_t>* cur = sweep_[cls] + size_t{index} * kCursors;
+  const uint64_t epoch = epoch_.load(std::memory_order_relaxed) & 0xFFFFFFu;
+  unsigned victim = kCursors, shift = 0;
+  for (unsigned k = 0; k < kCursors; ++k) {
+    uint64_t w = cur[k].load(std::memory_order_relaxed);
+    if ((w >> 40) != epoch) {
+      if (victim == kCursors) victim = k;
+      continue;
+    }
+    if (static_cast<uint32_t>(w) == granule) {
+      victim = k;
+      shift = static_cast<unsigned>((w >> 32) & 0xFF) + 1;
+      break;
+    }
+  }
+  if (victim == kCursors) victim = granule % kCursors;  // all in use: replace one
+  if (shift > max_shift_) shift = max_shift_;
+  *cursor_out = reinterpret_cast<uint32_t*>(cur + victim);
+  return uint32_t{1} << shift;
+}
+
 bool Profiler::handle_fault(void* addr) {
   if (!arena_ || !arena_->owns(addr)) return false;
   unsigned cls;
@@ -167,21 +236,46 @@ bool Profiler::handle_fault(void* addr) {
   if (!s->protect.load(std::memory_order_acquire) && !armed_ever_.load(std::memory_order_relaxed)) return false;
   uint64_t t0 = now_ticks();
   int saved = errno;
-  uintptr_t slot = arena_->slot_address(cls, index);
-  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  uintptr_t g = granularity_;
-  uintptr_t lo = (a & ~(g - 1)) < slot ? slot : (a & ~(g - 1));
-  uintptr_t hi = (a & ~(g - 1)) + g;
-  if (hi > slot + class_size(cls)) hi = slot + class_size(cls);
-  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0 && !relieve(cls)) {
-    errno = saved;
-    return false;
+  const uintptr_t slot = arena_->slot_address(cls, index);
+  const uintptr_t end = slot + class_size(cls);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t g = granularity_;
+  // Granules are counted from the slot's start (slots of tracked classes are multiples of 16 KiB, so this is
+  // the address-aligned granule for the usual granularities).
+  const uint32_t granule = static_cast<uint32_t>((a - slot) / g);
+  uint32_t* cursor = nullptr;
+  const uint32_t want = recording() ? sweep_granules(cls, index, granule, &cursor) : 1;
+  uintptr_t lo = slot + uintptr_t{granule} * g;
+  uintptr_t hi = lo + uintptr_t{want} * g;
+  if (hi > end || hi < lo) hi = end;
+  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0) {
+    // Out of mappings (or a run over a range the kernel refuses): one granule, else the whole class.
+    hi = lo + g < end ? lo + g : end;
+    cursor = nullptr;
+    if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) != 0 && !relieve(cls)) {
+      errno = saved;
+      return false;
+    }
+  }
+  const uint32_t n = static_cast<uint32_t>((hi - lo + g - 1) / g);
+  if (cursor) {
+    uint64_t shift = 0;
+    while ((uint32_t{1} << shift) < n) ++shift;
+    uint64_t w = (uint64_t{epoch_.load(std::memory_order_relaxed) & 0xFFFFFFu} << 40) | (shift << 32) | (granule + n);
+    reinterpret_cast<std::atomic<uint64_t>*>(cursor)->store(w, std::memory_order_relaxed);
   }
   faults_.fetch_add(1, std::memory_order_relaxed);
+  if (n > 1) sweep_faults_.fetch_add(1, std::memory_order_relaxed);
   uintptr_t user = s->user.load(std::memory_order_acquire);
   if (recording() && user) {
-    record(s->log_index.load(std::memory_order_relaxed), static_cast<uint32_t>(a > user ? (a - user) / g : 0),
-           node_flags(s, page_down(a)));
+    const uint32_t li = s->log_index.load(std::memory_order_relaxed);
+    const uint64_t size = s->size.load(std::memory_order_relaxed);
+    // Every granule of the run that holds bytes of the object, numbered from the object's start. The
+    // placement check asks where each granule's first page is (the faulting page for the first).
+    for (uintptr_t p = lo; p < hi; p += g) {
+      if (p + g <= user || p >= user + size) continue;
+      record(li, static_cast<uint32_t>(p > user ? (p - user) / g : 0), node_flags(s, p == lo ? page_down(a) : p));
+    }
   }
   errno = saved;
   fault_ns_.fetch_add(now_ticks() - t0, std::memory_order_relaxed);  // ticks; converted when written

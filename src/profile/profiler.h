@@ -1,6 +1,9 @@
 // Page-protection profiling (docs/design.md §2.4). At each interval start of a profiled step every live tracked
 // object loses access to its pages; the first touch of each granule faults, the SIGSEGV handler records
-// (object, interval, granule) and gives that granule back. System calls cannot fault, so the I/O hooks
+// (object, interval, granule) and gives that granule back. Sweeps: a fault on the granule right after the
+// run the previous fault of that object gave back (in this interval) gives back twice as much, up to the
+// sweep limit, and records every granule of it; so an object read or written in order costs a few faults
+// plus one per sweep limit, while scattered touches keep the granularity (docs/profiling.md, "Sweeps"). System calls cannot fault, so the I/O hooks
 // pin the objects they touch (which keeps them unprotected) for the duration of the call.
 //
 // Concurrency: begin_interval/finish run under the runtime's step lock; the fault handler and the I/O
@@ -29,9 +32,11 @@ enum : uint8_t {
 
 class Profiler {
  public:
-  // granularity: power of two, 4 KiB .. 2 MiB. max_touches: capacity of the touch log.
-  bool init(Arena* arena, uint32_t granularity, uint64_t max_touches);
+  // granularity: power of two, 4 KiB .. 2 MiB. sweep: the largest run one fault gives back (a power of two;
+  // at most the granularity: no sweeps). max_touches: capacity of the touch log.
+  bool init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches);
   uint32_t granularity() const { return granularity_; }
+  uint64_t sweep_limit() const { return granularity_ << max_shift_; }
 
   // Step lock held. Protects every live object (and, until finish(), every object born from now on).
   void begin_interval(uint32_t step, uint32_t interval);
@@ -65,8 +70,9 @@ class Profiler {
 
   // In a forked child: slot locks held by threads of the parent would never be released.
   void after_fork_child();
-  // Forgets the touches recorded so far (the window they belong to was voided).
-  void discard_touches() { next_.store(0, std::memory_order_release); }
+  // Forgets the touches recorded so far (the window they belong to was voided, or has been classified), and
+  // gives the log's pages back: a large model's window records millions (12 bytes each).
+  void discard_touches();
   uint64_t touch_count() const {
     uint64_t n = next_.load(std::memory_order_acquire);
     return n < capacity_ ? n : capacity_;
@@ -78,15 +84,27 @@ class Profiler {
   uint64_t syscall_unprotects() const { return syscall_unprotects_.load(std::memory_order_relaxed); }
   uint64_t protect_calls() const { return protect_calls_.load(std::memory_order_relaxed); }
   uint64_t mprotect_failures() const { return mprotect_failures_.load(std::memory_order_relaxed); }
+  // Faults that gave back more than one granule (a sweep continued).
+  uint64_t sweep_faults() const { return sweep_faults_.load(std::memory_order_relaxed); }
+  // Ticks spent taking access away at interval starts (begin_interval) and giving it back (finish).
+  uint64_t protect_ticks() const { return protect_ticks_; }
+  uint64_t release_ticks() const { return release_ticks_; }
 
  private:
   void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
   void record(uint32_t log_index, uint32_t granule, uint8_t flags);
+  uint32_t sweep_granules(unsigned cls, uint32_t index, uint32_t granule, uint32_t** cursor_out);
   uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
 
   Arena* arena_ = nullptr;
   uint32_t granularity_ = 0;
+  uint32_t max_shift_ = 0;  // sweep limit = granularity << max_shift_
+  // Per slot, kCursors sweep cursors: (epoch << 40) | (shift << 32) | the granule after the run. Lazily
+  // backed, one mapping; sweep_[cls] is that class's part (null: no sweeps).
+  static constexpr unsigned kCursors = 4;
+  std::atomic<uint64_t>* sweep_[kNumClasses] = {};
+  std::atomic<uint32_t> epoch_{0};  // one per begin_interval: cursors of older intervals are stale
   TouchRecord* touches_ = nullptr;
   uint64_t capacity_ = 0;
   std::atomic<uint64_t> next_{0};
@@ -97,8 +115,9 @@ class Profiler {
   std::atomic<uint32_t> interval_{0};
   std::atomic<int> check_fast_node_{-1};
   std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
-  std::atomic<uint64_t> mprotect_failures_{0};
+  std::atomic<uint64_t> mprotect_failures_{0}, sweep_faults_{0};
   std::atomic<bool> warned_{false};
+  uint64_t protect_ticks_ = 0, release_ticks_ = 0;  // step lock held
 };
 
 }  // namespace sentinel

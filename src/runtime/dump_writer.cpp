@@ -385,7 +385,8 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
   }
 }
 
-void write_stats(RecordWriter& w, const RuntimeState& s) {
+// write_ticks: the time spent writing this dump's records before STATS (all but STATS and END).
+void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
   const Counters& c = s.counters;
   const SequencerStats& q = s.sequencer.stats();
   uint64_t unwinds = s.site_cache.unwinds();
@@ -439,6 +440,12 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
       {"tier_promotions_deferred", s.tiering.migrator().budget_deferred()},
       {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
       {"numa_calls_denied", s.tiering.denied_calls()},  // numa::DeniedCall bits
+      {"profile_sweep_faults", s.profiler.sweep_faults()},
+      {"profile_protect_ns", s.clock.ticks_to_duration_ns(s.profiler.protect_ticks())},
+      {"profile_release_ns", s.clock.ticks_to_duration_ns(s.profiler.release_ticks())},
+      {"classify_ns", s.clock.ticks_to_duration_ns(s.stepper.classify_ticks())},
+      {"plan_ns", s.clock.ticks_to_duration_ns(s.stepper.plan_ticks())},
+      {"dump_write_ns", s.clock.ticks_to_duration_ns(write_ticks)},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));
@@ -449,6 +456,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s) {
 }  // namespace
 
 bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
+  uint64_t t0 = now_ticks();
   auto* mem = static_cast<uint8_t*>(vm_map_lazy(kBufferBytes + kScratchBytes));
   if (!mem) return false;
   uint8_t fh[sizeof(sentinel_file_header)];
@@ -466,7 +474,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
     write_steps(w, s);
     write_phases(w, s);
     write_tiering(w, s);
-    write_stats(w, s);
+    write_stats(w, s, now_ticks() - t0);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);
     fmt::put_end(w, before);

@@ -45,6 +45,10 @@ uintptr_t g_arena_span = 0;
 
 namespace {
 
+// The profiler's touch log: 16 Mi touches of 12 bytes, backed only as used (a 330M-parameter GPT's two
+// profiled steps record ~5 Mi at 8 KiB; docs/performance.md, "Realistic models").
+constexpr uint64_t kTouchLogCapacity = uint64_t{1} << 24;
+
 constinit thread_local uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 // The thread's ring, log chunk and slot cache (thread_state.h); null until its first tracked operation.
 constinit thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -280,9 +284,10 @@ void setup(const char* const* envp, bool for_tests) {
     g_state.mode = Mode::off;
     return;
   }
-  if (!g_state.arena.init(cfg.retain_bytes) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
+  if (!g_state.arena.init(cfg.retain_bytes, true) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
-      !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), uint64_t{1} << 22) ||
+      !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), cfg.profile_sweep,
+                              kTouchLogCapacity) ||
       !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock) || !g_state.threads.init() ||
       !g_state.sequencer.init(&g_state.log, &g_state.marks, &g_state.stepper, &g_state.threads, &g_state.arena,
                               cfg.max_objects)) {

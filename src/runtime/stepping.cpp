@@ -309,7 +309,9 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   in.touches = &profiler_->touch(0);
   in.touch_count = profiler_->touch_count();
   in.granularity = profiler_->granularity();
+  uint64_t t0 = now_ticks();
   bool ok = classify(in, &p.classification);
+  classify_ticks_ += now_ticks() - t0;
   p.profiled_steps = window_steps_;
   p.profile = ok ? PhaseRecord::kDone : PhaseRecord::kFailed;
   if (!ok) {
@@ -342,7 +344,9 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
     v.touch_count = p.classification.touch_count;
     v.interval_ns = p.interval_ns;
     v.identity_objects = p.classification.identity_objects;
+    uint64_t t1 = now_ticks();
     p.planned = tiering_->on_profiled(v);
+    plan_ticks_ += now_ticks() - t1;
   }
 }
 

@@ -9,8 +9,9 @@
 
 namespace sentinel {
 
-bool Arena::init(uint64_t retain_bytes) {
+bool Arena::init(uint64_t retain_bytes, bool up_to_peak) {
   retain_limit_ = retain_bytes;
+  retain_up_to_peak_ = up_to_peak;
   const size_t region = size_t{1} << kRegionShift;
   void* span = vm_reserve(region * kNumClasses, region);
   if (!span) return false;
@@ -131,6 +132,10 @@ void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* 
     c.records[index].tier.store(placed, std::memory_order_relaxed);
   }
   if (got_tier) *got_tier = placed;
+  uint64_t live = live_.fetch_add(csize, std::memory_order_relaxed) + csize;
+  uint64_t peak = peak_live_.load(std::memory_order_relaxed);
+  while (live > peak && !peak_live_.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
   *cls_out = cls;
   *index_out = index;
   return reinterpret_cast<void*>(c.base + uintptr_t{index} * csize);
@@ -140,13 +145,20 @@ void Arena::release(unsigned cls, uint32_t index, SlotCache* cache) {
   Class& c = classes_[cls];
   Slot& s = c.records[index];
   const size_t csize = class_size(cls);
+  const uint64_t live = live_.fetch_sub(csize, std::memory_order_relaxed) - csize;
   if (cache && cache->count[cls] < SlotCache::kDepth && cache->bytes + csize <= SlotCache::kMaxBytes) {
     cache->index[cls][cache->count[cls]++] = index;
     cache->bytes += csize;
     return;
   }
+  // Kept: up to SENTINEL_RETAIN_BYTES, and with up_to_peak that much beyond what the peak of live slots
+  // would hold now (live + kept <= peak + limit): a large model frees and allocates more than 1 GiB a step,
+  // as much as its peak, and glibc's heap keeps that much too. 0 keeps nothing.
+  uint64_t limit = retain_limit_;
+  const uint64_t peak = peak_live_.load(std::memory_order_relaxed);
+  if (retain_up_to_peak_ && limit && peak > live) limit += peak - live;
   uint64_t retained = retained_.fetch_add(csize, std::memory_order_relaxed) + csize;
-  if (retained <= retain_limit_) {
+  if (retained <= limit) {
     s.dirty.store(1, std::memory_order_relaxed);
   } else {
     retained_.fetch_sub(csize, std::memory_order_relaxed);

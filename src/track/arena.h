@@ -43,7 +43,9 @@ class Arena {
   static constexpr uint32_t kMaxSlotsPerClass = 1u << 20;
 
   // Reserves the address space. False (with errno) when the kernel refuses.
-  bool init(uint64_t retain_bytes);
+  // up_to_peak: freed slots are kept while live + kept stays within the peak of live slots plus retain_bytes,
+  // not only up to retain_bytes (the runtime's rule; retain_bytes 0 still keeps nothing).
+  bool init(uint64_t retain_bytes, bool up_to_peak = false);
   bool ready() const { return base_ != 0; }
 
   bool owns(const void* p) const { return reinterpret_cast<uintptr_t>(p) - base_ < span_; }
@@ -90,6 +92,7 @@ class Arena {
   }
   uint64_t metadata_bytes() const;  // bytes of slot records touched so far (an upper bound)
   uint64_t retained_bytes() const { return retained_.load(std::memory_order_relaxed); }
+  uint64_t peak_slot_bytes() const { return peak_live_.load(std::memory_order_relaxed); }
   uint64_t madvised() const { return madvised_.load(std::memory_order_relaxed); }
   uint64_t reused() const { return reused_.load(std::memory_order_relaxed); }
   uintptr_t base() const { return base_; }
@@ -112,7 +115,11 @@ class Arena {
   uintptr_t base_ = 0;
   uintptr_t span_ = 0;
   uint64_t retain_limit_ = 0;
+  bool retain_up_to_peak_ = false;
   std::atomic<uint64_t> retained_{0};
+  // Bytes of slots handed out (class sizes) now and at most: with retain_up_to_peak_, freed slots are kept
+  // while what is live and kept stays within that peak plus retain_limit_ (release()).
+  std::atomic<uint64_t> live_{0}, peak_live_{0};
   std::atomic<uint64_t> madvised_{0};
   std::atomic<uint64_t> reused_{0};
   std::atomic<uint64_t> bind_failures_{0};

@@ -48,6 +48,28 @@ TEST_CASE("slots are page aligned, disjoint, and found by address", "[arena]") {
   CHECK_FALSE(a.owns(&x));
 }
 
+// The runtime's rule (SENTINEL_RETAIN_BYTES, docs/config.md): freed slots are kept while live + kept stays
+// within the peak of live slots plus the limit; what would exceed it goes back to the kernel.
+TEST_CASE("retention up to the peak of live slots", "[arena]") {
+  Arena a;
+  REQUIRE(a.init(64 * 1024, true));  // room for one 64 KiB slot by the limit alone
+  unsigned cls, big_cls;
+  uint32_t i[3], big;
+  bool dirty;
+  for (auto& x : i) REQUIRE(a.acquire(65536, &cls, &x, &dirty));
+  for (auto& x : i) a.release(cls, x);
+  CHECK(a.retained_bytes() == 3 * 65536);  // within the peak (3 slots live at once)
+  CHECK(a.madvised() == 0);
+  CHECK(a.peak_slot_bytes() == 3 * 65536);
+  // A larger class, while the three small ones are kept: live + kept would be 448 KiB > the 256 KiB peak
+  // + 64 KiB.
+  REQUIRE(a.acquire(262144, &big_cls, &big, &dirty));
+  CHECK(a.peak_slot_bytes() == 262144);
+  a.release(big_cls, big);
+  CHECK(a.madvised() == 1);
+  CHECK(a.retained_bytes() == 3 * 65536);
+}
+
 TEST_CASE("freed slots are reused LIFO and retention is bounded", "[arena]") {
   Arena a;
   REQUIRE(a.init(128 * 1024));  // room for two 64 KiB slots

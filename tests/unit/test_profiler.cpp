@@ -50,7 +50,7 @@ TEST_CASE("protected objects record one touch per granule and interval", "[profi
   Arena a;
   REQUIRE(a.init(64u << 20));
   Profiler prof;
-  REQUIRE(prof.init(&a, 65536, 1 << 16));
+  REQUIRE(prof.init(&a, 65536, 2u << 20, 1 << 16));  // sweeps on: these touches are scattered
   g_profiler = &prof;
   sig::set_real_sigaction(&::sigaction);
   REQUIRE(sig::install(fault_hook));
@@ -84,11 +84,54 @@ TEST_CASE("protected objects record one touch per granule and interval", "[profi
   CHECK(x.p[65536 * 3 + 5] == 4);
 }
 
+// Sweeps (docs/profiling.md): a fault on the granule right after the previous run of the same object doubles
+// the run, up to the limit; every granule of a run is recorded; scattered touches keep one granule each; a
+// new interval starts over. The records equal those of the fixed granularity for a whole-object sweep.
+TEST_CASE("sweeps give back doubling runs and record every granule", "[profiler]") {
+  Arena a;
+  REQUIRE(a.init(64u << 20));
+  Profiler prof;
+  REQUIRE(prof.init(&a, 8192, 64u << 10, 1 << 16));  // runs of 1, 2, 4, 8 granules
+  CHECK(prof.sweep_limit() == (64u << 10));
+  g_profiler = &prof;
+  sig::set_real_sigaction(&::sigaction);
+  REQUIRE(sig::install(fault_hook));
+
+  const size_t size = 1u << 20;  // 128 granules
+  Obj x = make(a, size, 0), y = make(a, size, 1);
+  memset(x.p, 1, size);
+  memset(y.p, 1, size);
+
+  prof.begin_interval(0, 0);
+  for (size_t i = 0; i < size; i += 64) x.p[i] = 2;  // in order: 1+2+4 granules, then runs of 8
+  for (size_t g = 0; g < 128; g += 16) y.p[g * 8192 + 100] = 3;  // every 16th granule: no run grows
+  prof.begin_interval(0, 1);
+  for (size_t i = 0; i < 3 * 8192; i += 4096) x.p[i] = 4;  // a new interval: 1, then 2 granules
+  prof.finish();
+
+  std::set<std::tuple<uint32_t, uint16_t, uint32_t>> got;
+  for (uint64_t i = 0; i < prof.touch_count(); ++i) {
+    const TouchRecord& t = prof.touch(i);
+    got.emplace(t.log_index, t.interval, t.granule);
+  }
+  std::set<std::tuple<uint32_t, uint16_t, uint32_t>> want;
+  for (uint32_t g = 0; g < 128; ++g) want.emplace(0, 0, g);
+  for (uint32_t g = 0; g < 128; g += 16) want.emplace(1, 0, g);
+  for (uint32_t g = 0; g < 3; ++g) want.emplace(0, 1, g);
+  CHECK(got == want);
+  CHECK(prof.touch_count() == got.size());  // no granule recorded twice
+  // x: 3 faults to reach runs of 8 (1+2+4 granules), then 15 runs of 8 and one of the last granule (the
+  // run stops at the object's end); y: 8; x again: 2.
+  CHECK(prof.faults() == 3 + 16 + 8 + 2);
+  CHECK(prof.sweep_faults() == 2 + 15 + 1);
+  CHECK(x.p[8192 * 127] == 2);
+}
+
 TEST_CASE("system calls on protected memory succeed through pins", "[profiler]") {
   Arena a;
   REQUIRE(a.init(64u << 20));
   Profiler prof;
-  REQUIRE(prof.init(&a, 4096, 1 << 16));
+  REQUIRE(prof.init(&a, 4096, 4096, 1 << 16));
   g_profiler = &prof;
   sig::set_real_sigaction(&::sigaction);
   REQUIRE(sig::install(fault_hook));
