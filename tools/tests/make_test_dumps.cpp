@@ -21,8 +21,7 @@ using sentinel::testing::TestSegment;
 
 bool write_tiering_dumps(const std::string& dir);  // tiering_dumps.cpp: format 1.2
 
-namespace {
-
+// Writes one dump; says why on stderr when it cannot (also used by tiering_dumps.cpp).
 bool write_file(const std::string& path, const std::vector<uint8_t>& b) {
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) {
@@ -34,6 +33,8 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& b) {
   if (!ok) std::perror(path.c_str());
   return ok;
 }
+
+namespace {
 
 struct SelfModule {
   uint64_t bias = 0;

@@ -16,19 +16,9 @@
 using sentinel::testing::DumpBuilder;
 using sentinel::testing::LoopDump;
 
-namespace {
+bool write_file(const std::string& path, const std::vector<uint8_t>& b);  // make_test_dumps.cpp
 
-bool write_file(const std::string& path, const std::vector<uint8_t>& b) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    std::perror(path.c_str());
-    return false;
-  }
-  bool ok = std::fwrite(b.data(), 1, b.size(), f) == b.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) std::perror(path.c_str());
-  return ok;
-}
+namespace {
 
 constexpr uint64_t kBandwidth = 2ull << 30;
 
