@@ -181,9 +181,14 @@ std::string phase_status(const PhaseSummary& ph, const PhaseTiering* t) {
 void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   const StepModel& sm = v.sm;
   const AccessModel& am = v.am;
+  // A lock that never produced a step (a pattern lost again before its first whole step, written by
+  // runtimes before 1.3's last change) is not a phase: it is counted on one line, not listed.
+  size_t stepless = 0;
+  for (const auto& ph : sm.phases) stepless += ph.steps ? 0 : 1;
+  const size_t phases = sm.phases.size() - stepless;
   os << "steps            " << sm.steps;
   if (sm.steps) {
-    os << " detected in " << sm.phases.size() << (sm.phases.size() == 1 ? " phase" : " phases") << " ("
+    os << " detected in " << phases << (phases == 1 ? " phase" : " phases") << " ("
        << sm.inferred_steps << " inferred before lock-on, " << sm.explicit_steps << " marked, "
        << sm.profiled_steps << " profiled)";
   } else {
@@ -196,13 +201,7 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   if (!sm.phases.empty()) {
     os << "phases\n";
     for (const auto& ph : sm.phases) {
-      if (!ph.steps) {
-        // A lock that never produced a step (an eval loop of a couple of allocations, lost again
-        // before its first whole step): nothing of it was profiled or planned.
-        os << "  phase " << ph.phase << ": no steps; the detector locked on a period of "
-           << ph.period << (ph.period == 1 ? " allocation" : " allocations") << " that ended before a whole step\n";
-        continue;
-      }
+      if (!ph.steps) continue;
       os << "  phase " << ph.phase << (&ph == sm.main() ? " (main)" : "") << ": " << ph.steps
          << (ph.steps == 1 ? " step" : " steps");
       if (ph.steps) os << " (#" << ph.first_step << "-#" << ph.last_step << ")";
@@ -215,6 +214,9 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
       const std::string status = phase_status(ph, v.tm.find(ph.phase));
       if (!status.empty()) os << "    " << status << "\n";
     }
+    if (stepless)
+      os << "  (" << stepless << (stepless == 1 ? " lock" : " locks")
+         << " lost before a whole step, not counted as phases)\n";
   }
   if (const fmt::ProfileSession* s = am.session) {
     os << "profile          " << s->profiled_steps << (s->profiled_steps == 1 ? " step" : " steps")

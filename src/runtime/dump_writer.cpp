@@ -329,6 +329,7 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
   fmt::put_sized_entry(w, rec);
   w.end();
   for (uint32_t slot = 0; slot < t.plan_count(); ++slot) {
+    if (t.retired(slot)) continue;  // an absorbed phase's (Tiering::retire)
     const Plan& plan = t.plan(slot);
     w.begin(SENTINEL_REC_PLAN);
     fmt::put_sized_entry(w, plan.header);
@@ -349,6 +350,7 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
   const Migrator& m = t.migrator();
   sentinel_migration_entry rows[64];
   for (uint32_t slot = 0; slot < t.plan_count(); ++slot) {
+    if (t.retired(slot)) continue;
     uint32_t n = 0;
     for (uint32_t i = 0; i < t.plan(slot).header.intervals && i < 64; ++i) {
       const MigrationStats& ms = m.stats(slot, i);
@@ -446,6 +448,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"classify_ns", s.clock.ticks_to_duration_ns(s.stepper.classify_ticks())},
       {"plan_ns", s.clock.ticks_to_duration_ns(s.stepper.plan_ticks())},
       {"dump_write_ns", s.clock.ticks_to_duration_ns(write_ticks)},
+      {"profiles_absorbed", s.stepper.absorbed_profiles()},
   };
   w.begin(SENTINEL_REC_STATS);
   w.u32(sizeof(stats) / sizeof(stats[0]));

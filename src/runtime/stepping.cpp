@@ -374,16 +374,22 @@ void Stepper::finish_check(PhaseRecord& p) {
   log_line(LogLevel::info, b);
 }
 
-// A phase all of whose steps were retracted, and that was neither profiled nor planned, never was one:
-// it is not written, and a later lock on the same pattern starts a fresh record.
+// A phase all of whose steps were retracted never was one: it is not written, and a later lock on the
+// same pattern starts a fresh record. That holds even when it was profiled, and planned: an inner loop
+// (an LSTM's time steps, LBFGS's closure) can lock, be confirmed and profiled before the step around it
+// has repeated twice; once the step's own period absorbs it, its profile describes no step and its
+// plan is dropped.
 void Stepper::void_if_empty(uint16_t phase) {
   PhaseRecord* p = nullptr;
   for (uint32_t i = 0; i < phase_count_ && !p; ++i)
     if (phases_[i].id == phase && !phases_[i].voided) p = &phases_[i];
-  if (!p || p->profile != PhaseRecord::kNotYet || p->planned || locked_phase_ == phase) return;
+  if (!p || locked_phase_ == phase) return;
   if (window_ != Window::none && window_phase_ == phase) return;
   for (uint64_t i = 0; i < steps_.size(); ++i)
     if (steps_.at(i).phase == phase) return;
+  if (p->planned && tiering_) tiering_->retire(phase);
+  if (p->profile != PhaseRecord::kNotYet) ++absorbed_profiles_;
+  p->planned = false;
   p->voided = true;
 }
 
@@ -407,6 +413,7 @@ void Stepper::drain_events(uint64_t now) {
       tier_interval_ = -1;
       locked_phase_ = 0;
       update_sync();
+      void_if_empty(ev.phase);  // a lock whose steps were all retracted while it held (a failed tentative one)
       continue;
     }
     PhaseRecord* p = record(ev.phase);

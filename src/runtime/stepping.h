@@ -119,6 +119,8 @@ class Stepper final : public SequenceListener {
   uint32_t counter_count() const { return counter_count_; }
   const char* counter_name(uint32_t i) const;
   uint64_t voided_windows() const { return voided_windows_; }
+  // Profiles taken of phases that were later absorbed into a longer step (void_if_empty): not written.
+  uint64_t absorbed_profiles() const { return absorbed_profiles_; }
   // Ticks spent classifying profiles and planning them (Tiering::on_profiled), over all phases.
   uint64_t classify_ticks() const { return classify_ticks_; }
   uint64_t plan_ticks() const { return plan_ticks_; }
@@ -173,6 +175,7 @@ class Stepper final : public SequenceListener {
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};
   uint64_t voided_windows_ = 0;
+  uint64_t absorbed_profiles_ = 0;
   uint64_t classify_ticks_ = 0, plan_ticks_ = 0;
 
   // Saying once that no step is known.

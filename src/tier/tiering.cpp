@@ -106,8 +106,19 @@ int32_t Tiering::slot_of_phase(uint16_t phase) const {
   if (!phase) return -1;
   uint32_t n = plan_count();
   for (uint32_t i = 0; i < n; ++i)
-    if (slots_[i].phase == phase) return static_cast<int32_t>(i);
+    if (slots_[i].phase == phase && !slots_[i].retired) return static_cast<int32_t>(i);
   return -1;
+}
+
+void Tiering::retire(uint16_t phase) {
+  int32_t slot = slot_of_phase(phase);
+  if (slot < 0 || active_slot_.load(std::memory_order_acquire) == slot) return;
+  PlanSlot& s = slots_[slot];
+  s.retired = true;
+  s.trial.step_start = 0;
+  LineBuf b;
+  b.str("phase ").u64(phase).str(" was an inner loop of a longer step: its plan is dropped");
+  log_line(denied_calls_ ? LogLevel::info : LogLevel::warn, b);  // as its plan was said (on_profiled)
 }
 
 uint32_t Tiering::find_entry(const PlanSlot& s, uint32_t site, uint64_t size, uint32_t k) const {
@@ -258,7 +269,6 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   s.exec = ExecPlan{p.phase, p.intervals, s.plan.entries, s.states, s.plan.entry_count, false,
                     s.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : s.plan.header.fast_budget_bytes};
   adopt_live_objects(slot, p);
-  if (!first_budget_) first_budget_ = s.plan.header.fast_budget_bytes;
   migrator_.set_plan(slot, &s.exec);
   if (prepare_trial(s, p, in)) use_candidate(slot, true);  // the no-move schedule is timed first
   if (!dry_run_ && !placing_.load(std::memory_order_relaxed)) {
@@ -275,9 +285,10 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   b.str(", ").u64(p.identity_count).str(" identities, predicted fast-hit share ");
   b.u64(h.predicted_hit_ppm / 10000).chr('.').u64(h.predicted_hit_ppm / 100 % 100 / 10).u64(h.predicted_hit_ppm / 100 % 10).chr('%');
   if (dry_run_) b.str("; nothing is moved");
-  // A dry run is said on stderr at the default level (the user asked for placement and gets none).
-  // (Refused calls were said at start, in the one line a run with them gets.)
-  log_line(dry_run_ && slot == 0 && !denied_calls_ ? LogLevel::warn : LogLevel::info, b);
+  // Every plan is said on stderr at the default level, one line a phase: which phases were planned, at
+  // what budget, is what a user looks for first (and a dry run is not what the user asked for). Refused
+  // NUMA calls are the exception: that run says one line at start, which names them, and no more.
+  log_line(denied_calls_ ? LogLevel::info : LogLevel::warn, b);
   return true;
 }
 
@@ -550,7 +561,8 @@ sentinel_tiering Tiering::record() const {
   t.fast_node = fast_node_;
   t.slow_node = slow_node_;
   t.flags = budget_flags();
-  t.fast_budget_bytes = first_budget_;
+  for (uint32_t i = 0; i < plan_count() && !t.fast_budget_bytes; ++i)  // the first plan that stands
+    if (!slots_[i].retired) t.fast_budget_bytes = slots_[i].plan.header.fast_budget_bytes;
   t.budget_share_ppm = budget().share_ppm;
   t.move_method = migrator_.method() == MoveMethod::mbind ? 1 : 0;
   t.migrate_bytes_per_s = migrator_.bandwidth();

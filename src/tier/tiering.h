@@ -63,6 +63,10 @@ class Tiering {
   void on_locked();
   // A phase's profile is ready: plan it, install the plan. False when planning failed (said once).
   bool on_profiled(const PhaseProfileView& p);
+  // A planned phase turned out not to be one (the detector absorbed all its steps into a longer step:
+  // an inner loop). Its plan stops applying and is not written; the phase must not be the one the step
+  // is in. Sequencer side.
+  void retire(uint16_t phase);
 
   // Sequencer side. `tier` is where the slot's pages are, with kReserved when birth_tier() counted the
   // object against the budget.
@@ -104,6 +108,7 @@ class Tiering {
 
   // ---- for the dump
   uint32_t plan_count() const { return plan_count_.load(std::memory_order_acquire); }
+  bool retired(uint32_t slot) const { return slots_[slot].retired; }
   // The schedule in effect (the one the trial kept, or the candidate it was timing).
   const Plan& plan(uint32_t slot) const {
     return slots_[slot].fixed_active.load(std::memory_order_acquire) ? slots_[slot].fixed_plan : slots_[slot].plan;
@@ -163,6 +168,7 @@ class Tiering {
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<bool> fixed_active{false};
     Trial trial;
+    bool retired = false;  // retire(): kept (its objects still hold entries), never looked up or written
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
@@ -221,7 +227,6 @@ class Tiering {
   uint64_t fallback_objects_ = 0, fallback_bytes_ = 0, pinned_objects_ = 0, pinned_bytes_ = 0;
   uint64_t born_fast_ = 0, born_slow_ = 0;
   uint64_t fallback_fast_ = 0;  // fallback objects that are on the fast node (counted in the occupancy)
-  uint64_t first_budget_ = 0;
 };
 
 }  // namespace sentinel

@@ -101,7 +101,8 @@ def step1_buffers(view, dump, truth, detected, warmup=3):
     if not view or not os.path.exists(view):
         return None
     frames = _site_frames(view, dump)
-    objects, _steps = read_dump(dump)
+    decoded, _steps = read_dump(dump)
+    objects = [(o["birth_seq"], o["site"], o["size"]) for o in decoded["OBJECTS"]]
     lib_sites = {site for site, fr in frames.items()
                  if any(f.startswith(a + "+") or f.startswith(a + "(") or f.startswith(a + " ")
                         for f in fr for a in ONE_TIME_ALLOCATORS)}
