@@ -437,6 +437,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"pinned_misplaced", c.pinned_misplaced.load()},
       {"arena_binding_failures", s.arena.binding_failures()},
       {"profile_windows_voided", s.stepper.voided_windows()},
+      {"profile_windows_deferred", s.stepper.windows_deferred()},
       {"migrator_probe_move_pages_ns", s.tiering.migrator().probe_ns(0)},
       {"tier_births_guarded", s.tiering.budget_guarded()},
       {"tier_promotions_deferred", s.tiering.migrator().budget_deferred()},

@@ -160,14 +160,23 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
     // A step of fewer than kMinPlannedPeriod tracked allocations has nothing to schedule (a data loop
     // that repeats one allocation): it is neither profiled nor planned.
+    Window due = Window::none;
     if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
-        open_window(Window::profile, *p, seq, now);
+        due = Window::profile;
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
                  !tiering_->dry_run() && p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
-        open_window(Window::check, *p, seq, now);
+        due = Window::check;
       }
     }
+    // A window opens only on a step start sequenced in time: one sequenced after its thread went on
+    // would arm the protection part-way through the step (the first intervals' touches lost). The next
+    // step start opens it.
+    if (due != Window::none && behind_) {
+      ++windows_deferred_;
+      due = Window::none;
+    }
+    if (due != Window::none) open_window(due, *p, seq, now);
     if (window_ == Window::profile && window_phase_ == phase) e.flags |= SENTINEL_STEP_PROFILED;
     if (window_ == Window::check && window_phase_ == phase) e.flags |= SENTINEL_STEP_CHECKED;
     if (tiering_) tiering_->on_step_start(phase, now);
@@ -448,8 +457,9 @@ void Stepper::drain_events(uint64_t now) {
 }
 
 void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
-                            uintptr_t address, uint16_t tier, bool pinned) {
+                            uintptr_t address, uint16_t tier, bool pinned, bool behind) {
   if (finished_) return;
+  behind_ = behind;
   FeedResult r = detector_.feed(seq, site, size);
   drain_events(now);
   bool placed = (r.flags & kFedLocked) && r.clock != kNoOrdinal && !(r.flags & kFedNoise);
@@ -486,6 +496,7 @@ void Stepper::on_free(uint32_t log_index, uint16_t flags) {
 
 void Stepper::on_mark(uint64_t seq, uint64_t now) {
   if (finished_) return;
+  behind_ = false;
   detector_.mark(seq);
   drain_events(now);
 }

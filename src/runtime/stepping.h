@@ -94,7 +94,7 @@ class Stepper final : public SequenceListener {
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
   void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
-                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false) override;
+                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false, bool behind = false) override;
   void on_free(uint32_t log_index, uint16_t flags) override;  // flags: the free event's (Tiering::kFreeCredited)
   // sentinel_step(): the next allocation starts a step.
   void on_mark(uint64_t seq, uint64_t now) override;
@@ -119,6 +119,9 @@ class Stepper final : public SequenceListener {
   uint32_t counter_count() const { return counter_count_; }
   const char* counter_name(uint32_t i) const;
   uint64_t voided_windows() const { return voided_windows_; }
+  // Windows not opened at a step start sequenced late (the program was already past it): opened at a
+  // later step instead.
+  uint64_t windows_deferred() const { return windows_deferred_; }
   // Profiles taken of phases that were later absorbed into a longer step (void_if_empty): not written.
   uint64_t absorbed_profiles() const { return absorbed_profiles_; }
   // Ticks spent classifying profiles and planning them (Tiering::on_profiled), over all phases.
@@ -160,6 +163,8 @@ class Stepper final : public SequenceListener {
   Assignment* assignments_ = nullptr;  // per log index, written during profiling windows
   uint64_t assignment_capacity_ = 0;
   bool sync_wanted_ = false;
+  bool behind_ = false;  // the allocation being fed is sequenced late (on_allocation): no window opens on it
+  uint64_t windows_deferred_ = 0;
   bool finished_ = false;
 
   // The window.

@@ -65,7 +65,7 @@ void Sequencer::update_sync() {
   if (want != sync_.load(std::memory_order_relaxed)) sync_.store(want, std::memory_order_relaxed);
 }
 
-void Sequencer::process(const TrackEvent& e) {
+void Sequencer::process(const TrackEvent& e, bool behind) {
   switch (e.kind) {
     case kEventAlloc: {
       uint64_t seq = stats_.allocations++;
@@ -78,7 +78,7 @@ void Sequencer::process(const TrackEvent& e) {
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
       const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
       listener_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
-                              e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST);
+                              e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST, behind);
       break;
     }
     case kEventFree:
@@ -130,6 +130,11 @@ void Sequencer::process_direct(const TrackEvent& e) {
   update_sync();
 }
 
+namespace {
+// Whether the thread published events after the one at `pos` (read now, not at the drain's start).
+bool behind(const ThreadState* s, uint64_t pos) { return pos + 1 < s->head.load(std::memory_order_acquire); }
+}  // namespace
+
 uint64_t Sequencer::drain() {
   struct Cursor {
     ThreadState* s;
@@ -153,7 +158,7 @@ uint64_t Sequencer::drain() {
     if (n == 1) {  // one thread allocating: no merge
       Cursor& c = cur[0];
       done += c.end - c.pos;
-      for (; c.pos < c.end; ++c.pos) process(c.s->ring[c.pos & (ThreadState::kRingEvents - 1)]);
+      for (; c.pos < c.end; ++c.pos) process(c.s->ring[c.pos & (ThreadState::kRingEvents - 1)], behind(c.s, c.pos));
     } else if (n > 1) {
       // k-way merge by time stamp; n is the number of threads with news, small in practice.
       for (;;) {
@@ -166,7 +171,7 @@ uint64_t Sequencer::drain() {
         }
         if (best < 0) break;
         Cursor& c = cur[best];
-        process(c.s->ring[c.pos & (ThreadState::kRingEvents - 1)]);
+        process(c.s->ring[c.pos & (ThreadState::kRingEvents - 1)], behind(c.s, c.pos));
         ++c.pos;
         ++done;
       }

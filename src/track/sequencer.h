@@ -29,9 +29,12 @@ class Arena;
 // under the sequencer's lock, once per event, in sequence order.
 class SequenceListener {
  public:
-  // One tracked allocation. now: ticks. tier: where its slot's pages are.
+  // One tracked allocation. now: ticks. tier: where its slot's pages are. behind: its thread has
+  // published later events already, so the program has moved past it (it is sequenced late: the
+  // Sentinel thread was draining a backlog when the listener asked for sync); nothing that must
+  // happen at this point of the program in time (arming a profiling window) can happen on it.
   virtual void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
-                             uintptr_t address, uint16_t tier, bool pinned) = 0;
+                             uintptr_t address, uint16_t tier, bool pinned, bool behind) = 0;
   virtual void on_free(uint32_t log_index, uint16_t flags) = 0;  // flags: the free event's
   virtual void on_mark(uint64_t seq, uint64_t now) = 0;           // sentinel_step()
   // The listener needs its events in time: allocating threads sequence their own.
@@ -106,7 +109,8 @@ class Sequencer {
   void after_fork_child(ThreadState* self);
 
  private:
-  void process(const TrackEvent& e);
+  // behind: the event's thread has published later ones (SequenceListener::on_allocation).
+  void process(const TrackEvent& e, bool behind = false);
   void retry_deferred();
   void update_sync();
 
