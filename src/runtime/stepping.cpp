@@ -115,7 +115,7 @@ void Stepper::update_sync() {
   if (!want && profiling_mode && locked_phase_) {
     const PhaseRecord* p = find_phase(locked_phase_);
     // From the lock to the profile; and the step before a placement check.
-    want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
+    want = p && (p->profile == PhaseRecord::kNotYet ||
                  (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
                   p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
                   tiering_->trial_settled(p->id)));
@@ -157,11 +157,12 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
     // before the window, not in the first profiled one.
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
-    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
-    // A step of fewer than kMinPlannedPeriod tracked allocations has nothing to schedule (a data loop
-    // that repeats one allocation): it is neither profiled nor planned.
+    // Every period is profiled and planned, however few its allocations: one or two large tensors a
+    // step (an embedding table's dense gradient) are what placement is about.
+    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto ||
+                   p->steps_in_lock >= kTentativeProfileSteps;
     Window due = Window::none;
-    if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
+    if (window_ == Window::none && profiling_mode && lock_ok && p->period) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
         due = Window::profile;
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&

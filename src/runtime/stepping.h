@@ -89,7 +89,11 @@ struct PhaseRecord {
 class Stepper final : public SequenceListener {
  public:
   static constexpr uint32_t kMaxPhases = 64;
-  static constexpr uint32_t kMinProfiledPeriod = 4;
+  // A tentative lock (docs/step-detection.md: confirmed after max(P, 64) allocations, 13 steps of a
+  // 5-allocation step) is profiled once it has held this many steps: a model with few, large tensors
+  // a step (an embedding table's gradient, DLRM) reaches its steady state within ~10 steps of the lock.
+  // Should the lock turn out to be an inner loop after all, its window or profile is voided.
+  static constexpr uint64_t kTentativeProfileSteps = 4;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
