@@ -1,6 +1,6 @@
 // libsentinel.so's interposed symbols: the malloc family, CUDA host allocation, dlopen/dlclose,
-// _exit, pthread_create/pthread_exit, and the public API. Each hook only decides "tracked or not" and forwards: to the core for
-// tensor-sized objects, to glibc's __libc_* entry points for everything else. Using __libc_* (not
+// _exit, pthread_create/pthread_exit, and the public API. Each hook only decides "tracked or not" and forwards: to the
+// core for tensor-sized objects, to glibc's __libc_* entry points for everything else. Using __libc_* (not
 // dlsym(RTLD_NEXT)) means no allocation can arrive "before dlsym works": glibc is always reachable.
 #include <dlfcn.h>
 #include <errno.h>
@@ -368,14 +368,24 @@ __attribute__((constructor(101))) static void sentinel_constructor() {
   rt::init(environ);
 }
 
-__attribute__((destructor(101))) static void sentinel_destructor() { rt::at_exit(); }
+__attribute__((destructor(101))) static void sentinel_destructor() {
+  rt::at_exit();
+}
 
 // ---- public API ----------------------------------------------------------------------------------
 
-SENTINEL_EXPORT void sentinel_step(void) { rt::mark_step(); }
+SENTINEL_EXPORT void sentinel_step(void) {
+  rt::mark_step();
+}
 
-SENTINEL_EXPORT int sentinel_get_stats(struct sentinel_stats* out) { return rt::get_stats(out); }
+SENTINEL_EXPORT int sentinel_get_stats(struct sentinel_stats* out) {
+  return rt::get_stats(out);
+}
 
-SENTINEL_EXPORT const char* sentinel_mode(void) { return rt::current_mode(); }
+SENTINEL_EXPORT const char* sentinel_mode(void) {
+  return rt::current_mode();
+}
 
-SENTINEL_EXPORT const char* sentinel_version(void) { return SENTINEL_VERSION; }
+SENTINEL_EXPORT const char* sentinel_version(void) {
+  return SENTINEL_VERSION;
+}

@@ -46,23 +46,22 @@ class PinScope {
 
 #define SENTINEL_NEXT(name) next_symbol(name##_next, #name)
 
-#define SENTINEL_IO_HOOK(ret, name, params, args, pin)             \
-  namespace {                                                      \
-  std::atomic<ret(*) params> name##_next{nullptr};                 \
-  }                                                                \
-  SENTINEL_EXPORT ret name params {                                \
-    auto next = SENTINEL_NEXT(name);                               \
+#define SENTINEL_IO_HOOK(ret, name, params, args, pin)                     \
+  namespace {                                                              \
+  std::atomic<ret(*) params> name##_next{nullptr};                         \
+  }                                                                        \
+  SENTINEL_EXPORT ret name params {                                        \
+    auto next = SENTINEL_NEXT(name);                                       \
     if (__builtin_expect(!rt::io_protection_armed(), 1)) return next args; \
-    PinScope scope;                                                \
-    pin;                                                           \
-    return next args;                                              \
+    PinScope scope;                                                        \
+    pin;                                                                   \
+    return next args;                                                      \
   }
 
 SENTINEL_IO_HOOK(ssize_t, read, (int fd, void* buf, size_t n), (fd, buf, n), scope.add(buf, n))
 SENTINEL_IO_HOOK(ssize_t, write, (int fd, const void* buf, size_t n), (fd, buf, n), scope.add(buf, n))
 SENTINEL_IO_HOOK(ssize_t, pread, (int fd, void* buf, size_t n, off_t off), (fd, buf, n, off), scope.add(buf, n))
-SENTINEL_IO_HOOK(ssize_t, pwrite, (int fd, const void* buf, size_t n, off_t off), (fd, buf, n, off),
-                 scope.add(buf, n))
+SENTINEL_IO_HOOK(ssize_t, pwrite, (int fd, const void* buf, size_t n, off_t off), (fd, buf, n, off), scope.add(buf, n))
 SENTINEL_IO_HOOK(ssize_t, pread64, (int fd, void* buf, size_t n, off_t off), (fd, buf, n, off), scope.add(buf, n))
 SENTINEL_IO_HOOK(ssize_t, pwrite64, (int fd, const void* buf, size_t n, off_t off), (fd, buf, n, off),
                  scope.add(buf, n))
@@ -77,10 +76,8 @@ SENTINEL_IO_HOOK(ssize_t, preadv2, (int fd, const struct iovec* iov, int n, off_
 SENTINEL_IO_HOOK(ssize_t, pwritev2, (int fd, const struct iovec* iov, int n, off_t off, int flags),
                  (fd, iov, n, off, flags), scope.add(iov, n))
 SENTINEL_IO_HOOK(ssize_t, recv, (int fd, void* buf, size_t n, int flags), (fd, buf, n, flags), scope.add(buf, n))
-SENTINEL_IO_HOOK(ssize_t, send, (int fd, const void* buf, size_t n, int flags), (fd, buf, n, flags),
-                 scope.add(buf, n))
-SENTINEL_IO_HOOK(ssize_t, recvfrom,
-                 (int fd, void* buf, size_t n, int flags, struct sockaddr* addr, socklen_t* len),
+SENTINEL_IO_HOOK(ssize_t, send, (int fd, const void* buf, size_t n, int flags), (fd, buf, n, flags), scope.add(buf, n))
+SENTINEL_IO_HOOK(ssize_t, recvfrom, (int fd, void* buf, size_t n, int flags, struct sockaddr* addr, socklen_t* len),
                  (fd, buf, n, flags, addr, len), scope.add(buf, n))
 SENTINEL_IO_HOOK(ssize_t, sendto,
                  (int fd, const void* buf, size_t n, int flags, const struct sockaddr* addr, socklen_t len),
@@ -91,11 +88,10 @@ SENTINEL_IO_HOOK(ssize_t, sendmsg, (int fd, const struct msghdr* msg, int flags)
                  if (msg) scope.add(msg->msg_iov, static_cast<int>(msg->msg_iovlen)))
 // stdio: glibc's large fread/fwrite go to the kernel with the caller's buffer through internal calls
 // that no interposer sees.
-SENTINEL_IO_HOOK(size_t, fread, (void* buf, size_t size, size_t n, FILE* f), (buf, size, n, f),
-                 scope.add(buf, size * n))
+SENTINEL_IO_HOOK(size_t, fread, (void* buf, size_t size, size_t n, FILE* f), (buf, size, n, f), scope.add(buf, size* n))
 SENTINEL_IO_HOOK(size_t, fwrite, (const void* buf, size_t size, size_t n, FILE* f), (buf, size, n, f),
-                 scope.add(buf, size * n))
+                 scope.add(buf, size* n))
 SENTINEL_IO_HOOK(size_t, fread_unlocked, (void* buf, size_t size, size_t n, FILE* f), (buf, size, n, f),
-                 scope.add(buf, size * n))
+                 scope.add(buf, size* n))
 SENTINEL_IO_HOOK(size_t, fwrite_unlocked, (const void* buf, size_t size, size_t n, FILE* f), (buf, size, n, f),
-                 scope.add(buf, size * n))
+                 scope.add(buf, size* n))

@@ -23,7 +23,9 @@ using SignalFn = sighandler_t (*)(int, sighandler_t);
 std::atomic<SigactionFn> g_next_sigaction{nullptr};
 std::atomic<SignalFn> g_next_signal{nullptr};
 
-SigactionFn next_sigaction() { return sentinel::preload::next_symbol(g_next_sigaction, "sigaction"); }
+SigactionFn next_sigaction() {
+  return sentinel::preload::next_symbol(g_next_sigaction, "sigaction");
+}
 }  // namespace
 
 // Called by the constructor: the core installs its handler through the real sigaction.
@@ -53,7 +55,8 @@ SENTINEL_EXPORT sighandler_t signal(int signum, sighandler_t handler) {
     sigemptyset(&act.sa_mask);
     sigaddset(&act.sa_mask, signum);
     act.sa_flags = SA_RESTART;
-    if ((segv ? sentinel::sig::app_sigaction(signum, &act, &old) : sentinel::exit_sig::app_sigaction(signum, &act, &old)) != 0)
+    if ((segv ? sentinel::sig::app_sigaction(signum, &act, &old)
+              : sentinel::exit_sig::app_sigaction(signum, &act, &old)) != 0)
       return SIG_ERR;
     if (!(old.sa_flags & SA_SIGINFO)) return old.sa_handler;
     sighandler_t previous;

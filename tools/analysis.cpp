@@ -8,8 +8,8 @@
 
 namespace sentinel::view {
 
-const std::array<const char*, kLifetimeBuckets> kLifetimeLabels = {
-    "< 1 ms", "1 - 10 ms", "10 - 100 ms", "100 ms - 1 s", ">= 1 s", "still alive"};
+const std::array<const char*, kLifetimeBuckets> kLifetimeLabels = {"< 1 ms",       "1 - 10 ms", "10 - 100 ms",
+                                                                   "100 ms - 1 s", ">= 1 s",    "still alive"};
 
 namespace {
 
@@ -60,7 +60,9 @@ uint64_t peak_live(const std::vector<sentinel_object>& objs) {
   return peak;
 }
 
-uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 }  // namespace
 
@@ -116,8 +118,7 @@ Analysis analyze(const fmt::Profile& p) {
   std::sort(births.begin(), births.end());
   for (size_t i = 0; i < marks.size(); ++i) {
     auto lo = std::lower_bound(births.begin(), births.end(), marks[i]);
-    auto hi = i + 1 < marks.size() ? std::lower_bound(births.begin(), births.end(), marks[i + 1])
-                                   : births.end();
+    auto hi = i + 1 < marks.size() ? std::lower_bound(births.begin(), births.end(), marks[i + 1]) : births.end();
     a.allocations_per_marked_step.push_back(static_cast<uint64_t>(hi - lo));
   }
   return a;

@@ -33,13 +33,13 @@ extern const std::array<const char*, kLifetimeBuckets> kLifetimeLabels;
 
 struct Analysis {
   uint64_t objects = 0;
-  uint64_t tracked_bytes = 0;  // sum of sizes of all objects
+  uint64_t tracked_bytes = 0;    // sum of sizes of all objects
   uint64_t peak_live_bytes = 0;  // high-water mark of live bytes, replayed in allocation order
-  uint64_t alive_objects = 0;  // never freed before the dump
+  uint64_t alive_objects = 0;    // never freed before the dump
   uint64_t alive_bytes = 0;
   std::array<Bucket, kLifetimeBuckets> lifetimes{};
-  std::vector<SizeClass> size_classes;  // power-of-two classes, only non-empty ones, ascending
-  std::vector<SiteUsage> sites;  // every site with objects, by bytes descending (ties: id)
+  std::vector<SizeClass> size_classes;                // power-of-two classes, only non-empty ones, ascending
+  std::vector<SiteUsage> sites;                       // every site with objects, by bytes descending (ties: id)
   std::vector<uint64_t> allocations_per_marked_step;  // one per mark (marks sorted by seq)
 };
 

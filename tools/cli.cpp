@@ -79,8 +79,10 @@ bool SubcommandArgs::phase_option(int64_t& phase, int& rc) {
   uint64_t n = 0;
   bool digits = !v.empty(), big = false;
   for (char c : v) {
-    if (c < '0' || c > '9') digits = false;
-    else if (!big && (n = n * 10 + static_cast<uint64_t>(c - '0')) > UINT32_MAX) big = true;
+    if (c < '0' || c > '9')
+      digits = false;
+    else if (!big && (n = n * 10 + static_cast<uint64_t>(c - '0')) > UINT32_MAX)
+      big = true;
   }
   if (!digits)
     rc = error("--phase: not a number: '" + v + "'");
@@ -113,8 +115,7 @@ int SubcommandArgs::dump(std::string& path) const {
   return 0;
 }
 
-int SubcommandArgs::default_output(const std::string& path, std::string& out,
-                                   const char* suffix) const {
+int SubcommandArgs::default_output(const std::string& path, std::string& out, const char* suffix) const {
   if (!out.empty()) return 0;
   if (path == "-") return error("reading standard input needs -o FILE");
   out = path + suffix;

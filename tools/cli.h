@@ -21,8 +21,7 @@ bool parse_count(const std::string& s, size_t& out);
 class SubcommandArgs {
  public:
   // `command` prefixes every message: "sentinel-view: COMMAND: ...".
-  SubcommandArgs(const char* command, int argc, char** argv)
-      : command_(command), argc_(argc), argv_(argv) {}
+  SubcommandArgs(const char* command, int argc, char** argv) : command_(command), argc_(argc), argv_(argv) {}
 
   // Moves to the next option, collecting operands on the way: anything not starting with '-', "-"
   // itself, and everything after "--". False when the arguments are exhausted.

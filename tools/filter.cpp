@@ -59,8 +59,7 @@ std::string filtered(const std::vector<uint8_t>& dump, const std::vector<fmt::Re
   Payload end;
   fmt::put_end(end, kept);
   uint8_t header[sizeof(sentinel_record_header)];
-  fmt::encode_record_header(header, SENTINEL_REC_END, crc32c(0, end.bytes.data(), end.bytes.size()),
-                            end.bytes.size());
+  fmt::encode_record_header(header, SENTINEL_REC_END, crc32c(0, end.bytes.data(), end.bytes.size()), end.bytes.size());
   out.append(reinterpret_cast<const char*>(header), sizeof header);
   out.append(end.bytes.begin(), end.bytes.end());
   return out;

@@ -30,29 +30,27 @@ struct Options : SharedOptions {
 };
 
 void print_help() {
-  std::cout
-      << "Usage: sentinel-view heatmap [--identities] [--top N] [--step N] [--phase N]\n"
-         "                             [--scale row|max] [--width N] [--ascii] DUMP\n"
-         "Draws the access profile of a dump written with SENTINEL_MODE=profile: one row per\n"
-         "co-allocation group (or object identity) of one phase, one column per interval of its\n"
-         "step; each cell shades the bytes the row touched in that interval.\n"
-         "\n"
-         "  --phase N      the phase drawn (default: the main phase, the profiled phase the\n"
-         "                 process spent the most time in)\n"
-         "  --identities   rows are object identities (the largest N) instead of groups\n"
-         "  --top N        rows drawn (default: 40 groups, 20 identities; 0: all)\n"
-         "  --step N       only profiled step N (0-based) instead of the mean over all of them\n"
-         "  --scale row    shade by the share of the row's own bytes touched (default)\n"
-         "  --scale max    shade relative to the largest cell drawn\n"
-         "  --width N      output width in columns (default: the terminal's, else 100)\n"
-         "  --ascii        ASCII characters instead of Unicode blocks\n"
-         "  -h, --help     show this help\n";
+  std::cout << "Usage: sentinel-view heatmap [--identities] [--top N] [--step N] [--phase N]\n"
+               "                             [--scale row|max] [--width N] [--ascii] DUMP\n"
+               "Draws the access profile of a dump written with SENTINEL_MODE=profile: one row per\n"
+               "co-allocation group (or object identity) of one phase, one column per interval of its\n"
+               "step; each cell shades the bytes the row touched in that interval.\n"
+               "\n"
+               "  --phase N      the phase drawn (default: the main phase, the profiled phase the\n"
+               "                 process spent the most time in)\n"
+               "  --identities   rows are object identities (the largest N) instead of groups\n"
+               "  --top N        rows drawn (default: 40 groups, 20 identities; 0: all)\n"
+               "  --step N       only profiled step N (0-based) instead of the mean over all of them\n"
+               "  --scale row    shade by the share of the row's own bytes touched (default)\n"
+               "  --scale max    shade relative to the largest cell drawn\n"
+               "  --width N      output width in columns (default: the terminal's, else 100)\n"
+               "  --ascii        ASCII characters instead of Unicode blocks\n"
+               "  -h, --help     show this help\n";
 }
 
 size_t terminal_width() {
   winsize ws{};
-  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-    return ws.ws_col;
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
   if (const char* c = std::getenv("COLUMNS")) {
     size_t v = 0;
     if (parse_count(c, v) && v >= 20) return v;
@@ -96,9 +94,12 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.ascii = true;
   } else if (args.is("--scale")) {
     if (!args.value("--scale", v)) return args.error("--scale needs a value");
-    if (v == "row") o.scale_max = false;
-    else if (v == "max") o.scale_max = true;
-    else return args.error("--scale: 'row' or 'max', not '" + v + "'");
+    if (v == "row")
+      o.scale_max = false;
+    else if (v == "max")
+      o.scale_max = true;
+    else
+      return args.error("--scale: 'row' or 'max', not '" + v + "'");
   } else if (args.count_option("--top", n, rc, "a value")) {
     if (!rc) o.top = n ? n : SIZE_MAX;
   } else if (args.count_option("--step", n, rc, "a value")) {
@@ -165,22 +166,19 @@ Rows identity_rows(const AccessModel& am, const Options& o) {
       span = "all";
     } else {
       r.live_first = std::min(id.id.birth_interval, n - 1);
-      r.live_last = id.id.death_interval == SENTINEL_NO_ORDINAL ? n - 1
-                                                                 : std::min(id.id.death_interval, n - 1);
+      r.live_last = id.id.death_interval == SENTINEL_NO_ORDINAL ? n - 1 : std::min(id.id.death_interval, n - 1);
       if (r.live_last < r.live_first) r.live_last = r.live_first;
       span = std::to_string(r.live_first) + "-" + std::to_string(r.live_last);
     }
     r.label = rpad(std::to_string(id.id.id), 6) + " " + pad(lifetime_short(id.id.lifetime), 10) +
-              rpad(human_bytes(id.id.size), 10) + rpad(std::to_string(id.id.group), 6) + " " +
-              pad(span, 6);
+              rpad(human_bytes(id.id.size), 10) + rpad(std::to_string(id.id.group), 6) + " " + pad(span, 6);
     r.cells.assign(n, 0.0);
     for (const auto& [iv, b] : id.cells) r.cells[iv] = b;
     r.bytes = static_cast<double>(id.id.size);
     r.touched_per_step = id.touched / am.steps_used;
     out.rows.push_back(std::move(r));
   }
-  out.head = rpad("id", 6) + " " + pad("class", 10) + rpad("size", 10) + rpad("group", 6) + " " +
-             pad("alive", 6);
+  out.head = rpad("id", 6) + " " + pad("class", 10) + rpad("size", 10) + rpad("group", 6) + " " + pad("alive", 6);
   return out;
 }
 
@@ -212,8 +210,8 @@ Layout layout(const Rows& r, const Options& o, uint32_t n) {
 }
 
 void write_title(std::ostream& os, const Dump& d, const AccessModel& am, const Options& o, const Layout& l) {
-  os << "Access heatmap of " << printable(o.path) << ": " << (o.identities ? "identities" : "groups")
-     << " x " << l.intervals << " intervals (" << phase_label(d.sm, am.phase) << ", ";
+  os << "Access heatmap of " << printable(o.path) << ": " << (o.identities ? "identities" : "groups") << " x "
+     << l.intervals << " intervals (" << phase_label(d.sm, am.phase) << ", ";
   if (o.step >= 0)
     os << "profiled step " << o.step;
   else
@@ -286,11 +284,9 @@ void write_notes(std::ostream& os, const Rows& r, const AccessModel& am, const O
   if (r.hidden_untouched)
     os << r.hidden_untouched << (r.hidden_untouched == 1 ? " group" : " groups")
        << " touched in no interval not drawn\n";
-  if (am.dropped_touches)
-    os << "note: " << am.dropped_touches << " touches name an unknown identity or interval\n";
-  os << "legend: " << gl.none << " " << (o.identities ? "alive, " : "") << "not touched   "
-     << gl.level[0] << " < 25%   " << gl.level[1] << " 25-50%   " << gl.level[2] << " 50-75%   "
-     << gl.level[3] << " >= 75%";
+  if (am.dropped_touches) os << "note: " << am.dropped_touches << " touches name an unknown identity or interval\n";
+  os << "legend: " << gl.none << " " << (o.identities ? "alive, " : "") << "not touched   " << gl.level[0]
+     << " < 25%   " << gl.level[1] << " 25-50%   " << gl.level[2] << " 50-75%   " << gl.level[3] << " >= 75%";
   if (o.identities) os << "   (blank: not alive)";
   os << "\n";
 }
@@ -301,8 +297,8 @@ void write_no_profile(std::ostream& os, const Dump& d, const Options& o) {
     os << printable(o.path) << ": no access profile in this dump (the IDENTITIES, TOUCHES and "
        << "GROUPS records are written with SENTINEL_MODE=profile)\n";
   else
-    os << printable(o.path) << ": no access profile for phase " << d.phase << " (profiled phases: "
-       << profiled_phases(d.sm) << ")\n";
+    os << printable(o.path) << ": no access profile for phase " << d.phase
+       << " (profiled phases: " << profiled_phases(d.sm) << ")\n";
 }
 
 }  // namespace

@@ -71,11 +71,13 @@ RankRow row_of(const std::string& path, const fmt::Profile& p) {
   r.pid = p.process.pid;
   r.steps = p.steps.size();
   r.planned_phases = p.plans.size();
-  r.ended_by_signal = (p.process.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(p.process.flags) : 0;
+  r.ended_by_signal =
+      (p.process.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(p.process.flags) : 0;
   uint32_t main_phase = 0;
   uint64_t most = 0;
   for (const auto& pl : p.plans) {
-    uint64_t n = std::count_if(p.steps.begin(), p.steps.end(), [&](const auto& s) { return s.phase == pl.header.phase; });
+    uint64_t n =
+        std::count_if(p.steps.begin(), p.steps.end(), [&](const auto& s) { return s.phase == pl.header.phase; });
     if (n >= most) most = n, main_phase = pl.header.phase;
   }
   TieringModel tm = model_tiering(p, main_phase);
@@ -112,7 +114,9 @@ std::string share(const std::optional<double>& v) {
   return b;
 }
 
-std::string rank_label(const RankRow& r) { return r.rank >= 0 ? std::to_string(r.rank) : "-"; }
+std::string rank_label(const RankRow& r) {
+  return r.rank >= 0 ? std::to_string(r.rank) : "-";
+}
 
 uint64_t total(const std::vector<RankRow>& rows, uint64_t RankRow::*field) {
   uint64_t t = 0;
@@ -142,8 +146,10 @@ void print_text(std::ostream& os, const std::vector<RankRow>& rows) {
 }
 
 void opt_number(std::ostream& os, const std::optional<double>& v) {
-  if (v) os << *v;
-  else os << "null";
+  if (v)
+    os << *v;
+  else
+    os << "null";
 }
 
 void print_json(std::ostream& os, const std::vector<RankRow>& rows) {
@@ -151,9 +157,9 @@ void print_json(std::ostream& os, const std::vector<RankRow>& rows) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const RankRow& r = rows[i];
     os << (i ? "," : "") << "{\"file\":" << json_quote(r.path) << ",\"rank\":" << r.rank << ",\"pid\":" << r.pid
-       << ",\"steps\":" << r.steps << ",\"planned_phases\":" << r.planned_phases << ",\"fast_budget_bytes\":" << r.budget
-       << ",\"budget_split\":" << (r.split ? "true" : "false") << ",\"fast_peak_bytes\":" << r.fast_peak
-       << ",\"migrated_bytes\":" << r.migrated << ",\"fast_hit_share\":";
+       << ",\"steps\":" << r.steps << ",\"planned_phases\":" << r.planned_phases
+       << ",\"fast_budget_bytes\":" << r.budget << ",\"budget_split\":" << (r.split ? "true" : "false")
+       << ",\"fast_peak_bytes\":" << r.fast_peak << ",\"migrated_bytes\":" << r.migrated << ",\"fast_hit_share\":";
     opt_number(os, r.measured_hit);
     os << ",\"predicted_hit_share\":";
     opt_number(os, r.predicted_hit);
@@ -189,18 +195,20 @@ void write_page(std::ostream& os, const std::vector<RankRow>& rows) {
      << "<th>migrated</th><th>dump</th></tr>\n";
   for (const RankRow& r : rows)
     os << "<tr><td>" << html(rank_label(r)) << "</td><td>" << r.pid << "</td><td>" << r.steps << "</td><td>"
-       << r.planned_phases << "</td><td>" << html(human_bytes(r.budget)) << "</td><td>" << html(human_bytes(r.fast_peak))
-       << "</td><td>" << share(r.measured_hit) << "</td><td>" << share(r.predicted_hit) << "</td><td>"
-       << html(human_bytes(r.migrated)) << "</td><td class=\"l\">" << html(r.path) << (r.dry_run ? " (dry run)" : "")
-       << "</td></tr>\n";
+       << r.planned_phases << "</td><td>" << html(human_bytes(r.budget)) << "</td><td>"
+       << html(human_bytes(r.fast_peak)) << "</td><td>" << share(r.measured_hit) << "</td><td>"
+       << share(r.predicted_hit) << "</td><td>" << html(human_bytes(r.migrated)) << "</td><td class=\"l\">"
+       << html(r.path) << (r.dry_run ? " (dry run)" : "") << "</td></tr>\n";
   os << "</table>\n<p>Together: budgets " << html(human_bytes(total(rows, &RankRow::budget))) << ", fast peaks "
      << html(human_bytes(total(rows, &RankRow::fast_peak))) << ", migrated "
      << html(human_bytes(total(rows, &RankRow::migrated))) << ". Each rank's own report: <code>sentinel-view report "
      << "DUMP</code>.</p>\n";
-  bars(os, "Fast-tier peak per rank", rows, [](const RankRow& r) { return static_cast<double>(r.fast_peak); },
-       [](const RankRow& r) { return human_bytes(r.fast_peak); });
-  bars(os, "Measured fast-hit share per rank", rows, [](const RankRow& r) { return r.measured_hit.value_or(0); },
-       [](const RankRow& r) { return share(r.measured_hit); });
+  bars(
+      os, "Fast-tier peak per rank", rows, [](const RankRow& r) { return static_cast<double>(r.fast_peak); },
+      [](const RankRow& r) { return human_bytes(r.fast_peak); });
+  bars(
+      os, "Measured fast-hit share per rank", rows, [](const RankRow& r) { return r.measured_hit.value_or(0); },
+      [](const RankRow& r) { return share(r.measured_hit); });
   os << "</body></html>\n";
 }
 
@@ -213,8 +221,10 @@ bool is_job(const std::vector<std::string>& operands) {
 int job_summary(const std::vector<std::string>& operands, bool json) {
   std::vector<RankRow> rows;
   if (!load_rows(operands, &rows)) return 1;
-  if (json) print_json(std::cout, rows);
-  else print_text(std::cout, rows);
+  if (json)
+    print_json(std::cout, rows);
+  else
+    print_text(std::cout, rows);
   return finish_output();
 }
 
@@ -227,7 +237,8 @@ int job_report(const std::vector<std::string>& operands, const std::string& out_
   if (!out.open(out_path)) return 1;
   out.stream() << page.str();
   int rc = out.close();
-  if (rc == 0 && out_path != "-") std::cout << "wrote " << printable(out_path) << " (" << human_bytes(page.str().size()) << ")\n";
+  if (rc == 0 && out_path != "-")
+    std::cout << "wrote " << printable(out_path) << " (" << human_bytes(page.str().size()) << ")\n";
   return rc ? rc : finish_output();
 }
 

@@ -44,14 +44,36 @@ void json_string(std::ostream& os, std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': os << "\\\""; ++i; continue;
-      case '\\': os << "\\\\"; ++i; continue;
-      case '\b': os << "\\b"; ++i; continue;
-      case '\f': os << "\\f"; ++i; continue;
-      case '\n': os << "\\n"; ++i; continue;
-      case '\r': os << "\\r"; ++i; continue;
-      case '\t': os << "\\t"; ++i; continue;
-      default: break;
+      case '"':
+        os << "\\\"";
+        ++i;
+        continue;
+      case '\\':
+        os << "\\\\";
+        ++i;
+        continue;
+      case '\b':
+        os << "\\b";
+        ++i;
+        continue;
+      case '\f':
+        os << "\\f";
+        ++i;
+        continue;
+      case '\n':
+        os << "\\n";
+        ++i;
+        continue;
+      case '\r':
+        os << "\\r";
+        ++i;
+        continue;
+      case '\t':
+        os << "\\t";
+        ++i;
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || c == 0x7F) {
       char buf[8];

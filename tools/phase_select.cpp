@@ -10,8 +10,7 @@ namespace sentinel::view {
 
 std::optional<uint32_t> select_phase(const StepModel& sm, int64_t requested, const std::string& path) {
   if (requested < 0) return sm.main_number();
-  if (requested <= UINT32_MAX && sm.find(static_cast<uint32_t>(requested)))
-    return static_cast<uint32_t>(requested);
+  if (requested <= UINT32_MAX && sm.find(static_cast<uint32_t>(requested))) return static_cast<uint32_t>(requested);
   std::cerr << kProg << ": " << printable(path) << ": no phase " << requested << " in this dump ";
   if (sm.phases.empty())
     std::cerr << "(it has no phases: no STEPS, INTERVALS or PROFILE record)\n";

@@ -32,28 +32,26 @@ struct Options : SharedOptions {
 };
 
 void print_help() {
-  std::cout
-      << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--phase N] [--top N] [--json] DUMP\n"
-         "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
-         "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
-         "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
-         "\n"
-         "  --policy P         sentinel, first-touch, all-slow, all-fast or hot (default: the\n"
-         "                     dump's TIERING record, else SENTINEL_POLICY, else sentinel)\n"
-         "  --fast-bytes B|N%  fast-tier budget: bytes (4G, 512M, 1048576) or a share of the\n"
-         "                     profiled peak footprint (20%); default: the dump's TIERING record,\n"
-         "                     else SENTINEL_FAST_BYTES, else 20%\n"
-         "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
-         "                     process spent the most time in)\n"
-         "  --top N            identities listed, largest first (default 40; 0: all)\n"
-         "  --json             print one JSON object instead of text\n"
-         "  -h, --help         show this help\n";
+  std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--phase N] [--top N] [--json] DUMP\n"
+               "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
+               "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
+               "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
+               "\n"
+               "  --policy P         sentinel, first-touch, all-slow, all-fast or hot (default: the\n"
+               "                     dump's TIERING record, else SENTINEL_POLICY, else sentinel)\n"
+               "  --fast-bytes B|N%  fast-tier budget: bytes (4G, 512M, 1048576) or a share of the\n"
+               "                     profiled peak footprint (20%); default: the dump's TIERING record,\n"
+               "                     else SENTINEL_FAST_BYTES, else 20%\n"
+               "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
+               "                     process spent the most time in)\n"
+               "  --top N            identities listed, largest first (default 40; 0: all)\n"
+               "  --json             print one JSON object instead of text\n"
+               "  -h, --help         show this help\n";
 }
 
 std::string strip_of(const sentinel_plan_entry& e, uint64_t alive, uint32_t n) {
   std::string s;
-  for (uint32_t k = 0; k < n; ++k)
-    s += !(alive >> k & 1) ? '-' : (e.fast_mask >> k & 1) ? 'F' : 'S';
+  for (uint32_t k = 0; k < n; ++k) s += !(alive >> k & 1) ? '-' : (e.fast_mask >> k & 1) ? 'F' : 'S';
   return s;
 }
 
@@ -83,7 +81,9 @@ std::string budget_text(const FastBudget& b, uint64_t resolved) {
   return s + human_bytes(resolved);
 }
 
-std::string bandwidth_text(uint64_t bps) { return human_bytes(bps) + "/s"; }
+std::string bandwidth_text(uint64_t bps) {
+  return human_bytes(bps) + "/s";
+}
 
 // Differences between the recomputed plan and the recorded one ("" when identical).
 std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
@@ -91,7 +91,8 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   const sentinel_plan_header& b = rec.header;
   std::vector<std::string> diff;
   auto field = [&](const char* name, uint64_t x, uint64_t y) {
-    if (x != y) diff.push_back(std::string(name) + " " + std::to_string(y) + " recorded, " + std::to_string(x) + " now");
+    if (x != y)
+      diff.push_back(std::string(name) + " " + std::to_string(y) + " recorded, " + std::to_string(x) + " now");
   };
   field("intervals", a.intervals, b.intervals);
   field("lead_intervals", a.lead_intervals, b.lead_intervals);
@@ -116,7 +117,8 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
     if (r.flags != e.flags || r.fast_mask != e.fast_mask || r.touch_mask != e.touch_mask) ++differing;
   }
   if (rec.entries.size() != plan.entry_count)
-    diff.push_back(std::to_string(rec.entries.size()) + " entries recorded, " + std::to_string(plan.entry_count) + " now");
+    diff.push_back(std::to_string(rec.entries.size()) + " entries recorded, " + std::to_string(plan.entry_count) +
+                   " now");
   if (missing) diff.push_back(std::to_string(missing) + " identities without a recorded entry");
   if (differing) diff.push_back(std::to_string(differing) + (differing == 1 ? " entry differs" : " entries differ"));
   std::string out;
@@ -228,8 +230,10 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
   os << ",\"policy_source\":";
   json_string(os, pl.policy_source);
   os << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"budget_share_ppm\":";
-  if (pl.src.in.budget.share_ppm) os << pl.src.in.budget.share_ppm;
-  else os << "null";
+  if (pl.src.in.budget.share_ppm)
+    os << pl.src.in.budget.share_ppm;
+  else
+    os << "null";
   os << ",\"budget_source\":";
   json_string(os, pl.budget_source);
   os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
@@ -238,9 +242,8 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes << ",\"fast_peak_bytes\":" << h.fast_peak_bytes
      << ",\"fast_pool_bytes\":" << h.fast_pool_bytes << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step
      << ",\"moves_per_step\":" << plan.moves_per_step << ",\"late_moves\":" << plan.late_moves
-     << ",\"touched_bytes_per_step\":" << plan.touched_bytes
-     << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6
-     << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
+     << ",\"touched_bytes_per_step\":" << plan.touched_bytes << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm
+     << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6 << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
      << ",\"bandwidth_measured\":" << (pl.measured_bw ? "true" : "false")
      << ",\"interval_durations\":" << (pl.src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags;
 }
@@ -255,8 +258,10 @@ void print_json_recorded(std::ostream& os, const Planned& pl) {
   json_string(os, policy_name(pl.recorded->header.policy));
   os << ",\"fast_budget_bytes\":" << pl.recorded->header.fast_budget_bytes
      << ",\"compared\":" << (pl.comparable ? "true" : "false") << ",\"identical\":";
-  if (pl.comparable) os << (pl.differences.empty() ? "true" : "false");
-  else os << "null";
+  if (pl.comparable)
+    os << (pl.differences.empty() ? "true" : "false");
+  else
+    os << "null";
   os << ",\"differences\":";
   json_string(os, pl.differences);
   os << "}";
@@ -284,8 +289,8 @@ void print_json_entries(std::ostream& os, const Planned& pl) {
 void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   const sentinel_plan_header& h = pl.plan.header;
   const Plan& plan = pl.plan;
-  os << "Plan of " << printable(o.path) << ", phase " << h.phase << ": policy " << policy_name(h.policy)
-     << " (" << pl.policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
+  os << "Plan of " << printable(o.path) << ", phase " << h.phase << ": policy " << policy_name(h.policy) << " ("
+     << pl.policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
   os << "budget           " << budget_text(pl.src.in.budget, h.fast_budget_bytes) << " (" << pl.budget_source
      << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
   os << "fast tier        planned peak " << human_bytes(h.fast_peak_bytes) << ", short-lived pool "
@@ -293,13 +298,15 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   os << "moves            " << human_bytes(h.moved_bytes_per_step) << " per step (" << plan.moves_per_step
      << (plan.moves_per_step == 1 ? " move, " : " moves, ") << plan.late_moves << " expected late)";
   if (h.policy == SENTINEL_POLICY_SENTINEL)
-    os << "; lead " << h.lead_intervals << " intervals, gap " << plan.gap_intervals << (plan.grouped ? ", groups as units" : "")
-       << (plan.first_fit ? ", first-touch placement won the trial" : "") << " (" << plan.trials << " trials)";
+    os << "; lead " << h.lead_intervals << " intervals, gap " << plan.gap_intervals
+       << (plan.grouped ? ", groups as units" : "") << (plan.first_fit ? ", first-touch placement won the trial" : "")
+       << " (" << plan.trials << " trials)";
   os << "\n";
-  os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s) << (pl.measured_bw ? " measured" : " (default: no measured bandwidth)")
-     << ", " << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
-  os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of "
-     << human_bytes(plan.touched_bytes) << " touched per step\n";
+  os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s)
+     << (pl.measured_bw ? " measured" : " (default: no measured bandwidth)") << ", "
+     << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
+  os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of " << human_bytes(plan.touched_bytes)
+     << " touched per step\n";
   if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";
   else if (!pl.comparable)
@@ -314,7 +321,8 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
 void print_text_entries(std::ostream& os, const Planned& pl) {
   const Plan& plan = pl.plan;
   const uint32_t intervals = plan.header.intervals;
-  os << "\n" << (pl.shown < pl.order.size() ? "top " + std::to_string(pl.shown) + " of " : "") << pl.order.size()
+  os << "\n"
+     << (pl.shown < pl.order.size() ? "top " + std::to_string(pl.shown) + " of " : "") << pl.order.size()
      << " identities by size (F fast, S slow, - not alive; P pool, B born fast; moves: interval at whose start)\n";
   char line[256];
   std::snprintf(line, sizeof line, "%8s  %-10s %10s %6s  %-*s  %s\n", "id", "class", "size", "group",

@@ -13,14 +13,20 @@ namespace {
 // Intervals past this are dropped when the dump has no INTERVALS table to bound them.
 constexpr uint32_t kMaxIntervalsWithoutTable = 4096;
 
-uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 int lifetime_rank(uint8_t life) {  // drawing order: persistent, step, short, unknown
   switch (life) {
-    case SENTINEL_LIFE_PERSISTENT: return 0;
-    case SENTINEL_LIFE_STEP: return 1;
-    case SENTINEL_LIFE_SHORT: return 2;
-    default: return 3;
+    case SENTINEL_LIFE_PERSISTENT:
+      return 0;
+    case SENTINEL_LIFE_STEP:
+      return 1;
+    case SENTINEL_LIFE_SHORT:
+      return 2;
+    default:
+      return 3;
   }
 }
 
@@ -46,19 +52,27 @@ std::vector<size_t> sorted(std::vector<size_t> order, const std::vector<Row>& ro
 
 const char* lifetime_name(uint8_t lifetime) {
   switch (lifetime) {
-    case SENTINEL_LIFE_SHORT: return "short-lived";
-    case SENTINEL_LIFE_STEP: return "step-scoped";
-    case SENTINEL_LIFE_PERSISTENT: return "persistent";
-    default: return "unknown";
+    case SENTINEL_LIFE_SHORT:
+      return "short-lived";
+    case SENTINEL_LIFE_STEP:
+      return "step-scoped";
+    case SENTINEL_LIFE_PERSISTENT:
+      return "persistent";
+    default:
+      return "unknown";
   }
 }
 
 const char* lifetime_short(uint8_t lifetime) {
   switch (lifetime) {
-    case SENTINEL_LIFE_SHORT: return "short";
-    case SENTINEL_LIFE_STEP: return "step";
-    case SENTINEL_LIFE_PERSISTENT: return "persistent";
-    default: return "unknown";
+    case SENTINEL_LIFE_SHORT:
+      return "short";
+    case SENTINEL_LIFE_STEP:
+      return "step";
+    case SENTINEL_LIFE_PERSISTENT:
+      return "persistent";
+    default:
+      return "unknown";
   }
 }
 
@@ -90,8 +104,7 @@ StepModel model_steps(const fmt::Profile& p) {
     ++counts[s.phase][s.allocations];
     // Consecutive steps of one phase only (another phase in between breaks the chain).
     auto li = last_index.find(s.phase);
-    if (li != last_index.end() && li->second + 1 == i && s.start_ns > last_start[s.phase] &&
-        last_start[s.phase] != 0)
+    if (li != last_index.end() && li->second + 1 == i && s.start_ns > last_start[s.phase] && last_start[s.phase] != 0)
       gaps[s.phase].push_back(s.start_ns - last_start[s.phase]);
     last_index[s.phase] = i;
     last_start[s.phase] = s.start_ns;
@@ -130,8 +143,8 @@ StepModel model_steps(const fmt::Profile& p) {
       std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
       ph.median_step_ns = g[g.size() / 2];
     }
-    ph.time_ns = ph.median_step_ns && ph.steps > UINT64_MAX / ph.median_step_ns ? UINT64_MAX
-                                                                                  : ph.steps * ph.median_step_ns;
+    ph.time_ns =
+        ph.median_step_ns && ph.steps > UINT64_MAX / ph.median_step_ns ? UINT64_MAX : ph.steps * ph.median_step_ns;
     ph.profiled = ph.session || ph.profiled_steps;
     ph.identities = ids[id].size();
     ph.groups = groups[id].size();
@@ -223,10 +236,8 @@ void set_columns(AccessModel& a, const fmt::Profile& p) {
       if (t.interval < kMaxIntervalsWithoutTable && a.identity_index.count(t.identity))
         a.intervals = std::max(a.intervals, t.interval + 1);
     for (const auto& r : a.identities) {
-      if (r.id.birth_interval < kMaxIntervalsWithoutTable)
-        a.intervals = std::max(a.intervals, r.id.birth_interval + 1);
-      if (r.id.death_interval < kMaxIntervalsWithoutTable)
-        a.intervals = std::max(a.intervals, r.id.death_interval + 1);
+      if (r.id.birth_interval < kMaxIntervalsWithoutTable) a.intervals = std::max(a.intervals, r.id.birth_interval + 1);
+      if (r.id.death_interval < kMaxIntervalsWithoutTable) a.intervals = std::max(a.intervals, r.id.death_interval + 1);
     }
   }
   uint32_t max_step = 0;
@@ -388,9 +399,8 @@ std::vector<size_t> identities_by_touches(const AccessModel& a) {
 int64_t step_of_seq(const fmt::Profile& p, uint64_t seq) {
   // Steps are written in order; tolerate disorder by falling back to a linear scan.
   const auto& st = p.steps;
-  auto it = std::upper_bound(st.begin(), st.end(), seq, [](uint64_t v, const sentinel_step_entry& s) {
-    return v < s.start_seq;
-  });
+  auto it = std::upper_bound(st.begin(), st.end(), seq,
+                             [](uint64_t v, const sentinel_step_entry& s) { return v < s.start_seq; });
   if (it != st.begin()) {
     const auto& s = *(it - 1);
     if (seq - s.start_seq < s.allocations) return static_cast<int64_t>(it - 1 - st.begin());
@@ -401,7 +411,7 @@ int64_t step_of_seq(const fmt::Profile& p, uint64_t seq) {
 std::vector<size_t> object_identities(const fmt::Profile& p, const AccessModel& a) {
   std::vector<size_t> out(p.objects.size(), SIZE_MAX);
   if (a.identities.empty()) return out;
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, size_t> in_step;  // (ordinal, site, size)
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t>, size_t> in_step;    // (ordinal, site, size)
   std::map<std::pair<uint32_t, uint64_t>, std::vector<size_t>> outside;  // (site, size) -> ids
   for (size_t i = 0; i < a.identities.size(); ++i) {
     const auto& id = a.identities[i].id;
@@ -419,9 +429,8 @@ std::vector<size_t> object_identities(const fmt::Profile& p, const AccessModel& 
       [](const sentinel_step_entry& x, const sentinel_step_entry& y) { return x.start_seq < y.start_seq; });
   std::vector<size_t> order(p.objects.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-    return p.objects[x].birth_seq < p.objects[y].birth_seq;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return p.objects[x].birth_seq < p.objects[y].birth_seq; });
   std::map<std::pair<uint32_t, uint64_t>, size_t> used;  // next unused identity per key
   for (size_t oi : order) {
     const sentinel_object& o = p.objects[oi];
@@ -467,8 +476,7 @@ std::optional<uint64_t> SeqClock::at(uint64_t seq) const {
   return it->second;
 }
 
-std::pair<uint64_t, uint64_t> step_span(const fmt::Profile& p, const SeqClock& clock, size_t k,
-                                        uint64_t t_end) {
+std::pair<uint64_t, uint64_t> step_span(const fmt::Profile& p, const SeqClock& clock, size_t k, uint64_t t_end) {
   const auto& s = p.steps[k];
   uint64_t start = s.start_ns ? s.start_ns : clock.at(s.start_seq).value_or(t_end);
   uint64_t stop = clock.at(s.start_seq + s.allocations).value_or(t_end);

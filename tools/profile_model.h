@@ -28,7 +28,7 @@ const char* lifetime_short(uint8_t lifetime);
 
 struct PhaseSummary {
   uint32_t phase = 0;
-  uint64_t steps = 0;      // 0 for a phase only other records name (INTERVALS, PROFILE, PLAN, IDENTITIES)
+  uint64_t steps = 0;       // 0 for a phase only other records name (INTERVALS, PROFILE, PLAN, IDENTITIES)
   uint64_t first_step = 0;  // index into Profile::steps of its first and last step
   uint64_t last_step = 0;
   uint32_t period = 0;     // allocations per step: the INTERVALS period, else the most common count
@@ -37,12 +37,12 @@ struct PhaseSummary {
   uint64_t profiled_steps = 0;  // steps flagged SENTINEL_STEP_PROFILED
   uint64_t explicit_steps = 0;
   uint64_t inferred_steps = 0;
-  uint64_t median_step_ns = 0;  // between consecutive step starts of this phase (0: unknown)
-  uint64_t time_ns = 0;         // steps x median step time, saturating (0: unknown)
+  uint64_t median_step_ns = 0;                   // between consecutive step starts of this phase (0: unknown)
+  uint64_t time_ns = 0;                          // steps x median step time, saturating (0: unknown)
   const fmt::ProfileSession* session = nullptr;  // its first PROFILE record
-  bool profiled = false;        // a PROFILE record or steps flagged profiled
-  uint64_t identities = 0;      // distinct identity ids of the phase
-  uint64_t groups = 0;          // distinct group ids of the phase
+  bool profiled = false;                         // a PROFILE record or steps flagged profiled
+  uint64_t identities = 0;                       // distinct identity ids of the phase
+  uint64_t groups = 0;                           // distinct group ids of the phase
 };
 
 struct StepModel {
@@ -85,28 +85,28 @@ struct GroupRow {
   sentinel_group g{};
   uint64_t touched = 0;  // bytes touched by its members, summed over the profiled steps used
   uint32_t intervals_touched = 0;
-  uint32_t first_interval = UINT32_MAX;  // first interval touched
-  std::string interval_list;             // "0-3,7" (from the touches; else from interval_mask)
-  uint64_t identities_found = 0;         // identities of the dump naming this group
+  uint32_t first_interval = UINT32_MAX;            // first interval touched
+  std::string interval_list;                       // "0-3,7" (from the touches; else from interval_mask)
+  uint64_t identities_found = 0;                   // identities of the dump naming this group
   std::vector<std::pair<uint32_t, double>> cells;  // (interval, mean bytes per profiled step), sorted
 };
 
 struct AccessModel {
   bool present = false;  // the phase has identities or groups (or touches naming its identities)
-  const fmt::ProfileSession* session = nullptr;  // the phase's first PROFILE record
-  uint32_t phase = 0;                            // the phase modeled
-  const fmt::IntervalTable* table = nullptr;     // its intervals, if recorded
-  uint32_t intervals = 0;                        // columns of the heatmap
-  uint32_t steps_used = 1;                       // profiled steps the cells are averaged over
-  int64_t only_step = -1;                        // >= 0: only that profiled step's touches
-  std::vector<IdentityRow> identities;           // of the phase, file order, first of each id
-  std::vector<GroupRow> groups;                  // of the phase, file order, first of each id
+  const fmt::ProfileSession* session = nullptr;         // the phase's first PROFILE record
+  uint32_t phase = 0;                                   // the phase modeled
+  const fmt::IntervalTable* table = nullptr;            // its intervals, if recorded
+  uint32_t intervals = 0;                               // columns of the heatmap
+  uint32_t steps_used = 1;                              // profiled steps the cells are averaged over
+  int64_t only_step = -1;                               // >= 0: only that profiled step's touches
+  std::vector<IdentityRow> identities;                  // of the phase, file order, first of each id
+  std::vector<GroupRow> groups;                         // of the phase, file order, first of each id
   std::unordered_map<uint32_t, size_t> identity_index;  // id -> index in identities
   std::unordered_map<uint32_t, size_t> group_index;
   // Touches naming an identity no phase of the dump has, or one of this phase's identities with an
   // interval outside its table. Touches of other phases' identities are theirs, not dropped.
   uint64_t dropped_touches = 0;
-  uint64_t total_touched = 0;    // sum of kept touch bytes
+  uint64_t total_touched = 0;       // sum of kept touch bytes
   std::vector<double> interval_ns;  // mean duration per interval from the phase's COUNTERS (empty: none)
 };
 
@@ -151,7 +151,6 @@ class SeqClock {
 // Start and end (monotonic ns) of step k: from its start_ns (else its first allocation's birth) to
 // the birth of the first tracked allocation after it, cut at the next step's start; t_end when
 // nothing follows.
-std::pair<uint64_t, uint64_t> step_span(const fmt::Profile& p, const SeqClock& clock, size_t k,
-                                        uint64_t t_end);
+std::pair<uint64_t, uint64_t> step_span(const fmt::Profile& p, const SeqClock& clock, size_t k, uint64_t t_end);
 
 }  // namespace sentinel::view

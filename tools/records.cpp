@@ -127,8 +127,7 @@ void topology(std::ostream& os, const fmt::Topology& t) {
     os << "null";
     return;
   }
-  os << "{\"numa_available\": " << t.numa_available << ", \"numa_balancing\": " << t.numa_balancing
-     << ", \"nodes\": ";
+  os << "{\"numa_available\": " << t.numa_available << ", \"numa_balancing\": " << t.numa_balancing << ", \"nodes\": ";
   array(os, t.nodes, [](std::ostream& o, const fmt::NumaNode& n) {
     o << "{\"id\": " << n.id << ", \"cpu_count\": " << n.cpu_count << ", \"total_bytes\": " << n.total_bytes
       << ", \"free_bytes\": " << n.free_bytes << ", \"flags\": " << n.flags << '}';

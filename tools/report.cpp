@@ -37,20 +37,19 @@ struct Options : SharedOptions {
 };
 
 void print_help() {
-  std::cout
-      << "Usage: sentinel-view report [-o FILE.html] [--top N] [--phase N] [--no-symbols] DUMP\n"
-         "Writes one self-contained HTML page (no external files, opens offline) with the\n"
-         "footprint over the run and over one step, the access heatmap (groups or identities x\n"
-         "intervals), the object lifetimes, the placement and the summary tables.\n"
-         "\n"
-         "  -o FILE        output file (default: DUMP.html; '-': standard output)\n"
-         "  --phase N      the phase whose step, heatmap, lifetimes and placement are drawn\n"
-         "                 (default: the main phase, the profiled phase the process spent the\n"
-         "                 most time in); the run-wide parts are the same\n"
-         "  --top N        rows of the site, identity and group tables (default 15; 0: all)\n"
-         "  --no-symbols   print frames as module+offset without opening the module files\n"
-         "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
-         "  -h, --help     show this help\n";
+  std::cout << "Usage: sentinel-view report [-o FILE.html] [--top N] [--phase N] [--no-symbols] DUMP\n"
+               "Writes one self-contained HTML page (no external files, opens offline) with the\n"
+               "footprint over the run and over one step, the access heatmap (groups or identities x\n"
+               "intervals), the object lifetimes, the placement and the summary tables.\n"
+               "\n"
+               "  -o FILE        output file (default: DUMP.html; '-': standard output)\n"
+               "  --phase N      the phase whose step, heatmap, lifetimes and placement are drawn\n"
+               "                 (default: the main phase, the profiled phase the process spent the\n"
+               "                 most time in); the run-wide parts are the same\n"
+               "  --top N        rows of the site, identity and group tables (default 15; 0: all)\n"
+               "  --no-symbols   print frames as module+offset without opening the module files\n"
+               "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
+               "  -h, --help     show this help\n";
 }
 
 const char* kCss = R"CSS(
@@ -180,11 +179,14 @@ void write_report(std::ostream& s, const Ctx& c) {
   const auto& am = c.am;
   std::string cmd;
   for (const auto& arg : p.process.argv) cmd += (cmd.empty() ? "" : " ") + arg;
-  std::string title = "Sentinel report" + (cmd.empty() ? std::string() : ": " + (cmd.size() > 60 ? cmd.substr(0, 57) + "..." : cmd));
+  std::string title =
+      "Sentinel report" + (cmd.empty() ? std::string() : ": " + (cmd.size() > 60 ? cmd.substr(0, 57) + "..." : cmd));
   s << "<!DOCTYPE html>\n<html lang=\"en\" data-render=\"pending\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-    << "<title>" << html(title) << "</title>\n<style>" << kCss << "</style>\n<script>" << kHeadScript << "</script>\n</head>\n<body>\n<main>\n";
+       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'; img-src data:\">\n"
+    << "<title>" << html(title) << "</title>\n<style>" << kCss << "</style>\n<script>" << kHeadScript
+    << "</script>\n</head>\n<body>\n<main>\n";
   s << "<pre id=\"js-errors\" hidden></pre>\n";
   s << "<h1>Sentinel profile</h1>\n<p class=\"sub\">";
   if (p.process.present) {
@@ -204,7 +206,8 @@ void write_report(std::ostream& s, const Ctx& c) {
   card(s, std::to_string(sm.steps), sm.steps ? "training steps detected" : "steps (none detected)");
   card(s, std::to_string(sm.allocations_per_step), "allocations per step");
   card(s, std::to_string(sm.intervals_per_step), "intervals per step");
-  if (sm.phases.size() > 1) card(s, std::to_string(sm.phases.size()), "phases (main: " + std::to_string(sm.main_number()) + ")");
+  if (sm.phases.size() > 1)
+    card(s, std::to_string(sm.phases.size()), "phases (main: " + std::to_string(sm.main_number()) + ")");
   if (const fmt::ProfileSession* ses = am.session) {
     card(s, std::to_string(ses->profiled_steps) + " \u00d7 " + human_bytes(ses->granularity_bytes),
          "profiled steps \u00d7 granularity (phase " + std::to_string(ses->phase) + ")");
@@ -219,7 +222,8 @@ void write_report(std::ostream& s, const Ctx& c) {
 
   s << "<h2>Footprint over the run</h2>\n";
   footprint_run(s, c);
-  s << "<p class=\"note\">Live tracked bytes (objects of at least SENTINEL_MIN_BYTES) against wall time since the process "
+  s << "<p class=\"note\">Live tracked bytes (objects of at least SENTINEL_MIN_BYTES) against wall time since the "
+       "process "
        "started"
     << (p.steps.empty() ? "" : "; the band below marks the detected steps")
     << (p.marks.empty() ? "" : "; red dashed lines: sentinel_step() marks") << ". Hover for values.</p>\n";
@@ -236,17 +240,19 @@ void write_report(std::ostream& s, const Ctx& c) {
   } else if (!p.steps.empty()) {
     s << "<p class=\"note\">Phase " << am.phase << " has no steps in the STEPS record.</p>\n";
   } else {
-    s << "<p class=\"note\">No steps in this dump (no STEPS record: the step detector did not lock on, or the dump is format 1.0).</p>\n";
+    s << "<p class=\"note\">No steps in this dump (no STEPS record: the step detector did not lock on, or the dump is "
+         "format 1.0).</p>\n";
   }
 
   s << "<h2>Access heatmap</h2>\n";
   if (am.present && am.intervals > 0)
     heatmaps(s, c);
   else if (!p.identities.empty() || !p.groups.empty())
-    s << "<p class=\"note\">No access profile for phase " << am.phase << " (profiled phases: " << html(profiled_phases(sm))
-      << ").</p>\n";
+    s << "<p class=\"note\">No access profile for phase " << am.phase
+      << " (profiled phases: " << html(profiled_phases(sm)) << ").</p>\n";
   else
-    s << "<p class=\"note\">No access profile in this dump: run with SENTINEL_MODE=profile to record which objects each "
+    s << "<p class=\"note\">No access profile in this dump: run with SENTINEL_MODE=profile to record which objects "
+         "each "
          "interval of the step touches.</p>\n";
 
   s << "<h2>Lifetimes</h2>\n";
@@ -260,7 +266,8 @@ void write_report(std::ostream& s, const Ctx& c) {
   s << "<h2>Details</h2>\n";
   tables(s, c);
   s << "<footer>Written by sentinel-view " << SENTINEL_VERSION << " from " << html(c.path)
-    << ". Self-contained: no external resources.</footer>\n</main>\n<script>" << kBodyScript << "</script>\n</body>\n</html>\n";
+    << ". Self-contained: no external resources.</footer>\n</main>\n<script>" << kBodyScript
+    << "</script>\n</body>\n</html>\n";
 }
 
 // --top N.
@@ -302,8 +309,9 @@ int cmd_report(int argc, char** argv) {
   if (is_job(args.operands())) {  // the ranks of a job side by side: DIR.job.html, or sentinel-job.html
     std::string first = args.operands()[0];
     while (first.size() > 1 && first.back() == '/') first.pop_back();
-    return job_report(args.operands(), !o.out.empty() ? o.out : args.operands().size() == 1 ? first + ".job.html"
-                                                                                          : "sentinel-job.html");
+    return job_report(args.operands(), !o.out.empty()                ? o.out
+                                       : args.operands().size() == 1 ? first + ".job.html"
+                                                                     : "sentinel-job.html");
   }
   Dump d;
   if (int rc = open_dump(args, o, ".html", d)) return rc;
@@ -322,8 +330,7 @@ int cmd_report(int argc, char** argv) {
   const std::string text = page.str();
   out.stream() << text;
   int rc = out.close();
-  if (rc == 0 && o.out != "-")
-    std::cout << "wrote " << printable(o.out) << " (" << human_bytes(text.size()) << ")\n";
+  if (rc == 0 && o.out != "-") std::cout << "wrote " << printable(o.out) << " (" << human_bytes(text.size()) << ")\n";
   return rc ? rc : finish_output();
 }
 

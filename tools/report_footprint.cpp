@@ -16,8 +16,8 @@ namespace {
 
 // The line of a plot's x axis, at y = 0.
 void x_axis_line(std::ostream& s, const Frame& f) {
-  s << "<line class=\"axis\" x1=\"" << c2(f.left) << "\" x2=\"" << c2(f.left + f.width) << "\" y1=\""
-    << c2(f.Y(0)) << "\" y2=\"" << c2(f.Y(0)) << "\"/>";
+  s << "<line class=\"axis\" x1=\"" << c2(f.left) << "\" x2=\"" << c2(f.left + f.width) << "\" y1=\"" << c2(f.Y(0))
+    << "\" y2=\"" << c2(f.Y(0)) << "\"/>";
 }
 
 // ---- over the run ----
@@ -41,9 +41,8 @@ std::vector<double> live_peaks(const Ctx& c, double& max_live) {
     ev.push_back({ob.birth_ns, sz});
     if (!is_alive(ob)) ev.push_back({std::max(ob.death_ns, ob.birth_ns), -sz});
   }
-  std::sort(ev.begin(), ev.end(), [](const LiveEvent& x, const LiveEvent& y) {
-    return x.ns != y.ns ? x.ns < y.ns : x.delta < y.delta;
-  });
+  std::sort(ev.begin(), ev.end(),
+            [](const LiveEvent& x, const LiveEvent& y) { return x.ns != y.ns ? x.ns < y.ns : x.delta < y.delta; });
   const double span = static_cast<double>(c.t_end - c.t0);
   const size_t buckets = kRunBuckets;
   std::vector<double> peak(buckets, 0);
@@ -90,8 +89,7 @@ void steps_band(std::ostream& s, const Ctx& c, const Frame& f, double band_y) {
     size_t j = k + 1;
     const auto& s0 = p.steps[k];
     if (merge)
-      while (j < n && p.steps[j].phase == s0.phase &&
-             ((p.steps[j].flags ^ s0.flags) & SENTINEL_STEP_PROFILED) == 0)
+      while (j < n && p.steps[j].phase == s0.phase && ((p.steps[j].flags ^ s0.flags) & SENTINEL_STEP_PROFILED) == 0)
         ++j;
     uint64_t a = step_span(p, clock, k, c.t_end).first;
     uint64_t b = std::max(a, step_span(p, clock, j - 1, c.t_end).second);
@@ -99,8 +97,8 @@ void steps_band(std::ostream& s, const Ctx& c, const Frame& f, double band_y) {
     double x1 = std::min(f.X(static_cast<double>(b - std::min(b, c.t0)) / 1e9), f.left + f.width);
     bool prof = s0.flags & SENTINEL_STEP_PROFILED;
     const char* fill = prof ? "#e15759" : (s0.phase % 2 ? "#b07aa1" : "#76b7b2");
-    s << "<rect x=\"" << c2(x0) << "\" y=\"" << c2(band_y) << "\" width=\"" << c2(std::max(0.6, x1 - x0 - (merge ? 0 : 0.4)))
-      << "\" height=\"12\" fill=\"" << fill << "\"><title>";
+    s << "<rect x=\"" << c2(x0) << "\" y=\"" << c2(band_y) << "\" width=\""
+      << c2(std::max(0.6, x1 - x0 - (merge ? 0 : 0.4))) << "\" height=\"12\" fill=\"" << fill << "\"><title>";
     if (merge)
       s << "steps " << k << "-" << j - 1;
     else
@@ -184,10 +182,14 @@ size_t layer_of(const Ctx& c, size_t i, const StepClock& st) {
   if (ob.birth_seq < st.start) return 0;
   if (c.obj_id[i] != SIZE_MAX) {
     switch (c.am.identities[c.obj_id[i]].id.lifetime) {
-      case SENTINEL_LIFE_PERSISTENT: return 1;
-      case SENTINEL_LIFE_STEP: return 2;
-      case SENTINEL_LIFE_SHORT: return 3;
-      default: return 4;
+      case SENTINEL_LIFE_PERSISTENT:
+        return 1;
+      case SENTINEL_LIFE_STEP:
+        return 2;
+      case SENTINEL_LIFE_SHORT:
+        return 3;
+      default:
+        return 4;
     }
   }
   if (d == UINT64_MAX || d > st.start + st.P) return 1;
@@ -285,7 +287,8 @@ void step_hover_data(std::ostream& s, const Frame& f, const StepStack& st, const
     if (iv >= 0) lab += " (interval " + std::to_string(iv) + ")";
     lab += ": " + human_bytes(static_cast<uint64_t>(st.total[x]));
     for (size_t l = 0; l < kLayers; ++l)
-      if (st.val[l][x] > 0) lab += std::string(" \u00b7 ") + kStepLayers[l].name + " " + human_bytes(static_cast<uint64_t>(st.val[l][x]));
+      if (st.val[l][x] > 0)
+        lab += std::string(" \u00b7 ") + kStepLayers[l].name + " " + human_bytes(static_cast<uint64_t>(st.val[l][x]));
     labels.push_back(lab);
   }
   hover_data(s, "footprint-step-data", f, xs, labels);
@@ -298,8 +301,8 @@ void interval_lines(std::ostream& s, const Frame& f, const StepClock& st) {
   size_t every = n > 40 ? (n + 39) / 40 : 1;
   for (size_t i = 0; i < n; ++i) {
     double x = f.X(static_cast<double>(st.table->bounds[i].first));
-    s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(f.top - 4)
-      << "\" y2=\"" << c2(f.top + f.height) << "\"/>";
+    s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(f.top - 4) << "\" y2=\""
+      << c2(f.top + f.height) << "\"/>";
     if (i % every == 0) {
       double xe = f.X(static_cast<double>(std::min<uint64_t>(st.table->bounds[i].second, st.P)));
       s << "<text class=\"ivlabel\" x=\"" << c2((x + xe) / 2) << "\" y=\"" << c2(f.top - 8)
@@ -319,14 +322,15 @@ void peak_and_legend(std::ostream& s, const Frame& f, const StepStack& st) {
     }
   double px = f.X(static_cast<double>(peak_slot) + 0.5), py = f.Y(max_total);
   const bool label_left = px > f.left + f.width * 0.75;
-  s << "<circle cx=\"" << c2(px) << "\" cy=\"" << c2(py) << "\" r=\"3.5\" class=\"peak\"/><text class=\"peaklabel\" x=\""
-    << c2(label_left ? px - 6 : px + 6) << "\" y=\"" << c2(py + 12) << "\"" << (label_left ? " text-anchor=\"end\"" : "") << ">peak " << html(human_bytes(static_cast<uint64_t>(max_total)))
-    << "</text>";
+  s << "<circle cx=\"" << c2(px) << "\" cy=\"" << c2(py)
+    << "\" r=\"3.5\" class=\"peak\"/><text class=\"peaklabel\" x=\"" << c2(label_left ? px - 6 : px + 6) << "\" y=\""
+    << c2(py + 12) << "\"" << (label_left ? " text-anchor=\"end\"" : "") << ">peak "
+    << html(human_bytes(static_cast<uint64_t>(max_total))) << "</text>";
   s << "<g class=\"legend\" transform=\"translate(" << c2(f.left) << "," << c2(f.top + f.height + 40) << ")\">";
   double lx = 0;
   for (size_t l = 0; l < kLayers; ++l) {
-    s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << kStepLayers[l].color
-      << "\"/><text x=\"" << c2(lx + 14) << "\" y=\"9\">" << kStepLayers[l].name << "</text>";
+    s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << kStepLayers[l].color << "\"/><text x=\""
+      << c2(lx + 14) << "\" y=\"9\">" << kStepLayers[l].name << "</text>";
     lx += 30 + 6.2 * static_cast<double>(std::string(kStepLayers[l].name).size());
   }
   s << "</g></svg>\n";

@@ -56,9 +56,9 @@ void heatmap_svg(std::ostream& s, const Ctx& c, const char* id, const std::vecto
   for (size_t r = 0; r < rows.size(); ++r) {
     const HeatRow& row = rows[r];
     double y = top + rh * static_cast<double>(r);
-    s << "<g class=\"hrow\"><rect x=\"4\" y=\"" << c2(y + 2) << "\" width=\"6\" height=\"" << c2(rh - 4)
-      << "\" fill=\"" << life_color(row.lifetime) << "\"/><text class=\"rowlabel\" x=\"14\" y=\"" << c2(y + rh * 0.72)
-      << "\">" << html(row.label) << "<title>" << html(row.tip) << "</title></text>";
+    s << "<g class=\"hrow\"><rect x=\"4\" y=\"" << c2(y + 2) << "\" width=\"6\" height=\"" << c2(rh - 4) << "\" fill=\""
+      << life_color(row.lifetime) << "\"/><text class=\"rowlabel\" x=\"14\" y=\"" << c2(y + rh * 0.72) << "\">"
+      << html(row.label) << "<title>" << html(row.tip) << "</title></text>";
     for (uint32_t i = 0; i < n; ++i) {
       double v = row.cells[i];
       double frac = row.bytes > 0 ? v / row.bytes : (v > 0 ? 1 : 0);
@@ -86,7 +86,8 @@ void heatmap_svg(std::ostream& s, const Ctx& c, const char* id, const std::vecto
   s << "<text x=\"230\" y=\"24\">0</text><text x=\"406\" y=\"24\" text-anchor=\"end\">100%</text>"
     << "<rect x=\"430\" width=\"8\" height=\"10\" fill=\"" << life_color(SENTINEL_LIFE_PERSISTENT)
     << "\"/><text x=\"442\" y=\"9\">persistent</text><rect x=\"520\" width=\"8\" height=\"10\" fill=\""
-    << life_color(SENTINEL_LIFE_STEP) << "\"/><text x=\"532\" y=\"9\">step-scoped</text><rect x=\"620\" width=\"8\" height=\"10\" fill=\""
+    << life_color(SENTINEL_LIFE_STEP)
+    << "\"/><text x=\"532\" y=\"9\">step-scoped</text><rect x=\"620\" width=\"8\" height=\"10\" fill=\""
     << life_color(SENTINEL_LIFE_SHORT) << "\"/><text x=\"632\" y=\"9\">short-lived</text></g>";
   s << "</svg>\n";
 }
@@ -114,8 +115,7 @@ void heatmaps(std::ostream& s, const Ctx& c) {
               std::to_string(g.g.members) + (g.g.members == 1 ? " member" : " members") + " \u00b7 " +
               human_bytes(g.g.bytes);
     r.tip = "group " + std::to_string(g.g.id) + ": " + lifetime_name(g.g.lifetime) + ", " +
-            std::to_string(g.g.members) + " identities, " + human_bytes(g.g.bytes) + ", intervals " +
-            g.interval_list;
+            std::to_string(g.g.members) + " identities, " + human_bytes(g.g.bytes) + ", intervals " + g.interval_list;
     r.lifetime = g.g.lifetime;
     r.bytes = static_cast<double>(g.g.bytes);
     r.cells.assign(n, 0.0);
@@ -127,7 +127,8 @@ void heatmaps(std::ostream& s, const Ctx& c) {
   }
   // Identities: the largest 60, drawn in the order of their birth interval.
   auto by_size = identities_by_size(am);
-  std::vector<size_t> pick(by_size.begin(), by_size.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(60, by_size.size())));
+  std::vector<size_t> pick(by_size.begin(),
+                           by_size.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(60, by_size.size())));
   auto birth_key = [&](size_t i) -> int64_t {
     const auto& id = am.identities[i].id;
     if (id.lifetime == SENTINEL_LIFE_PERSISTENT || id.birth_interval == SENTINEL_NO_ORDINAL) return -1;
@@ -140,10 +141,13 @@ void heatmaps(std::ostream& s, const Ctx& c) {
     const auto& id = ir.id;
     HeatRow r;
     r.label = "id " + std::to_string(id.id) + " \u00b7 " + lifetime_short(id.lifetime) + " \u00b7 " +
-              human_bytes(id.size) + " \u00b7 site " + (id.site == UINT32_MAX ? std::string("?") : std::to_string(id.site));
-    r.tip = "identity " + std::to_string(id.id) + ": " + lifetime_name(id.lifetime) + ", " + human_bytes(id.size) +
-            ", ordinal " + (id.ordinal == SENTINEL_NO_ORDINAL ? std::string("- (born outside the steps)") : std::to_string(id.ordinal)) +
-            ", group " + std::to_string(id.group) + ", " + std::to_string(id.instances) + " instances";
+              human_bytes(id.size) + " \u00b7 site " +
+              (id.site == UINT32_MAX ? std::string("?") : std::to_string(id.site));
+    r.tip =
+        "identity " + std::to_string(id.id) + ": " + lifetime_name(id.lifetime) + ", " + human_bytes(id.size) +
+        ", ordinal " +
+        (id.ordinal == SENTINEL_NO_ORDINAL ? std::string("- (born outside the steps)") : std::to_string(id.ordinal)) +
+        ", group " + std::to_string(id.group) + ", " + std::to_string(id.instances) + " instances";
     r.lifetime = id.lifetime;
     r.bytes = static_cast<double>(id.size);
     r.cells.assign(n, 0.0);
@@ -153,7 +157,8 @@ void heatmaps(std::ostream& s, const Ctx& c) {
       r.live_last = n ? n - 1 : 0;
     } else {
       r.live_first = std::min(id.birth_interval, n ? n - 1 : 0);
-      r.live_last = id.death_interval == SENTINEL_NO_ORDINAL ? (n ? n - 1 : 0) : std::min(id.death_interval, n ? n - 1 : 0);
+      r.live_last =
+          id.death_interval == SENTINEL_NO_ORDINAL ? (n ? n - 1 : 0) : std::min(id.death_interval, n ? n - 1 : 0);
     }
     r.touched_per_step = ir.touched / am.steps_used;
     irows.push_back(std::move(r));
@@ -165,10 +170,12 @@ void heatmaps(std::ostream& s, const Ctx& c) {
   heatmap_svg(s, c, "heatmap-groups", grows, "group", false);
   heatmap_svg(s, c, "heatmap-identities", irows, "identity", true);
   s << "</div>";
-  s << "<p class=\"note\">Rows: co-allocation groups (like lifetime, like access pattern), persistent first, then by the "
+  s << "<p class=\"note\">Rows: co-allocation groups (like lifetime, like access pattern), persistent first, then by "
+       "the "
        "first interval touched; or the 60 largest object identities by birth interval. Columns: the "
     << n << " intervals of the step (phase " << am.phase << "). Cells: bytes touched in the interval, "
-    << (am.only_step >= 0 ? std::string("in one profiled step") : "mean over " + std::to_string(am.steps_used) + " profiled steps")
+    << (am.only_step >= 0 ? std::string("in one profiled step")
+                          : "mean over " + std::to_string(am.steps_used) + " profiled steps")
     << ", shaded by the share of the row's own bytes; light grey: alive but not touched.";
   if (untouched) s << " " << untouched << " groups touched in no interval are not drawn.";
   if (more) s << " " << more << " more groups are not drawn.";

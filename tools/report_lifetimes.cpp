@@ -16,10 +16,10 @@ constexpr double kRowH = 10, kLeft = 250, kTop = 26;  // the identities plot
 
 // The identities drawn on the step's allocation clock.
 struct Lives {
-  uint64_t P = 0;                   // the clock: allocations per step
-  std::vector<uint64_t> death_ord;  // per identity (UINT64_MAX: none found; UINT64_MAX - 1: never freed)
-  std::vector<size_t> inside;       // identities born in the step drawn, in allocation order
-  size_t total_inside = 0;          // ... of how many born in the step
+  uint64_t P = 0;                             // the clock: allocations per step
+  std::vector<uint64_t> death_ord;            // per identity (UINT64_MAX: none found; UINT64_MAX - 1: never freed)
+  std::vector<size_t> inside;                 // identities born in the step drawn, in allocation order
+  size_t total_inside = 0;                    // ... of how many born in the step
   uint64_t outside_n = 0, outside_bytes = 0;  // identities born outside the steps
 };
 
@@ -72,14 +72,12 @@ Lives identity_lives(const Ctx& c) {
   for (size_t i : l.inside) l.P = std::max<uint64_t>(l.P, uint64_t{am.identities[i].id.ordinal} + 1);
   if (l.P == 0) l.P = 1;
   const size_t cap = 120;
-  std::stable_sort(l.inside.begin(), l.inside.end(), [&](size_t x, size_t y) {
-    return am.identities[x].id.size > am.identities[y].id.size;
-  });
+  std::stable_sort(l.inside.begin(), l.inside.end(),
+                   [&](size_t x, size_t y) { return am.identities[x].id.size > am.identities[y].id.size; });
   l.total_inside = l.inside.size();
   if (l.inside.size() > cap) l.inside.resize(cap);
-  std::stable_sort(l.inside.begin(), l.inside.end(), [&](size_t x, size_t y) {
-    return am.identities[x].id.ordinal < am.identities[y].id.ordinal;
-  });
+  std::stable_sort(l.inside.begin(), l.inside.end(),
+                   [&](size_t x, size_t y) { return am.identities[x].id.ordinal < am.identities[y].id.ordinal; });
   return l;
 }
 
@@ -118,10 +116,14 @@ void interval_bands(std::ostream& s, const Frame& f, const fmt::IntervalTable* t
   for (size_t i = 0; i < n; ++i) {
     double x = f.X(std::min<double>(table->bounds[i].first, static_cast<double>(P)));
     double xe = f.X(std::min<double>(table->bounds[i].second, static_cast<double>(P)));
-    if (i % 2) s << "<rect x=\"" << c2(x) << "\" y=\"" << c2(kTop) << "\" width=\"" << c2(xe - x) << "\" height=\"" << c2(f.height) << "\" fill=\"#f6f8fa\"/>";
-    s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(kTop - 4) << "\" y2=\"" << c2(kTop + f.height) << "\"/>";
+    if (i % 2)
+      s << "<rect x=\"" << c2(x) << "\" y=\"" << c2(kTop) << "\" width=\"" << c2(xe - x) << "\" height=\""
+        << c2(f.height) << "\" fill=\"#f6f8fa\"/>";
+    s << "<line class=\"ivline\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(kTop - 4) << "\" y2=\""
+      << c2(kTop + f.height) << "\"/>";
     if (i % every == 0)
-      s << "<text class=\"ivlabel\" x=\"" << c2((x + xe) / 2) << "\" y=\"" << c2(kTop - 8) << "\" text-anchor=\"middle\">" << i << "</text>";
+      s << "<text class=\"ivlabel\" x=\"" << c2((x + xe) / 2) << "\" y=\"" << c2(kTop - 8)
+        << "\" text-anchor=\"middle\">" << i << "</text>";
   }
 }
 
@@ -129,12 +131,14 @@ void interval_bands(std::ostream& s, const Frame& f, const fmt::IntervalTable* t
 void outside_row(std::ostream& s, const Frame& f, const Lives& l) {
   const double rh = kRowH, y = kTop;
   std::string label = std::to_string(l.outside_n) + " born outside the steps \u00b7 " + human_bytes(l.outside_bytes);
-  s << "<g><text class=\"rowlabel small\" x=\"" << c2(kLeft - 8) << "\" y=\"" << c2(y + rh * 0.8) << "\" text-anchor=\"end\">"
-    << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(0)) << "\" y=\"" << c2(y + 1.5) << "\" width=\"" << c2(f.width)
-    << "\" height=\"" << c2(rh - 3) << "\" fill=\"" << life_color(SENTINEL_LIFE_PERSISTENT) << "\" opacity=\"0.55\"><title>"
-    << html(label) << " (weights, optimizer state...): alive through the step</title></rect>"
+  s << "<g><text class=\"rowlabel small\" x=\"" << c2(kLeft - 8) << "\" y=\"" << c2(y + rh * 0.8)
+    << "\" text-anchor=\"end\">" << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(0)) << "\" y=\""
+    << c2(y + 1.5) << "\" width=\"" << c2(f.width) << "\" height=\"" << c2(rh - 3) << "\" fill=\""
+    << life_color(SENTINEL_LIFE_PERSISTENT) << "\" opacity=\"0.55\"><title>" << html(label)
+    << " (weights, optimizer state...): alive through the step</title></rect>"
     << "<path class=\"arrow\" d=\"M" << c2(f.X(0) - 1) << "," << c2(y + rh / 2) << "l6,-4v8z\"/>"
-    << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(l.P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/></g>";
+    << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(l.P)) + 1) << "," << c2(y + rh / 2)
+    << "l-6,-4v8z\"/></g>";
 }
 
 // One identity's bar at height y, with its title; an arrow when it outlives the step.
@@ -145,17 +149,20 @@ void identity_row(std::ostream& s, const Frame& f, const sentinel_identity& id, 
                       (id.site == UINT32_MAX ? std::string("?") : std::to_string(id.site));
   s << "<g><text class=\"rowlabel small\" x=\"" << c2(kLeft - 8) << "\" y=\"" << c2(y + rh * 0.8)
     << "\" text-anchor=\"end\">" << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(a)) << "\" y=\""
-    << c2(y + 1.5) << "\" width=\"" << c2(std::max(1.5, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3) << "\" fill=\""
-    << life_color(id.lifetime) << "\"><title>" << html(label) << ": " << lifetime_name(id.lifetime) << ", born at ordinal "
-    << id.ordinal;
+    << c2(y + 1.5) << "\" width=\"" << c2(std::max(1.5, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3)
+    << "\" fill=\"" << life_color(id.lifetime) << "\"><title>" << html(label) << ": " << lifetime_name(id.lifetime)
+    << ", born at ordinal " << id.ordinal;
   if (id.birth_interval != SENTINEL_NO_ORDINAL) s << " (interval " << id.birth_interval << ")";
   if (after)
     s << ", outlives the step";
   else
     s << ", freed after ordinal " << num(b - 1, 0)
-      << (id.death_interval != SENTINEL_NO_ORDINAL ? " (interval " + std::to_string(id.death_interval) + ")" : std::string());
+      << (id.death_interval != SENTINEL_NO_ORDINAL ? " (interval " + std::to_string(id.death_interval) + ")"
+                                                   : std::string());
   s << "; " << id.instances << " instances, group " << id.group << "</title></rect>";
-  if (after) s << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(P)) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/>";
+  if (after)
+    s << "<path class=\"arrow\" d=\"M" << c2(f.X(static_cast<double>(P)) + 1) << "," << c2(y + rh / 2)
+      << "l-6,-4v8z\"/>";
   s << "</g>";
 }
 
@@ -163,11 +170,12 @@ void lifetime_legend(std::ostream& s, double ly) {
   s << "<g class=\"legend\" transform=\"translate(" << c2(kLeft) << "," << c2(ly) << ")\">";
   double lx = 0;
   for (uint8_t l : {uint8_t{SENTINEL_LIFE_PERSISTENT}, uint8_t{SENTINEL_LIFE_STEP}, uint8_t{SENTINEL_LIFE_SHORT}}) {
-    s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << life_color(l) << "\"/><text x=\"" << c2(lx + 14)
-      << "\" y=\"9\">" << lifetime_name(l) << "</text>";
+    s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << life_color(l) << "\"/><text x=\""
+      << c2(lx + 14) << "\" y=\"9\">" << lifetime_name(l) << "</text>";
     lx += 110;
   }
-  s << "<text x=\"800\" y=\"9\" text-anchor=\"end\">in-step allocation ordinal; numbers on top: intervals</text></g></svg>\n";
+  s << "<text x=\"800\" y=\"9\" text-anchor=\"end\">in-step allocation ordinal; numbers on top: "
+       "intervals</text></g></svg>\n";
 }
 
 }  // namespace
@@ -191,9 +199,11 @@ void lifetimes_identities(std::ostream& s, const Ctx& c) {
   x_ticks(s, f, nice_ticks(static_cast<double>(P), 10), static_cast<double>(P), 15, [](double t) { return num(t, 0); });
   lifetime_legend(s, kTop + f.height + 36);
   s << "<p class=\"note\">Object identities of the profiled phase (" << l.total_inside << " born inside the step"
-    << (l.total_inside > l.inside.size() ? ", the " + std::to_string(l.inside.size()) + " largest drawn" : std::string())
+    << (l.total_inside > l.inside.size() ? ", the " + std::to_string(l.inside.size()) + " largest drawn"
+                                         : std::string())
     << "), in allocation order: each bar runs from the allocation that creates the object to its free, on the step's "
-       "allocation clock; an arrow: alive past the step's end. Identities born outside the steps share the first row.</p>\n";
+       "allocation clock; an arrow: alive past the step's end. Identities born outside the steps share the first "
+       "row.</p>\n";
 }
 
 void lifetimes_objects(std::ostream& s, const Ctx& c) {
@@ -203,7 +213,8 @@ void lifetimes_objects(std::ostream& s, const Ctx& c) {
   const size_t cap = 100;
   std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return p.objects[x].size > p.objects[y].size; });
   if (idx.size() > cap) idx.resize(cap);
-  std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return p.objects[x].birth_ns < p.objects[y].birth_ns; });
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](size_t x, size_t y) { return p.objects[x].birth_ns < p.objects[y].birth_ns; });
   const double span = static_cast<double>(c.t_end - c.t0) / 1e9;
   const double rh = 11, top = 14, left = 250;
   Frame f{left, top, 800, rh * static_cast<double>(idx.size()), 0, span > 0 ? span : 1, 0, 1};
@@ -213,24 +224,31 @@ void lifetimes_objects(std::ostream& s, const Ctx& c) {
   for (double t : nice_ticks(f.x1, 8)) {
     if (t > f.x1 * 1.0001) break;
     double x = f.X(t);
-    s << "<line class=\"grid\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(top) << "\" y2=\"" << c2(top + f.height)
-      << "\"/><text class=\"tick\" x=\"" << c2(x) << "\" y=\"" << c2(top + f.height + 14) << "\" text-anchor=\"middle\">"
-      << html(time_label(t, f.x1)) << "</text>";
+    s << "<line class=\"grid\" x1=\"" << c2(x) << "\" x2=\"" << c2(x) << "\" y1=\"" << c2(top) << "\" y2=\""
+      << c2(top + f.height) << "\"/><text class=\"tick\" x=\"" << c2(x) << "\" y=\"" << c2(top + f.height + 14)
+      << "\" text-anchor=\"middle\">" << html(time_label(t, f.x1)) << "</text>";
   }
   static const char* bucket_color[] = {"#59a14f", "#8cd17d", "#f28e2b", "#e15759", "#4e79a7", "#2f4b7c"};
   for (size_t r = 0; r < idx.size(); ++r) {
     const auto& ob = p.objects[idx[r]];
     const bool alive = is_alive(ob);
     double a = static_cast<double>(ob.birth_ns - std::min(ob.birth_ns, c.t0)) / 1e9;
-    double b = alive ? f.x1 : static_cast<double>(std::max(ob.death_ns, ob.birth_ns) - std::min(ob.birth_ns, c.t0)) / 1e9;
+    double b =
+        alive ? f.x1 : static_cast<double>(std::max(ob.death_ns, ob.birth_ns) - std::min(ob.birth_ns, c.t0)) / 1e9;
     uint64_t life = alive ? UINT64_MAX : ob.death_ns - std::min(ob.death_ns, ob.birth_ns);
-    int bucket = alive ? 5 : life < 1'000'000 ? 0 : life < 10'000'000 ? 1 : life < 100'000'000 ? 2 : life < 1'000'000'000 ? 3 : 4;
+    int bucket = alive                  ? 5
+                 : life < 1'000'000     ? 0
+                 : life < 10'000'000    ? 1
+                 : life < 100'000'000   ? 2
+                 : life < 1'000'000'000 ? 3
+                                        : 4;
     double y = top + rh * static_cast<double>(r);
-    std::string label = human_bytes(ob.size) + " \u00b7 site " + (ob.site == UINT32_MAX ? std::string("?") : std::to_string(ob.site));
-    s << "<g><text class=\"rowlabel small\" x=\"" << c2(left - 8) << "\" y=\"" << c2(y + rh * 0.78) << "\" text-anchor=\"end\">"
-      << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(a)) << "\" y=\"" << c2(y + 1.5) << "\" width=\""
-      << c2(std::max(1.0, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3) << "\" fill=\"" << bucket_color[bucket]
-      << "\"><title>" << html(label) << ", seq " << ob.birth_seq << ": "
+    std::string label =
+        human_bytes(ob.size) + " \u00b7 site " + (ob.site == UINT32_MAX ? std::string("?") : std::to_string(ob.site));
+    s << "<g><text class=\"rowlabel small\" x=\"" << c2(left - 8) << "\" y=\"" << c2(y + rh * 0.78)
+      << "\" text-anchor=\"end\">" << html(label) << "</text><rect class=\"lbar\" x=\"" << c2(f.X(a)) << "\" y=\""
+      << c2(y + 1.5) << "\" width=\"" << c2(std::max(1.0, f.X(b) - f.X(a))) << "\" height=\"" << c2(rh - 3)
+      << "\" fill=\"" << bucket_color[bucket] << "\"><title>" << html(label) << ", seq " << ob.birth_seq << ": "
       << (alive ? std::string("alive at exit") : "lived " + human_duration(life)) << "</title></rect>";
     if (alive) s << "<path class=\"arrow\" d=\"M" << c2(f.X(f.x1) + 1) << "," << c2(y + rh / 2) << "l-6,-4v8z\"/>";
     s << "</g>";

@@ -1,13 +1,14 @@
 // The report's placement section (format 1.2): the fast tier's occupancy over the step against the
 // budget (MIGRATIONS), and the share of touched bytes found on the fast node per interval (PLACEMENT)
 // against the plan's prediction. Static SVG like the rest of the report.
+#include "report_placement.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
 
 #include "analysis.h"
-#include "report_placement.h"
 #include "report_svg.h"
 
 namespace sentinel::view {
@@ -20,8 +21,12 @@ using report::num;
 constexpr double kW = 1100, kH = 260, kLeft = 70, kRight = 20, kTop = 20, kBottom = 40;
 
 // The x position of interval slot k of n (bars centred in equal slots).
-double slot_x(size_t k, size_t n) { return kLeft + (kW - kLeft - kRight) * (static_cast<double>(k) + 0.5) / n; }
-double slot_w(size_t n) { return (kW - kLeft - kRight) / n * 0.7; }
+double slot_x(size_t k, size_t n) {
+  return kLeft + (kW - kLeft - kRight) * (static_cast<double>(k) + 0.5) / n;
+}
+double slot_w(size_t n) {
+  return (kW - kLeft - kRight) / n * 0.7;
+}
 
 void frame(std::ostream& s, const std::string& ylabel, const std::string& xlabel) {
   s << "<line class=\"axis\" x1=\"" << kLeft << "\" y1=\"" << kH - kBottom << "\" x2=\"" << kW - kRight << "\" y2=\""
@@ -29,11 +34,13 @@ void frame(std::ostream& s, const std::string& ylabel, const std::string& xlabel
   s << "<line class=\"axis\" x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << kH - kBottom
     << "\"/>";
   s << "<text class=\"axislabel\" x=\"12\" y=\"" << kTop - 6 << "\">" << html(ylabel) << "</text>";
-  s << "<text class=\"axislabel\" x=\"" << kW - kRight << "\" y=\"" << kH - 6 << "\" text-anchor=\"end\">" << html(xlabel)
-    << "</text>";
+  s << "<text class=\"axislabel\" x=\"" << kW - kRight << "\" y=\"" << kH - 6 << "\" text-anchor=\"end\">"
+    << html(xlabel) << "</text>";
 }
 
-double y_of(double v, double max) { return kH - kBottom - (kH - kTop - kBottom) * (max > 0 ? v / max : 0); }
+double y_of(double v, double max) {
+  return kH - kBottom - (kH - kTop - kBottom) * (max > 0 ? v / max : 0);
+}
 
 void occupancy_plot(std::ostream& s, const TieringModel& t, uint64_t budget) {
   double max = static_cast<double>(budget);
@@ -46,8 +53,8 @@ void occupancy_plot(std::ostream& s, const TieringModel& t, uint64_t budget) {
   frame(s, "fast-tier bytes (tracked objects)", "interval of the step (phase " + std::to_string(t.phase) + ")");
   for (int q = 0; q <= 4; ++q) {
     const double v = max / 1.1 * q / 4, y = y_of(v, max);
-    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
-      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">"
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\""
+      << num(y) << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">"
       << html(human_bytes(static_cast<uint64_t>(v))) << "</text>";
   }
   for (size_t k = 0; k < n; ++k) {
@@ -59,18 +66,19 @@ void occupancy_plot(std::ostream& s, const TieringModel& t, uint64_t budget) {
       << " on the fast node; " << html(human_bytes(e.to_fast)) << " moved in, " << html(human_bytes(e.to_slow))
       << " out, " << e.late << " late</title></rect>";
     const double ym = y_of(e.fast_mean, max);
-    s << "<line x1=\"" << num(x - w / 2) << "\" y1=\"" << num(ym) << "\" x2=\"" << num(x + w / 2) << "\" y2=\"" << num(ym)
-      << "\" stroke=\"#f28e2b\" stroke-width=\"2\"/>";
+    s << "<line x1=\"" << num(x - w / 2) << "\" y1=\"" << num(ym) << "\" x2=\"" << num(x + w / 2) << "\" y2=\""
+      << num(ym) << "\" stroke=\"#f28e2b\" stroke-width=\"2\"/>";
     s << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << kH - kBottom + 14 << "\" text-anchor=\"middle\">"
       << e.interval << "</text>";
   }
   if (budget) {
     const double y = y_of(static_cast<double>(budget), max);
-    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
-      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4) << "\" text-anchor=\"end\">budget "
-      << html(human_bytes(budget)) << "</text>";
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\""
+      << num(y) << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4)
+      << "\" text-anchor=\"end\">budget " << html(human_bytes(budget)) << "</text>";
   }
-  s << "<g class=\"legend\"><rect x=\"" << kLeft + 10 << "\" y=\"" << kTop << "\" width=\"10\" height=\"10\" fill=\"#4e79a7\"/>"
+  s << "<g class=\"legend\"><rect x=\"" << kLeft + 10 << "\" y=\"" << kTop
+    << "\" width=\"10\" height=\"10\" fill=\"#4e79a7\"/>"
     << "<text x=\"" << kLeft + 24 << "\" y=\"" << kTop + 9 << "\">max over steps</text>"
     << "<rect x=\"" << kLeft + 130 << "\" y=\"" << kTop + 4 << "\" width=\"10\" height=\"2\" fill=\"#f28e2b\"/>"
     << "<text x=\"" << kLeft + 144 << "\" y=\"" << kTop + 9 << "\">mean</text></g>";
@@ -84,9 +92,9 @@ void hits_plot(std::ostream& s, const TieringModel& t) {
   frame(s, "touched bytes found on the fast node", "interval of the step (phase " + std::to_string(t.phase) + ")");
   for (int q = 0; q <= 4; ++q) {
     const double y = y_of(q / 4.0, 1.0);
-    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
-      << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">" << q * 25
-      << "%</text>";
+    s << "<line class=\"grid\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\""
+      << num(y) << "\"/><text class=\"tick\" x=\"" << kLeft - 4 << "\" y=\"" << num(y + 3) << "\" text-anchor=\"end\">"
+      << q * 25 << "%</text>";
   }
   for (size_t k = 0; k < n; ++k) {
     const auto& e = t.intervals[k];
@@ -101,8 +109,8 @@ void hits_plot(std::ostream& s, const TieringModel& t) {
   }
   if (auto pr = t.predicted_hit()) {
     const double y = y_of(*pr, 1.0);
-    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\"" << num(y)
-      << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4)
+    s << "<line class=\"mark\" x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kW - kRight << "\" y2=\""
+      << num(y) << "\"/><text class=\"peaklabel\" x=\"" << kW - kRight - 4 << "\" y=\"" << num(y - 4)
       << "\" text-anchor=\"end\">predicted " << num(*pr * 100) << "% (whole step)</text>";
   }
   s << "</svg>\n";
@@ -111,24 +119,31 @@ void hits_plot(std::ostream& s, const TieringModel& t) {
 // One row per interval of the phase: occupancy, moves, and the placement check with its
 // boundary verification.
 void interval_table(std::ostream& s, const TieringModel& t) {
-  s << "<table class=\"data\" id=\"placement-intervals\"><thead><tr><th>interval</th><th>fast max</th><th>fast mean</th>"
-       "<th>steps</th><th>moved in</th><th>moved out</th><th>late</th><th>touched</th><th>on fast</th><th>hit share</th>"
+  s << "<table class=\"data\" id=\"placement-intervals\"><thead><tr><th>interval</th><th>fast max</th><th>fast "
+       "mean</th>"
+       "<th>steps</th><th>moved in</th><th>moved out</th><th>late</th><th>touched</th><th>on fast</th><th>hit "
+       "share</th>"
        "<th>checked steps</th><th>misplaced</th></tr></thead><tbody>";
   for (const auto& e : t.intervals) {
     s << "<tr><td>" << e.interval << "</td>";
     if (e.migrations)
-      s << "<td>" << html(human_bytes(e.fast_max)) << "</td><td>" << html(human_bytes(static_cast<uint64_t>(e.fast_mean)))
-        << "</td><td>" << e.steps << "</td><td>" << html(human_bytes(e.to_fast)) << "</td><td>" << html(human_bytes(e.to_slow))
-        << "</td><td>" << e.late << "</td>";
+      s << "<td>" << html(human_bytes(e.fast_max)) << "</td><td>"
+        << html(human_bytes(static_cast<uint64_t>(e.fast_mean))) << "</td><td>" << e.steps << "</td><td>"
+        << html(human_bytes(e.to_fast)) << "</td><td>" << html(human_bytes(e.to_slow)) << "</td><td>" << e.late
+        << "</td>";
     else
       s << "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
     if (e.placement) {
       s << "<td>" << html(human_bytes(e.touched)) << "</td><td>" << html(human_bytes(e.fast)) << "</td><td>";
-      if (e.touched) s << num(100.0 * static_cast<double>(e.fast) / static_cast<double>(e.touched)) << "%";
-      else s << "&ndash;";
+      if (e.touched)
+        s << num(100.0 * static_cast<double>(e.fast) / static_cast<double>(e.touched)) << "%";
+      else
+        s << "&ndash;";
       s << "</td><td>" << e.checked_steps << "</td><td>";
-      if (e.verified) s << e.misplaced << " of " << e.verified;
-      else s << "&ndash;";
+      if (e.verified)
+        s << e.misplaced << " of " << e.verified;
+      else
+        s << "&ndash;";
       s << "</td>";
     } else {
       s << "<td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td><td>&ndash;</td>";
@@ -150,12 +165,15 @@ void placement_section(std::ostream& s, const TieringModel& t) {
   const uint64_t budget = t.budget();
   const PhaseTiering* ph = t.shown;
   s << "<p class=\"note\">Phase <b>" << t.phase << "</b>: ";
-  if (t.plan) s << "policy <b>" << policy_label(t.plan->header.policy) << "</b>, ";
-  else if (t.tiering) s << "no plan (policy " << policy_label(t.tiering->policy) << "), ";
+  if (t.plan)
+    s << "policy <b>" << policy_label(t.plan->header.policy) << "</b>, ";
+  else if (t.tiering)
+    s << "no plan (policy " << policy_label(t.tiering->policy) << "), ";
   s << "budget " << html(human_bytes(budget));
   if (ph && ph->migrations)
-    s << ", fast tier at most " << html(human_bytes(ph->fast_max)) << ", migrated " << html(human_bytes(ph->migrated_bytes))
-      << ", " << ph->late << " late migrations, " << ph->failed_pages << " failed pages";
+    s << ", fast tier at most " << html(human_bytes(ph->fast_max)) << ", migrated "
+      << html(human_bytes(ph->migrated_bytes)) << ", " << ph->late << " late migrations, " << ph->failed_pages
+      << " failed pages";
   s << ".";
   if (auto m = t.measured_hit()) s << " Measured fast-hit share <b>" << num(*m * 100) << "%</b>";
   if (auto pr = t.predicted_hit()) s << (t.measured_hit() ? ", " : " ") << "predicted " << num(*pr * 100) << "%";
@@ -169,8 +187,9 @@ void placement_section(std::ostream& s, const TieringModel& t) {
     const std::string trial = trial_text(*t.plan);
     if (!trial.empty()) s << " Step-time trial: " << html(trial) << ".";
   }
-  s << " Whole run: fast-tier peak " << html(human_bytes(t.fast_peak())) << ", migrated " << html(human_bytes(t.migrated_bytes))
-    << ", " << t.late_migrations << " late migrations, " << t.failed_pages << " failed pages.</p>\n";
+  s << " Whole run: fast-tier peak " << html(human_bytes(t.fast_peak())) << ", migrated "
+    << html(human_bytes(t.migrated_bytes)) << ", " << t.late_migrations << " late migrations, " << t.failed_pages
+    << " failed pages.</p>\n";
   bool occ = false, hits = false;
   for (const auto& e : t.intervals) {
     occ |= e.migrations;
@@ -187,7 +206,8 @@ void placement_section(std::ostream& s, const TieringModel& t) {
          "(PLACEMENT: pages asked of the kernel), against the plan's predicted share for the whole step.</p>\n";
   }
   if (occ || hits) interval_table(s, t);
-  if (!occ && !hits) s << "<p class=\"note\">No per-interval migration or placement records for phase " << t.phase << ".</p>\n";
+  if (!occ && !hits)
+    s << "<p class=\"note\">No per-interval migration or placement records for phase " << t.phase << ".</p>\n";
   std::string others;
   for (const PhaseTiering& o : t.phases) {
     if (o.phase == t.phase || (!o.plan && !o.checked)) continue;
@@ -199,8 +219,9 @@ void placement_section(std::ostream& s, const TieringModel& t) {
   if (!others.empty())
     s << "<p class=\"note\">Other phases (sentinel-view report --phase N draws one): " << html(others) << ".</p>\n";
   for (const sentinel_detection* d : t.detection)
-    s << "<p class=\"note\">Step detector, " << (d->phase ? "phase " + std::to_string(d->phase) : std::string("whole run"))
-      << ": " << html(detection_diagnosis(*d)) << ".</p>\n";
+    s << "<p class=\"note\">Step detector, "
+      << (d->phase ? "phase " + std::to_string(d->phase) : std::string("whole run")) << ": "
+      << html(detection_diagnosis(*d)) << ".</p>\n";
 }
 
 }  // namespace sentinel::view

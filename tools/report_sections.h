@@ -20,16 +20,18 @@ struct Ctx {
   const fmt::Profile& p;
   const Analysis& a;
   const StepModel& sm;
-  const AccessModel& am;  // of the phase drawn
+  const AccessModel& am;   // of the phase drawn
   const TieringModel& tm;  // with the per-interval figures of that phase
   const std::vector<size_t>& obj_id;
   Symbolizer& sym;
-  const std::string& path;  // the dump, as named on the command line
-  size_t top;               // rows of the tables (--top; 0: all)
+  const std::string& path;     // the dump, as named on the command line
+  size_t top;                  // rows of the tables (--top; 0: all)
   uint64_t t0 = 0, t_end = 0;  // the run's time line (monotonic ns), t_end > t0
 };
 
-inline bool is_alive(const sentinel_object& ob) { return ob.death_seq == UINT64_MAX || ob.death_ns == 0; }
+inline bool is_alive(const sentinel_object& ob) {
+  return ob.death_seq == UINT64_MAX || ob.death_ns == 0;
+}
 
 // Live tracked bytes over the run (#footprint-run), with the steps band and the marks
 // (report_footprint.cpp).

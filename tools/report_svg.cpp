@@ -15,12 +15,23 @@ std::string html(std::string_view s) {
   out.reserve(p.size());
   for (char c : p) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -57,16 +68,19 @@ std::string c2(double v) {
 
 const char* life_color(uint8_t life) {
   switch (life) {
-    case SENTINEL_LIFE_PERSISTENT: return "#4e79a7";
-    case SENTINEL_LIFE_STEP: return "#f28e2b";
-    case SENTINEL_LIFE_SHORT: return "#59a14f";
-    default: return "#9d9d9d";
+    case SENTINEL_LIFE_PERSISTENT:
+      return "#4e79a7";
+    case SENTINEL_LIFE_STEP:
+      return "#f28e2b";
+    case SENTINEL_LIFE_SHORT:
+      return "#59a14f";
+    default:
+      return "#9d9d9d";
   }
 }
 
 std::string heat_color(double f) {
-  static const double stops[][3] = {{224, 236, 244}, {158, 188, 218}, {140, 150, 198},
-                                    {136, 86, 167},  {129, 15, 124}};
+  static const double stops[][3] = {{224, 236, 244}, {158, 188, 218}, {140, 150, 198}, {136, 86, 167}, {129, 15, 124}};
   f = std::clamp(f, 0.0, 1.0);
   double x = f * 4.0;
   int i = std::min(3, static_cast<int>(x));
@@ -120,10 +134,10 @@ std::string time_label(double seconds, double span) {
 void y_byte_grid(std::ostream& s, const Frame& f, const ByteAxis& ax) {
   for (size_t i = 0; i < ax.ticks.size(); ++i) {
     double y = f.Y(ax.ticks[i]);
-    s << "<line class=\"grid\" x1=\"" << c2(f.left) << "\" x2=\"" << c2(f.left + f.width) << "\" y1=\""
-      << c2(y) << "\" y2=\"" << c2(y) << "\"/>";
-    s << "<text class=\"tick\" x=\"" << c2(f.left - 6) << "\" y=\"" << c2(y + 3.5)
-      << "\" text-anchor=\"end\">" << html(ax.labels[i]) << "</text>";
+    s << "<line class=\"grid\" x1=\"" << c2(f.left) << "\" x2=\"" << c2(f.left + f.width) << "\" y1=\"" << c2(y)
+      << "\" y2=\"" << c2(y) << "\"/>";
+    s << "<text class=\"tick\" x=\"" << c2(f.left - 6) << "\" y=\"" << c2(y + 3.5) << "\" text-anchor=\"end\">"
+      << html(ax.labels[i]) << "</text>";
   }
 }
 

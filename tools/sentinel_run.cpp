@@ -36,36 +36,37 @@ int usage_error(const std::string& message) {
 }
 
 void print_help() {
-  std::cout
-      << "Usage: sentinel-run [OPTIONS] [--] COMMAND [ARGS...]\n"
-         "Runs COMMAND with Sentinel preloaded (LD_PRELOAD=libsentinel.so, placed before any\n"
-         "existing LD_PRELOAD) and the SENTINEL_* variables set from the options. The profile\n"
-         "dump is written when the command exits; read it with sentinel-view.\n"
-         "\n"
-         "  --mode MODE          SENTINEL_MODE: off | track | profile | run\n"
-         "  --policy POLICY      SENTINEL_POLICY: sentinel | first-touch | all-slow | all-fast | hot\n"
-         "  --fast-bytes B       SENTINEL_FAST_BYTES: fast-tier budget: bytes (4G), a share of the\n"
-         "                       profiled peak (20%), or auto (90% of the fast node's free memory)\n"
-         "  --min-bytes SIZE     SENTINEL_MIN_BYTES: smallest tracked object (e.g. 4096, 64K, 1M)\n"
-         "  --dump PATH          SENTINEL_DUMP: dump path template (%p pid, %e executable, %% '%')\n"
-         "  --log LEVEL          SENTINEL_LOG: error | warn | info | debug\n"
-         "  --set NAME=VALUE     set SENTINEL_NAME=VALUE (NAME with or without the SENTINEL_\n"
-         "                       prefix); repeatable, for any runtime variable (docs/config.md)\n"
-         "  --lib PATH           the libsentinel.so to preload (default: SENTINEL_LIB, else next to\n"
-         "                       this program: ../preload/ in a build tree, the library directory\n"
-         "                       when installed)\n"
-         "  --dry-run            print the environment changes and the command; run nothing\n"
-         "  -h, --help           show this help\n"
-         "  --version            show the version\n"
-         "\n"
-         "Options take their value as the next argument or after '=' (--mode=track). Option\n"
-         "parsing stops at '--' or at the first argument that is not an option.\n"
-         "Exit status: the command's; 2 usage error; 125 libsentinel.so not found or unusable;\n"
-         "126 COMMAND cannot be executed; 127 COMMAND not found.\n"
-         "Example: sentinel-run --min-bytes 1M --dump /tmp/%e.%p.prof -- python3 train.py\n";
+  std::cout << "Usage: sentinel-run [OPTIONS] [--] COMMAND [ARGS...]\n"
+               "Runs COMMAND with Sentinel preloaded (LD_PRELOAD=libsentinel.so, placed before any\n"
+               "existing LD_PRELOAD) and the SENTINEL_* variables set from the options. The profile\n"
+               "dump is written when the command exits; read it with sentinel-view.\n"
+               "\n"
+               "  --mode MODE          SENTINEL_MODE: off | track | profile | run\n"
+               "  --policy POLICY      SENTINEL_POLICY: sentinel | first-touch | all-slow | all-fast | hot\n"
+               "  --fast-bytes B       SENTINEL_FAST_BYTES: fast-tier budget: bytes (4G), a share of the\n"
+               "                       profiled peak (20%), or auto (90% of the fast node's free memory)\n"
+               "  --min-bytes SIZE     SENTINEL_MIN_BYTES: smallest tracked object (e.g. 4096, 64K, 1M)\n"
+               "  --dump PATH          SENTINEL_DUMP: dump path template (%p pid, %e executable, %% '%')\n"
+               "  --log LEVEL          SENTINEL_LOG: error | warn | info | debug\n"
+               "  --set NAME=VALUE     set SENTINEL_NAME=VALUE (NAME with or without the SENTINEL_\n"
+               "                       prefix); repeatable, for any runtime variable (docs/config.md)\n"
+               "  --lib PATH           the libsentinel.so to preload (default: SENTINEL_LIB, else next to\n"
+               "                       this program: ../preload/ in a build tree, the library directory\n"
+               "                       when installed)\n"
+               "  --dry-run            print the environment changes and the command; run nothing\n"
+               "  -h, --help           show this help\n"
+               "  --version            show the version\n"
+               "\n"
+               "Options take their value as the next argument or after '=' (--mode=track). Option\n"
+               "parsing stops at '--' or at the first argument that is not an option.\n"
+               "Exit status: the command's; 2 usage error; 125 libsentinel.so not found or unusable;\n"
+               "126 COMMAND cannot be executed; 127 COMMAND not found.\n"
+               "Example: sentinel-run --min-bytes 1M --dump /tmp/%e.%p.prof -- python3 train.py\n";
 }
 
-bool readable_file(const std::string& p) { return !p.empty() && ::access(p.c_str(), R_OK) == 0; }
+bool readable_file(const std::string& p) {
+  return !p.empty() && ::access(p.c_str(), R_OK) == 0;
+}
 
 std::string dir_of(const std::string& p) {
   auto slash = p.rfind('/');
@@ -141,7 +142,7 @@ std::string preload_value(const std::string& lib, const char* old) {
 // What the options ask for.
 struct Launch {
   std::vector<std::pair<std::string, std::string>> vars;  // in the order given; later ones win
-  std::string lib;                                         // --lib (empty: find it)
+  std::string lib;                                        // --lib (empty: find it)
   bool dry_run = false;
   int command = 0;  // index in argv of COMMAND (argc: none)
 };
@@ -149,12 +150,8 @@ struct Launch {
 // The variable an option sets directly (--mode: SENTINEL_MODE), nullptr for others.
 const char* direct_variable(const std::string& name) {
   static const std::pair<const char*, const char*> kDirect[] = {
-      {"--mode", "SENTINEL_MODE"},
-      {"--policy", "SENTINEL_POLICY"},
-      {"--fast-bytes", "SENTINEL_FAST_BYTES"},
-      {"--min-bytes", "SENTINEL_MIN_BYTES"},
-      {"--dump", "SENTINEL_DUMP"},
-      {"--log", "SENTINEL_LOG"},
+      {"--mode", "SENTINEL_MODE"},           {"--policy", "SENTINEL_POLICY"}, {"--fast-bytes", "SENTINEL_FAST_BYTES"},
+      {"--min-bytes", "SENTINEL_MIN_BYTES"}, {"--dump", "SENTINEL_DUMP"},     {"--log", "SENTINEL_LOG"},
   };
   const char* target = nullptr;
   for (const auto& [opt, var] : kDirect)
@@ -182,8 +179,10 @@ int apply_option(const std::string& name, const std::string& value, Launch& l) {
     auto eq = value.find('=');
     std::string var;
     if (eq == std::string::npos || !variable_name(value.substr(0, eq), var))
-      return usage_error("--set: expected NAME=VALUE with NAME made of letters, digits and '_', "
-                         "got '" + value + "'");
+      return usage_error(
+          "--set: expected NAME=VALUE with NAME made of letters, digits and '_', "
+          "got '" +
+          value + "'");
     l.vars.emplace_back(var, value.substr(eq + 1));
   }
   return 0;

@@ -100,8 +100,7 @@ int OutputFile::close() {
   bool ok = static_cast<bool>(file_);
   file_.close();
   if (!ok || file_.fail()) {
-    std::cerr << kProg << ": " << path_ << ": error writing: " << std::strerror(errno ? errno : EIO)
-              << "\n";
+    std::cerr << kProg << ": " << path_ << ": error writing: " << std::strerror(errno ? errno : EIO) << "\n";
     return 1;
   }
   return 0;
@@ -127,8 +126,8 @@ int main(int argc, char** argv) {
     return finish_output();
   }
   if (first == "--version") {
-    std::cout << "sentinel-view " << SENTINEL_VERSION << " (dump format " << SENTINEL_FORMAT_MAJOR
-              << "." << SENTINEL_FORMAT_MINOR << ")\n";
+    std::cout << "sentinel-view " << SENTINEL_VERSION << " (dump format " << SENTINEL_FORMAT_MAJOR << "."
+              << SENTINEL_FORMAT_MINOR << ")\n";
     return finish_output();
   }
   if (!first.empty() && first[0] == '-') return usage_error("unknown option '" + first + "'");

@@ -27,11 +27,16 @@ namespace {
 // "SIGTERM"; "signal N" for one without a name here.
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    case SIGQUIT: return "SIGQUIT";
-    default: return "signal " + std::to_string(sig);
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGQUIT:
+      return "SIGQUIT";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -49,22 +54,21 @@ struct Views {
 };
 
 void print_summary_help() {
-  std::cout
-      << "Usage: sentinel-view summary [--json] [--top N] [--phase N] [--no-symbols] [--debuginfod] DUMP\n"
-         "Summarizes a dump: process, topology, tracked objects, peak live bytes, lifetimes,\n"
-         "size classes, the top allocation sites (symbolized offline from the recorded module\n"
-         "maps), the runtime's counters and, for format 1.1 dumps, the detected steps and\n"
-         "every phase (profiled, planned, checked); the profiling session, the top object\n"
-         "identities and the co-allocation groups of one phase; the placement of each phase.\n"
-         "\n"
-         "  --json         print one JSON object instead (keys: docs/sentinel-view.md)\n"
-         "  --top N        number of sites, identities and groups listed (default 10; 0: all)\n"
-         "  --phase N      the phase shown in detail (default: the main phase, the profiled\n"
-         "                 phase the process spent the most time in)\n"
-         "  --no-symbols   print frames as module+offset without opening the module files\n"
-         "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
-         "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
-         "  -h, --help     show this help\n";
+  std::cout << "Usage: sentinel-view summary [--json] [--top N] [--phase N] [--no-symbols] [--debuginfod] DUMP\n"
+               "Summarizes a dump: process, topology, tracked objects, peak live bytes, lifetimes,\n"
+               "size classes, the top allocation sites (symbolized offline from the recorded module\n"
+               "maps), the runtime's counters and, for format 1.1 dumps, the detected steps and\n"
+               "every phase (profiled, planned, checked); the profiling session, the top object\n"
+               "identities and the co-allocation groups of one phase; the placement of each phase.\n"
+               "\n"
+               "  --json         print one JSON object instead (keys: docs/sentinel-view.md)\n"
+               "  --top N        number of sites, identities and groups listed (default 10; 0: all)\n"
+               "  --phase N      the phase shown in detail (default: the main phase, the profiled\n"
+               "                 phase the process spent the most time in)\n"
+               "  --no-symbols   print frames as module+offset without opening the module files\n"
+               "  --debuginfod   let libdw fetch missing debug info from DEBUGINFOD_URLS (off by default:\n"
+               "                 without it DEBUGINFOD_URLS is ignored, so nothing goes to the network)\n"
+               "  -h, --help     show this help\n";
 }
 
 std::string percent(uint64_t part, uint64_t whole) {
@@ -119,11 +123,16 @@ std::string topology_line(const fmt::Topology& t) {
     os << ", " << human_bytes(n.total_bytes) << ", " << human_bytes(n.free_bytes) << " free)";
   }
   os << "; fast node ";
-  if (t.fast_node >= 0) os << t.fast_node; else os << "none";
+  if (t.fast_node >= 0)
+    os << t.fast_node;
+  else
+    os << "none";
   os << ", slow node ";
-  if (t.slow_node >= 0) os << t.slow_node; else os << "none";
-  os << "; NUMA balancing "
-     << (t.numa_balancing < 0 ? "unknown" : t.numa_balancing == 0 ? "off" : "on");
+  if (t.slow_node >= 0)
+    os << t.slow_node;
+  else
+    os << "none";
+  os << "; NUMA balancing " << (t.numa_balancing < 0 ? "unknown" : t.numa_balancing == 0 ? "off" : "on");
   return os.str();
 }
 
@@ -141,11 +150,17 @@ std::string bounds_text(const fmt::IntervalTable& t) {
   return out;
 }
 
-std::string opt_interval(uint32_t v) { return v == SENTINEL_NO_ORDINAL ? "-" : std::to_string(v); }
+std::string opt_interval(uint32_t v) {
+  return v == SENTINEL_NO_ORDINAL ? "-" : std::to_string(v);
+}
 
-uint64_t per_step(uint64_t bytes, const AccessModel& m) { return bytes / m.steps_used; }
+uint64_t per_step(uint64_t bytes, const AccessModel& m) {
+  return bytes / m.steps_used;
+}
 
-size_t listed(size_t top, size_t n) { return top ? std::min(top, n) : n; }
+size_t listed(size_t top, size_t n) {
+  return top ? std::min(top, n) : n;
+}
 
 std::string pct1(double share) {
   char b[32];
@@ -188,9 +203,8 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   const size_t phases = sm.phases.size() - stepless;
   os << "steps            " << sm.steps;
   if (sm.steps) {
-    os << " detected in " << phases << (phases == 1 ? " phase" : " phases") << " ("
-       << sm.inferred_steps << " inferred before lock-on, " << sm.explicit_steps << " marked, "
-       << sm.profiled_steps << " profiled)";
+    os << " detected in " << phases << (phases == 1 ? " phase" : " phases") << " (" << sm.inferred_steps
+       << " inferred before lock-on, " << sm.explicit_steps << " marked, " << sm.profiled_steps << " profiled)";
   } else {
     os << (p.has_profiler_records() ? "" : " (no step records: format 1.0 or the detector never ran)");
   }
@@ -219,10 +233,9 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
          << " lost before a whole step, not counted as phases)\n";
   }
   if (const fmt::ProfileSession* s = am.session) {
-    os << "profile          " << s->profiled_steps << (s->profiled_steps == 1 ? " step" : " steps")
-       << " from step #" << s->first_profiled_step << " (phase " << s->phase << "), granularity "
-       << human_bytes(s->granularity_bytes) << ", " << s->faults << " faults, handler "
-       << human_duration(s->fault_handler_ns);
+    os << "profile          " << s->profiled_steps << (s->profiled_steps == 1 ? " step" : " steps") << " from step #"
+       << s->first_profiled_step << " (phase " << s->phase << "), granularity " << human_bytes(s->granularity_bytes)
+       << ", " << s->faults << " faults, handler " << human_duration(s->fault_handler_ns);
     if (s->faults) os << " (" << human_duration(s->fault_handler_ns / s->faults) << " per fault)";
     os << ", " << s->syscall_unprotects << " system-call unprotects\n";
     os << "                 counters: ";
@@ -235,8 +248,8 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   if (am.present) {
     uint64_t by_class[4] = {0, 0, 0, 0};
     for (const auto& r : am.identities) ++by_class[r.id.lifetime <= 3 ? r.id.lifetime : 0];
-    os << "identities       " << am.identities.size() << " (" << by_class[3] << " persistent, "
-       << by_class[2] << " step-scoped, " << by_class[1] << " short-lived";
+    os << "identities       " << am.identities.size() << " (" << by_class[3] << " persistent, " << by_class[2]
+       << " step-scoped, " << by_class[1] << " short-lived";
     if (by_class[0]) os << ", " << by_class[0] << " unknown";
     os << "), " << am.groups.size() << " groups, " << human_bytes(per_step(am.total_touched, am))
        << " touched per profiled step (phase " << am.phase << ")\n";
@@ -246,16 +259,14 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   }
 }
 
-void identity_table(std::ostream& os, const AccessModel& am, const std::vector<size_t>& order,
-                    size_t n) {
-  os << "  " << rpad("id", 6) << "  " << pad("class", 12) << rpad("size", 10) << rpad("site", 7)
-     << rpad("ordinal", 8) << rpad("born", 6) << rpad("dies", 6) << rpad("inst", 6)
-     << rpad("touched/step", 14) << rpad("intervals", 10) << rpad("group", 7) << "\n";
+void identity_table(std::ostream& os, const AccessModel& am, const std::vector<size_t>& order, size_t n) {
+  os << "  " << rpad("id", 6) << "  " << pad("class", 12) << rpad("size", 10) << rpad("site", 7) << rpad("ordinal", 8)
+     << rpad("born", 6) << rpad("dies", 6) << rpad("inst", 6) << rpad("touched/step", 14) << rpad("intervals", 10)
+     << rpad("group", 7) << "\n";
   for (size_t i = 0; i < n; ++i) {
     const IdentityRow& r = am.identities[order[i]];
     os << "  " << rpad(std::to_string(r.id.id), 6) << "  " << pad(lifetime_name(r.id.lifetime), 12)
-       << rpad(human_bytes(r.id.size), 10)
-       << rpad(r.id.site == UINT32_MAX ? "-" : std::to_string(r.id.site), 7)
+       << rpad(human_bytes(r.id.size), 10) << rpad(r.id.site == UINT32_MAX ? "-" : std::to_string(r.id.site), 7)
        << rpad(opt_interval(r.id.ordinal), 8) << rpad(opt_interval(r.id.birth_interval), 6)
        << rpad(opt_interval(r.id.death_interval), 6) << rpad(std::to_string(r.id.instances), 6)
        << rpad(human_bytes(per_step(r.touched, am)), 14) << rpad(std::to_string(r.intervals_touched), 10)
@@ -290,16 +301,16 @@ void print_access_text(std::ostream& os, const AccessModel& am, const Options& o
     const GroupRow& g = am.groups[gorder[i]];
     os << "  " << rpad(std::to_string(g.g.id), 6) << "  " << pad(lifetime_name(g.g.lifetime), 12)
        << rpad(std::to_string(g.g.members), 8) << rpad(human_bytes(g.g.bytes), 11)
-       << rpad(human_bytes(per_step(g.touched, am)), 14) << "  "
-       << (g.interval_list.empty() ? "none" : g.interval_list) << "\n";
+       << rpad(human_bytes(per_step(g.touched, am)), 14) << "  " << (g.interval_list.empty() ? "none" : g.interval_list)
+       << "\n";
   }
 }
 
 // The dump, the process, the topology and the configuration.
 void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& o) {
   os << "Sentinel profile " << printable(o.path) << " (format " << p.major << "." << p.minor << ", "
-     << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, "
-     << human_bytes(p.file_size) << ")\n\n";
+     << unsigned{p.pointer_size} * 8 << "-bit writer, " << p.record_count << " records, " << human_bytes(p.file_size)
+     << ")\n\n";
 
   const auto& pr = p.process;
   if (pr.present) {
@@ -359,9 +370,8 @@ void print_lifetimes_sizes_text(std::ostream& os, const Analysis& a) {
     const Bucket& b = a.lifetimes[i];
     if (!b.objects) continue;
     os << "  " << pad(kLifetimeLabels[i], 16) << rpad(std::to_string(b.objects), 10)
-       << (b.objects == 1 ? " object   " : " objects  ")
-       << rpad(human_bytes(b.bytes), 10) << "  " << rpad(percent(b.bytes, a.tracked_bytes), 7)
-       << " of bytes\n";
+       << (b.objects == 1 ? " object   " : " objects  ") << rpad(human_bytes(b.bytes), 10) << "  "
+       << rpad(percent(b.bytes, a.tracked_bytes), 7) << " of bytes\n";
   }
   os << "\nsizes\n";
   for (const SizeClass& c : a.size_classes)
@@ -381,8 +391,8 @@ void print_sites_text(std::ostream& os, const fmt::Profile& p, const Analysis& a
       os << "unknown site";
     else
       os << "site " << s.id;
-    os << ": " << human_bytes(s.bytes) << " (" << percent(s.bytes, a.tracked_bytes) << ") in "
-       << s.objects << (s.objects == 1 ? " object\n" : " objects\n");
+    os << ": " << human_bytes(s.bytes) << " (" << percent(s.bytes, a.tracked_bytes) << ") in " << s.objects
+       << (s.objects == 1 ? " object\n" : " objects\n");
     if (s.id == UINT32_MAX) continue;
     auto frames = site_frames(p, sym, s.id);
     if (!p.find_site(s.id)) os << "        (site not in the dump)\n";
@@ -400,13 +410,12 @@ void print_counters_text(std::ostream& os, const fmt::Profile& p, const Analysis
   for (const auto& [k, v] : stats) w = std::max(w, k.size());
   for (const auto& [k, v] : stats) {
     os << "  " << pad(printable(k), w + 2) << v;
-    if (k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0 && v >= 1024)
-      os << " (" << human_bytes(v) << ")";
+    if (k.size() > 6 && k.compare(k.size() - 6, 6, "_bytes") == 0 && v >= 1024) os << " (" << human_bytes(v) << ")";
     os << "\n";
   }
   if (auto ov = p.stat("overhead_bytes")) {
-    os << "  tracking overhead " << human_bytes(*ov) << " = " << percent(*ov, a.tracked_bytes)
-       << " of tracked bytes, " << percent(*ov, a.peak_live_bytes) << " of peak live bytes\n";
+    os << "  tracking overhead " << human_bytes(*ov) << " = " << percent(*ov, a.tracked_bytes) << " of tracked bytes, "
+       << percent(*ov, a.peak_live_bytes) << " of peak live bytes\n";
   }
 }
 
@@ -427,12 +436,18 @@ void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
 }
 
 void json_opt(std::ostream& os, uint32_t v) {
-  if (v == SENTINEL_NO_ORDINAL) os << "null"; else os << v;
+  if (v == SENTINEL_NO_ORDINAL)
+    os << "null";
+  else
+    os << v;
 }
 
 void identity_json(std::ostream& os, const AccessModel& am, const IdentityRow& r) {
   os << "{\"id\":" << r.id.id << ",\"site\":";
-  if (r.id.site == UINT32_MAX) os << -1; else os << r.id.site;
+  if (r.id.site == UINT32_MAX)
+    os << -1;
+  else
+    os << r.id.site;
   os << ",\"size\":" << r.id.size << ",\"ordinal\":";
   json_opt(os, r.id.ordinal);
   os << ",\"phase\":" << r.id.phase << ",\"group\":" << r.id.group
@@ -441,8 +456,8 @@ void identity_json(std::ostream& os, const AccessModel& am, const IdentityRow& r
   os << ",\"death_interval\":";
   json_opt(os, r.id.death_interval);
   os << ",\"instances\":" << r.id.instances << ",\"touched_bytes\":" << r.touched
-     << ",\"touched_bytes_per_step\":" << per_step(r.touched, am)
-     << ",\"intervals_touched\":" << r.intervals_touched << ",\"faults\":" << r.faults << "}";
+     << ",\"touched_bytes_per_step\":" << per_step(r.touched, am) << ",\"intervals_touched\":" << r.intervals_touched
+     << ",\"faults\":" << r.faults << "}";
 }
 
 void session_json(std::ostream& os, const fmt::ProfileSession* s) {
@@ -510,12 +525,14 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
     os << "}";
   }
   os << "],\"main_phase\":";
-  if (sm.main()) os << sm.main()->phase;
-  else os << "null";
+  if (sm.main())
+    os << sm.main()->phase;
+  else
+    os << "null";
   os << ",\"phase\":" << am.phase;
   const fmt::ProfileSession* s = am.session;
-  os << ",\"granularity_bytes\":" << (s ? s->granularity_bytes : 0)
-     << ",\"faults\":" << (s ? s->faults : 0) << ",\"profile\":";
+  os << ",\"granularity_bytes\":" << (s ? s->granularity_bytes : 0) << ",\"faults\":" << (s ? s->faults : 0)
+     << ",\"profile\":";
   session_json(os, s);
   os << ",\"identity_count\":" << am.identities.size() << ",\"group_count\":" << am.groups.size()
      << ",\"touched_bytes_per_step\":" << per_step(am.total_touched, am)
@@ -573,7 +590,10 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << "]";
     auto d = pr.duration_ns();
     os << ",\"duration_ns\":";
-    if (d) os << *d; else os << "null";
+    if (d)
+      os << *d;
+    else
+      os << "null";
   } else {
     os << ",\"pid\":null";
   }
@@ -585,9 +605,8 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
        << ",\"slow_node\":" << t.slow_node << ",\"nodes\":[";
     for (size_t i = 0; i < t.nodes.size(); ++i) {
       const auto& n = t.nodes[i];
-      os << (i ? "," : "") << "{\"id\":" << n.id << ",\"cpus\":" << n.cpu_count
-         << ",\"total_bytes\":" << n.total_bytes << ",\"free_bytes\":" << n.free_bytes
-         << ",\"dax_kmem\":" << ((n.flags & 1) ? "true" : "false")
+      os << (i ? "," : "") << "{\"id\":" << n.id << ",\"cpus\":" << n.cpu_count << ",\"total_bytes\":" << n.total_bytes
+         << ",\"free_bytes\":" << n.free_bytes << ",\"dax_kmem\":" << ((n.flags & 1) ? "true" : "false")
          << ",\"cpu_less\":" << ((n.flags & 2) ? "true" : "false") << "}";
     }
     os << "]}";
@@ -605,10 +624,10 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     }
   }
   os << "}";
-  os << ",\"objects\":" << a.objects << ",\"alive_objects\":" << a.alive_objects
-     << ",\"alive_bytes\":" << a.alive_bytes << ",\"tracked_bytes\":" << a.tracked_bytes
-     << ",\"peak_live_bytes\":" << a.peak_live_bytes << ",\"sites\":" << p.sites.size()
-     << ",\"modules\":" << p.modules.size() << ",\"steps_marked\":" << p.marks.size();
+  os << ",\"objects\":" << a.objects << ",\"alive_objects\":" << a.alive_objects << ",\"alive_bytes\":" << a.alive_bytes
+     << ",\"tracked_bytes\":" << a.tracked_bytes << ",\"peak_live_bytes\":" << a.peak_live_bytes
+     << ",\"sites\":" << p.sites.size() << ",\"modules\":" << p.modules.size()
+     << ",\"steps_marked\":" << p.marks.size();
   os << ",\"allocations_per_marked_step\":[";
   for (size_t i = 0; i < a.allocations_per_marked_step.size(); ++i)
     os << (i ? "," : "") << a.allocations_per_marked_step[i];
@@ -623,7 +642,10 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   for (size_t i = 0; i < a.size_classes.size(); ++i) {
     const auto& c = a.size_classes[i];
     os << (i ? "," : "") << "{\"min\":" << c.min << ",\"max\":";
-    if (c.max) os << c.max; else os << "null";
+    if (c.max)
+      os << c.max;
+    else
+      os << "null";
     os << ",\"objects\":" << c.b.objects << ",\"bytes\":" << c.b.bytes << "}";
   }
   os << "]";
@@ -632,7 +654,10 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
   for (size_t i = 0; i < n; ++i) {
     const SiteUsage& s = a.sites[i];
     os << (i ? "," : "") << "{\"id\":";
-    if (s.id == UINT32_MAX) os << -1; else os << s.id;
+    if (s.id == UINT32_MAX)
+      os << -1;
+    else
+      os << s.id;
     os << ",\"objects\":" << s.objects << ",\"bytes\":" << s.bytes << ",\"frames\":[";
     auto frames = s.id == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, s.id);
     for (size_t k = 0; k < frames.size(); ++k) os << (k ? "," : "") << json_quote(frames[k]);
@@ -646,8 +671,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << (i ? "," : "") << json_quote(stats[i].first) << ":" << stats[i].second;
   os << "}";
   os << ",\"symbolization_notes\":[";
-  for (size_t i = 0; i < sym.problems().size(); ++i)
-    os << (i ? "," : "") << json_quote(sym.problems()[i]);
+  for (size_t i = 0; i < sym.problems().size(); ++i) os << (i ? "," : "") << json_quote(sym.problems()[i]);
   os << "]}\n";
 }
 

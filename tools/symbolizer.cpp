@@ -6,11 +6,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -150,8 +150,9 @@ Symbolizer::Symbolizer(const fmt::Profile& profile, bool symbolize)
       if (n <= 0 || static_cast<size_t>(n) != m.build_id.size() ||
           std::memcmp(bits, m.build_id.data(), m.build_id.size()) != 0) {
         I.mismatched.insert(&m);
-        problems_.push_back(printable(file) + ": build id differs from the recorded one (file changed "
-                                              "since the run); frames shown as offsets");
+        problems_.push_back(printable(file) +
+                            ": build id differs from the recorded one (file changed "
+                            "since the run); frames shown as offsets");
       }
     }
   }
@@ -186,8 +187,7 @@ const std::string& Symbolizer::frame(uint64_t address) {
       std::string n = name;
       if (auto at = n.find('@'); at != std::string::npos && at > 0) n.resize(at);  // foo@@GLIBC_2.34
       out = printable(demangle(n.c_str()));
-      if (where.empty())
-        out += "+" + hex(off + 1) + " (" + printable(basename_of(module_file(profile_, *m))) + ")";
+      if (where.empty()) out += "+" + hex(off + 1) + " (" + printable(basename_of(module_file(profile_, *m))) + ")";
     }
     if (!where.empty()) out = out.empty() ? raw(address) + " (" + where + ")" : out + " (" + where + ")";
   }

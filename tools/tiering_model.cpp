@@ -14,7 +14,9 @@ namespace {
 
 constexpr uint32_t kMaxIntervals = 4096;
 
-uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 // A MIGRATIONS entry added into the figures a phase and an interval share.
 template <typename Figures>
@@ -52,12 +54,18 @@ std::string plural(uint64_t n, const char* one, const char* many) {
 
 const char* policy_label(uint32_t policy) {
   switch (policy) {
-    case SENTINEL_POLICY_SENTINEL: return "sentinel";
-    case SENTINEL_POLICY_FIRST_TOUCH: return "first-touch";
-    case SENTINEL_POLICY_ALL_SLOW: return "all-slow";
-    case SENTINEL_POLICY_ALL_FAST: return "all-fast";
-    case SENTINEL_POLICY_HOT: return "hot";
-    default: return "unknown";
+    case SENTINEL_POLICY_SENTINEL:
+      return "sentinel";
+    case SENTINEL_POLICY_FIRST_TOUCH:
+      return "first-touch";
+    case SENTINEL_POLICY_ALL_SLOW:
+      return "all-slow";
+    case SENTINEL_POLICY_ALL_FAST:
+      return "all-fast";
+    case SENTINEL_POLICY_HOT:
+      return "hot";
+    default:
+      return "unknown";
   }
 }
 
@@ -72,8 +80,8 @@ std::optional<double> PhaseTiering::predicted_hit() const {
 }
 
 const PhaseTiering* TieringModel::find(uint32_t ph) const {
-  auto it = std::lower_bound(phases.begin(), phases.end(), ph,
-                             [](const PhaseTiering& x, uint32_t v) { return x.phase < v; });
+  auto it =
+      std::lower_bound(phases.begin(), phases.end(), ph, [](const PhaseTiering& x, uint32_t v) { return x.phase < v; });
   return it != phases.end() && it->phase == ph ? &*it : nullptr;
 }
 
@@ -168,16 +176,16 @@ std::string detection_diagnosis(const sentinel_detection& d) {
                              ", retracted " + std::to_string(d.retracted);
   if (d.flags & SENTINEL_DETECT_NO_STEP)
     return "no training step found among the tracked allocations (" + counts + "; " +
-           std::to_string(d.noise_allocations) + " allocations fit no step pattern): nothing was profiled or placed; "
+           std::to_string(d.noise_allocations) +
+           " allocations fit no step pattern): nothing was profiled or placed; "
            "mark steps with sentinel_step() or set SENTINEL_STEP=N";
   if (d.flags & SENTINEL_DETECT_LOST)
-    return "the step pattern was lost after " + plural(d.steps, "step", "steps") + " and never found again (" +
-           counts + ")";
+    return "the step pattern was lost after " + plural(d.steps, "step", "steps") + " and never found again (" + counts +
+           ")";
   if (d.flags & SENTINEL_DETECT_LOCKED)
     return "step found: " + std::to_string(d.period) + " allocations, " + std::to_string(d.distinct_tokens) +
-           " distinct (site, size), " + plural(d.steps, "step", "steps") + "; " +
-           std::to_string(d.noise_allocations) + " noise, " + std::to_string(d.missing_allocations) +
-           " missing allocations (" + counts + ")";
+           " distinct (site, size), " + plural(d.steps, "step", "steps") + "; " + std::to_string(d.noise_allocations) +
+           " noise, " + std::to_string(d.missing_allocations) + " missing allocations (" + counts + ")";
   return "no step pattern (" + counts + ")";
 }
 
@@ -210,8 +218,10 @@ std::string detector_label(const sentinel_detection& d) {
 }
 
 void json_share(std::ostream& os, std::optional<double> v) {
-  if (v) os << *v;
-  else os << "null";
+  if (v)
+    os << *v;
+  else
+    os << "null";
 }
 
 }  // namespace
@@ -249,8 +259,7 @@ void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   os << ",\"steps_per_candidate\":" << t.steps_per_candidate << ",\"moving_step_ns\":" << t.moving_step_ns
      << ",\"moving_steps\":" << t.moving_steps << ",\"moving_moved_bytes_per_step\":" << t.moving_moved_bytes
      << ",\"moving_predicted_hit_share\":" << t.moving_hit_ppm / 1e6 << ",\"no_moves_step_ns\":" << t.fixed_step_ns
-     << ",\"no_moves_steps\":" << t.fixed_steps << ",\"no_moves_predicted_hit_share\":" << t.fixed_hit_ppm / 1e6
-     << "}";
+     << ",\"no_moves_steps\":" << t.fixed_steps << ",\"no_moves_predicted_hit_share\":" << t.fixed_hit_ppm / 1e6 << "}";
 }
 
 }  // namespace
@@ -327,8 +336,7 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
     if (!ph.migrations) continue;
     os << "migrations       phase " << ph.phase << ": " << human_bytes(ph.migrated_bytes) << " moved over "
        << plural(ph.steps, "step", "steps") << ", " << ph.late << " late, "
-       << plural(ph.failed_pages, "failed page", "failed pages") << "; fast tier at most "
-       << human_bytes(ph.fast_max);
+       << plural(ph.failed_pages, "failed page", "failed pages") << "; fast tier at most " << human_bytes(ph.fast_max);
     if (ph.plan) os << " (budget " << human_bytes(ph.plan->header.fast_budget_bytes) << ")";
     os << "\n";
   }
@@ -341,25 +349,33 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
 void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   const fmt::PlanRecord* plan = ph ? ph->plan : nullptr;
   os << ",\"planned\":" << (plan ? "true" : "false") << ",\"policy\":";
-  if (plan) json_string(os, policy_label(plan->header.policy));
-  else os << "null";
+  if (plan)
+    json_string(os, policy_label(plan->header.policy));
+  else
+    os << "null";
   os << ",\"fast_budget_bytes\":";
-  if (plan) os << plan->header.fast_budget_bytes;
-  else os << "null";
+  if (plan)
+    os << plan->header.fast_budget_bytes;
+  else
+    os << "null";
   os << ",\"footprint_peak_bytes\":";
-  if (plan) os << plan->header.footprint_peak_bytes;
-  else os << "null";
+  if (plan)
+    os << plan->header.footprint_peak_bytes;
+  else
+    os << "null";
   os << ",\"planned_moved_bytes_per_step\":";
-  if (plan) os << plan->header.moved_bytes_per_step;
-  else os << "null";
+  if (plan)
+    os << plan->header.moved_bytes_per_step;
+  else
+    os << "null";
   os << ",\"predicted_hit_share\":";
   json_share(os, ph ? ph->predicted_hit() : std::nullopt);
   os << ",\"migrated_bytes\":" << (ph ? ph->migrated_bytes : 0) << ",\"migrated_steps\":" << (ph ? ph->steps : 0)
-     << ",\"late_migrations\":" << (ph ? ph->late : 0)
-     << ",\"fast_peak_bytes\":" << (ph ? ph->fast_max : 0) << ",\"checked\":" << (ph && ph->checked ? "true" : "false")
+     << ",\"late_migrations\":" << (ph ? ph->late : 0) << ",\"fast_peak_bytes\":" << (ph ? ph->fast_max : 0)
+     << ",\"checked\":" << (ph && ph->checked ? "true" : "false")
      << ",\"checked_steps\":" << (ph ? ph->checked_steps : 0)
-     << ",\"placement_touched_bytes\":" << (ph ? ph->touched : 0)
-     << ",\"placement_fast_bytes\":" << (ph ? ph->fast : 0) << ",\"fast_hit_share\":";
+     << ",\"placement_touched_bytes\":" << (ph ? ph->touched : 0) << ",\"placement_fast_bytes\":" << (ph ? ph->fast : 0)
+     << ",\"fast_hit_share\":";
   json_share(os, ph ? ph->measured_hit() : std::nullopt);
   os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
   os << ",\"trial\":";
@@ -369,16 +385,18 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
 void print_tiering_json(std::ostream& os, const TieringModel& t) {
   const sentinel_tiering* x = t.tiering;
   os << ",\"policy\":";
-  if (x) json_string(os, policy_label(x->policy));
-  else if (t.plan) json_string(os, policy_label(t.plan->header.policy));
-  else os << "null";
+  if (x)
+    json_string(os, policy_label(x->policy));
+  else if (t.plan)
+    json_string(os, policy_label(t.plan->header.policy));
+  else
+    os << "null";
   os << ",\"fast_budget_bytes\":" << t.budget() << ",\"fast_peak_bytes\":" << t.fast_peak()
      << ",\"migrated_bytes\":" << t.migrated_bytes << ",\"late_migrations\":" << t.late_migrations
      << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches
      << ",\"migration_log_bytes\":" << t.batch_bytes << ",\"migration_log_ns\":" << t.batch_ns
      << ",\"migrator_bytes_per_s\":" << static_cast<uint64_t>(t.batch_bytes_per_s())
-     << ",\"promotions_logged\":" << t.promotions
-     << ",\"fast_hit_share\":";
+     << ",\"promotions_logged\":" << t.promotions << ",\"fast_hit_share\":";
   json_share(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";
   json_share(os, t.predicted_hit());
@@ -389,8 +407,8 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
     os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
        << ",\"dry_run\":" << ((x->flags & SENTINEL_TIER_DRY_RUN) ? "true" : "false")
        << ",\"dry_run_default_share\":" << ((x->flags & SENTINEL_TIER_DEFAULT_SHARE) ? "true" : "false")
-       << ",\"numa_calls_denied\":" << t.numa_calls_denied
-       << ",\"budget_share_ppm\":" << x->budget_share_ppm << ",\"move_method\":";
+       << ",\"numa_calls_denied\":" << t.numa_calls_denied << ",\"budget_share_ppm\":" << x->budget_share_ppm
+       << ",\"move_method\":";
     json_string(os, x->move_method == 1 ? "mbind" : "move_pages");
     os << ",\"migrate_bytes_per_s\":" << x->migrate_bytes_per_s << ",\"fallback_objects\":" << x->fallback_objects
        << ",\"fallback_bytes\":" << x->fallback_bytes << ",\"pinned_objects\":" << x->pinned_objects
@@ -421,8 +439,10 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   for (const auto& e : t.intervals) {
     os << (first ? "" : ",") << "{\"phase\":" << t.phase << ",\"interval\":" << e.interval
        << ",\"touched_bytes\":" << e.touched << ",\"fast_bytes\":" << e.fast << ",\"hit_share\":";
-    if (e.placement && e.touched) os << static_cast<double>(e.fast) / static_cast<double>(e.touched);
-    else os << "null";
+    if (e.placement && e.touched)
+      os << static_cast<double>(e.fast) / static_cast<double>(e.touched);
+    else
+      os << "null";
     os << ",\"fast_bytes_max\":" << e.fast_max << ",\"fast_bytes_mean\":" << static_cast<uint64_t>(e.fast_mean)
        << ",\"bytes_to_fast\":" << e.to_fast << ",\"bytes_to_slow\":" << e.to_slow << ",\"late\":" << e.late
        << ",\"steps\":" << e.steps << ",\"checked_steps\":" << e.checked_steps << ",\"misplaced\":" << e.misplaced
@@ -432,8 +452,8 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   os << "],\"detection\":[";
   first = true;
   for (const sentinel_detection* d : t.detection) {
-    os << (first ? "" : ",") << "{\"phase\":" << d->phase << ",\"locked\":"
-       << ((d->flags & SENTINEL_DETECT_LOCKED) ? "true" : "false")
+    os << (first ? "" : ",") << "{\"phase\":" << d->phase
+       << ",\"locked\":" << ((d->flags & SENTINEL_DETECT_LOCKED) ? "true" : "false")
        << ",\"lost\":" << ((d->flags & SENTINEL_DETECT_LOST) ? "true" : "false")
        << ",\"no_step\":" << ((d->flags & SENTINEL_DETECT_NO_STEP) ? "true" : "false") << ",\"period\":" << d->period
        << ",\"distinct_tokens\":" << d->distinct_tokens << ",\"steps\":" << d->steps

@@ -21,9 +21,9 @@ struct IntervalTiering {
   bool placement = false;   // a PLACEMENT entry
   uint64_t to_fast = 0, to_slow = 0, migrate_ns = 0;
   uint64_t moves = 0, late = 0, failed_pages = 0;
-  uint64_t fast_max = 0;    // fast occupancy at this interval, max over steps
-  double fast_mean = 0;     // ... mean over steps (fast_bytes_sum / steps)
-  uint32_t steps = 0;       // steps run under the plan (MIGRATIONS)
+  uint64_t fast_max = 0;           // fast occupancy at this interval, max over steps
+  double fast_mean = 0;            // ... mean over steps (fast_bytes_sum / steps)
+  uint32_t steps = 0;              // steps run under the plan (MIGRATIONS)
   uint64_t touched = 0, fast = 0;  // placement check: touched bytes, of which on the fast node
   uint32_t checked_steps = 0;
   uint64_t misplaced = 0, verified = 0;  // objects found on the wrong node at the boundary / asked
@@ -36,12 +36,12 @@ struct PhaseTiering {
   const fmt::PlanRecord* plan = nullptr;  // the phase's (last) PLAN record
   bool migrations = false;                // MIGRATIONS entries of the phase
   uint64_t migrated_bytes = 0, late = 0, failed_pages = 0, migrate_ns = 0;
-  uint64_t fast_max = 0;                  // largest fast occupancy at any interval, over steps
-  uint32_t steps = 0;                     // steps run under the plan (largest over intervals)
-  bool checked = false;                   // PLACEMENT entries of the phase
-  uint64_t touched = 0, fast = 0;         // placement check, all intervals
-  uint32_t checked_steps = 0;             // largest over intervals
-  uint64_t misplaced = 0, verified = 0;   // objects at the boundaries, all intervals
+  uint64_t fast_max = 0;                 // largest fast occupancy at any interval, over steps
+  uint32_t steps = 0;                    // steps run under the plan (largest over intervals)
+  bool checked = false;                  // PLACEMENT entries of the phase
+  uint64_t touched = 0, fast = 0;        // placement check, all intervals
+  uint32_t checked_steps = 0;            // largest over intervals
+  uint64_t misplaced = 0, verified = 0;  // objects at the boundaries, all intervals
 
   // Measured fast-hit share (fast / touched), nullopt when not checked or nothing was touched.
   std::optional<double> measured_hit() const;
@@ -50,31 +50,31 @@ struct PhaseTiering {
 };
 
 struct TieringModel {
-  bool present = false;                      // any tiering record
+  bool present = false;                       // any tiering record
   const sentinel_tiering* tiering = nullptr;  // the last TIERING record
   uint32_t phase = 0;                         // the phase shown (the per-interval figures are its)
   const PhaseTiering* shown = nullptr;        // its figures, nullptr when no record names it
   const fmt::PlanRecord* plan = nullptr;      // its PLAN record
-  uint64_t migrated_bytes = 0;   // whole run: TIERING's, else the sum over MIGRATIONS
-  uint64_t late_migrations = 0;  // likewise
+  uint64_t migrated_bytes = 0;                // whole run: TIERING's, else the sum over MIGRATIONS
+  uint64_t late_migrations = 0;               // likewise
   uint64_t failed_pages = 0;
-  uint64_t migrate_ns = 0;       // sum over MIGRATIONS
+  uint64_t migrate_ns = 0;                // sum over MIGRATIONS
   uint64_t batches = 0, batch_bytes = 0;  // MIGRATION_LOG
-  uint64_t batch_ns = 0;                   // ... summed batch durations (the migrator's time per batch)
-  uint64_t promotions = 0;                 // ... objects in batches to the fast node
-  uint64_t numa_calls_denied = 0;          // STATS numa_calls_denied: the NUMA calls the kernel refused
+  uint64_t batch_ns = 0;                  // ... summed batch durations (the migrator's time per batch)
+  uint64_t promotions = 0;                // ... objects in batches to the fast node
+  uint64_t numa_calls_denied = 0;         // STATS numa_calls_denied: the NUMA calls the kernel refused
   // The migrator's throughput over its logged batches (bytes per second), 0 when none were timed.
   double batch_bytes_per_s() const { return batch_ns ? batch_bytes * 1e9 / static_cast<double>(batch_ns) : 0; }
-  std::vector<PhaseTiering> phases;       // every phase a PLAN, MIGRATIONS or PLACEMENT entry names
-  std::vector<IntervalTiering> intervals;  // of `phase`, ascending
+  std::vector<PhaseTiering> phases;                  // every phase a PLAN, MIGRATIONS or PLACEMENT entry names
+  std::vector<IntervalTiering> intervals;            // of `phase`, ascending
   std::vector<const sentinel_detection*> detection;  // in file order
 
   const PhaseTiering* find(uint32_t phase) const;
   // The shown phase's measured and predicted fast-hit share.
   std::optional<double> measured_hit() const { return shown ? shown->measured_hit() : std::nullopt; }
   std::optional<double> predicted_hit() const { return shown ? shown->predicted_hit() : std::nullopt; }
-  uint64_t budget() const;      // the shown phase's plan budget, else TIERING's (the first plan's), else 0
-  uint64_t fast_peak() const;   // whole run: TIERING's measured peak, else the largest fast_max, else 0
+  uint64_t budget() const;     // the shown phase's plan budget, else TIERING's (the first plan's), else 0
+  uint64_t fast_peak() const;  // whole run: TIERING's measured peak, else the largest fast_max, else 0
 };
 
 // The tiering records, with the per-interval figures of `phase`.

@@ -33,27 +33,26 @@ struct Options : SharedOptions {
 };
 
 void print_help() {
-  std::cout
-      << "Usage: sentinel-view trace [-o FILE.json] [--phase N] [--no-symbols] [--max-intervals N] DUMP\n"
-         "Writes the dump as Chrome trace-event JSON, for https://ui.perfetto.dev or\n"
-         "chrome://tracing: every tracked object is a slice from its birth to its death on a track\n"
-         "of its allocating thread (lanes keep slices from overlapping), steps and intervals are\n"
-         "slices and instant markers, and the live tracked bytes are a counter.\n"
-         "\n"
-         "  -o FILE        output file (default: DUMP.trace.json; '-': standard output)\n"
-         "  --phase N      only phase N: its steps, intervals and migration batches, and the\n"
-         "                 objects and marks of its time span (default: the whole run)\n"
-         "  --no-symbols   name objects by site id instead of their symbolized allocating frame\n"
-         "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
-         "  --max-intervals N  interval slices written at most (default 100000; 0: none)\n"
-         "  -h, --help     show this help\n";
+  std::cout << "Usage: sentinel-view trace [-o FILE.json] [--phase N] [--no-symbols] [--max-intervals N] DUMP\n"
+               "Writes the dump as Chrome trace-event JSON, for https://ui.perfetto.dev or\n"
+               "chrome://tracing: every tracked object is a slice from its birth to its death on a track\n"
+               "of its allocating thread (lanes keep slices from overlapping), steps and intervals are\n"
+               "slices and instant markers, and the live tracked bytes are a counter.\n"
+               "\n"
+               "  -o FILE        output file (default: DUMP.trace.json; '-': standard output)\n"
+               "  --phase N      only phase N: its steps, intervals and migration batches, and the\n"
+               "                 objects and marks of its time span (default: the whole run)\n"
+               "  --no-symbols   name objects by site id instead of their symbolized allocating frame\n"
+               "  --debuginfod   let libdw fetch missing debug info (see summary --help)\n"
+               "  --max-intervals N  interval slices written at most (default 100000; 0: none)\n"
+               "  -h, --help     show this help\n";
 }
 
 constexpr uint32_t kTidSteps = 1;
 constexpr uint32_t kTidIntervals = 2;
 constexpr uint32_t kTidMarks = 3;
 constexpr uint32_t kTidMigrations = 4;  // first migration-batch track (lanes up to kTidObjects)
-constexpr uint32_t kTidObjects = 100;  // first object track
+constexpr uint32_t kTidObjects = 100;   // first object track
 
 class Writer {
  public:
@@ -138,10 +137,10 @@ struct Trace {
 
   const fmt::Profile& p;
   const Options& o;
-  uint32_t shown;      // the phase of --phase N, else the main phase
-  bool one_phase;      // --phase N: only that phase's span
+  uint32_t shown;  // the phase of --phase N, else the main phase
+  bool one_phase;  // --phase N: only that phase's span
   SeqClock clock;
-  uint64_t t0 = 0, t_end = 0;  // the time line
+  uint64_t t0 = 0, t_end = 0;        // the time line
   uint64_t lo = 0, hi = UINT64_MAX;  // --phase N: the span of its steps
 
   bool in_window(uint64_t from, uint64_t to) const { return !one_phase || (from <= hi && to >= lo && hi > 0); }
@@ -207,8 +206,10 @@ void write_header(std::ostream& os, const Trace& t, const StepModel& sm) {
   os << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"dump\":" << json_quote(t.o.path)
      << ",\"format\":" << json_quote(std::to_string(p.major) + "." + std::to_string(p.minor))
      << ",\"objects\":" << p.objects.size() << ",\"steps\":" << sm.steps << ",\"phase\":";
-  if (t.one_phase) os << t.shown;
-  else os << "null";
+  if (t.one_phase)
+    os << t.shown;
+  else
+    os << "null";
   os << "},\"traceEvents\":[";
 }
 
@@ -239,13 +240,12 @@ void write_step(Writer& w, size_t k, const sentinel_step_entry& s, uint64_t star
   if (s.flags & SENTINEL_STEP_INFERRED) flags += " inferred";
   if (s.flags & SENTINEL_STEP_PROFILED) flags += " profiled";
   std::string name = "step " + std::to_string(k) + (s.flags & SENTINEL_STEP_PROFILED ? " (profiled)" : "");
-  w.begin("X", name, kTidSteps) << ",\"cat\":\"step\",\"ts\":" << w.ts(start)
-                                 << ",\"dur\":" << w.dur(start, stop) << ",\"args\":{\"phase\":" << s.phase
-                                 << ",\"start_seq\":" << s.start_seq << ",\"allocations\":" << s.allocations
-                                 << ",\"flags\":" << json_quote(flags.empty() ? "" : flags.substr(1)) << "}";
+  w.begin("X", name, kTidSteps) << ",\"cat\":\"step\",\"ts\":" << w.ts(start) << ",\"dur\":" << w.dur(start, stop)
+                                << ",\"args\":{\"phase\":" << s.phase << ",\"start_seq\":" << s.start_seq
+                                << ",\"allocations\":" << s.allocations
+                                << ",\"flags\":" << json_quote(flags.empty() ? "" : flags.substr(1)) << "}";
   w.end();
-  w.begin("i", "step " + std::to_string(k), kTidSteps)
-      << ",\"cat\":\"step\",\"s\":\"g\",\"ts\":" << w.ts(start);
+  w.begin("i", "step " + std::to_string(k), kTidSteps) << ",\"cat\":\"step\",\"s\":\"g\",\"ts\":" << w.ts(start);
   w.end();
 }
 
@@ -259,14 +259,13 @@ void write_intervals(Writer& w, const Trace& t, size_t k, uint64_t start, uint64
     auto [f, e] = table->bounds[i];
     if (f >= s.allocations) break;
     uint64_t a = i == 0 ? start : t.clock.at(s.start_seq + f).value_or(stop);
-    uint64_t b = (e >= s.allocations || i + 1 == table->bounds.size()) ? stop
-                                                                       : t.clock.at(s.start_seq + e).value_or(stop);
+    uint64_t b =
+        (e >= s.allocations || i + 1 == table->bounds.size()) ? stop : t.clock.at(s.start_seq + e).value_or(stop);
     a = std::clamp(a, start, stop);
     b = std::clamp(b, a, stop);
     w.begin("X", "interval " + std::to_string(i), kTidIntervals)
-        << ",\"cat\":\"interval\",\"ts\":" << w.ts(a) << ",\"dur\":" << w.dur(a, b)
-        << ",\"args\":{\"step\":" << k << ",\"phase\":" << s.phase << ",\"first_ordinal\":" << f
-        << ",\"end_ordinal\":" << e << "}";
+        << ",\"cat\":\"interval\",\"ts\":" << w.ts(a) << ",\"dur\":" << w.dur(a, b) << ",\"args\":{\"step\":" << k
+        << ",\"phase\":" << s.phase << ",\"first_ordinal\":" << f << ",\"end_ordinal\":" << e << "}";
     w.end();
     w.begin("i", "interval " + std::to_string(i) + " of step " + std::to_string(k), kTidIntervals)
         << ",\"cat\":\"interval\",\"s\":\"t\",\"ts\":" << w.ts(a);
@@ -375,11 +374,18 @@ void write_object(Writer& w, const Trace& t, const sentinel_object& ob, const st
   if (ident) cat += std::string(",") + lifetime_short(ident->lifetime);
   std::string name = human_bytes(ob.size) + " " + site_name;
   std::ostream& e = w.begin("X", name, tid);
-  e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns) << ",\"dur\":" << w.dur(ob.birth_ns, t.object_end(ob))
-    << ",\"args\":{\"address\":\"" << hex(ob.address) << "\",\"size\":" << ob.size << ",\"site\":";
-  if (ob.site == UINT32_MAX) e << -1; else e << ob.site;
+  e << ",\"cat\":" << json_quote(cat) << ",\"ts\":" << w.ts(ob.birth_ns)
+    << ",\"dur\":" << w.dur(ob.birth_ns, t.object_end(ob)) << ",\"args\":{\"address\":\"" << hex(ob.address)
+    << "\",\"size\":" << ob.size << ",\"site\":";
+  if (ob.site == UINT32_MAX)
+    e << -1;
+  else
+    e << ob.site;
   e << ",\"birth_seq\":" << ob.birth_seq << ",\"death_seq\":";
-  if (alive) e << "null"; else e << ob.death_seq;
+  if (alive)
+    e << "null";
+  else
+    e << ob.death_seq;
   e << ",\"alive_at_exit\":" << (alive ? "true" : "false") << ",\"thread\":" << ob.thread;
   if (ob.kind == SENTINEL_KIND_CUDA_HOST) e << ",\"kind\":\"cuda-host\"";
   if (ident) {
@@ -441,8 +447,8 @@ void write_live_bytes(Writer& w, const Trace& t) {
   int64_t live = 0;
   bool opened = !t.one_phase;  // --phase: the first value is the one at the window's start
   auto value = [&](uint64_t ns) {
-    w.begin("C", "live tracked bytes", 0) << ",\"ts\":" << w.ts(ns)
-                                          << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
+    w.begin("C", "live tracked bytes", 0)
+        << ",\"ts\":" << w.ts(ns) << ",\"args\":{\"bytes\":" << std::max<int64_t>(live, 0) << "}";
     w.end();
   };
   for (size_t i = 0; i < ev.size();) {

@@ -34,7 +34,7 @@ struct sentinel_record_header {
   uint32_t type;   /* enum sentinel_record_type */
   uint32_t crc32c; /* CRC-32C (Castagnoli) of the payload */
   uint64_t length; /* payload bytes that follow this header */
-}; /* 16 bytes */
+};                 /* 16 bytes */
 
 enum sentinel_record_type {
   SENTINEL_REC_PROCESS = 1,  /* who ran: pid, times, executable, command line */
@@ -61,7 +61,7 @@ enum sentinel_record_type {
   SENTINEL_REC_MIGRATION_LOG = 20,  /* individual migration batches, for the trace (sentinel_migration_batch) */
   SENTINEL_REC_PLACEMENT = 21,      /* the placement check per (phase, interval) (sentinel_placement_entry) */
   SENTINEL_REC_DETECTION = 22,      /* what the step detector saw, per phase and overall (sentinel_detection) */
-  SENTINEL_REC_END = 0xFFFF  /* last record: count of records before it */
+  SENTINEL_REC_END = 0xFFFF         /* last record: count of records before it */
 };
 
 /* PROCESS record flags. */
@@ -79,17 +79,17 @@ enum sentinel_object_kind {
  * versions can append fields; readers use the prefix they know. */
 struct sentinel_object {
   uint64_t address;
-  uint64_t size;       /* bytes requested */
-  uint64_t birth_ns;   /* CLOCK_MONOTONIC */
-  uint64_t death_ns;   /* 0: still alive at dump time */
-  uint64_t birth_seq;  /* ordinal among tracked allocations (0-based) */
-  uint64_t death_seq;  /* tracked allocations made before the free; UINT64_MAX: alive */
-  uint32_t site;       /* site id, index into the SITES records; UINT32_MAX: unknown */
-  uint32_t thread;     /* kernel thread id of the allocating thread */
-  uint32_t alignment;  /* requested alignment in bytes (power of two) */
-  uint16_t kind;       /* enum sentinel_object_kind */
-  uint16_t flags;      /* SENTINEL_OBJ_* */
-}; /* 64 bytes */
+  uint64_t size;      /* bytes requested */
+  uint64_t birth_ns;  /* CLOCK_MONOTONIC */
+  uint64_t death_ns;  /* 0: still alive at dump time */
+  uint64_t birth_seq; /* ordinal among tracked allocations (0-based) */
+  uint64_t death_seq; /* tracked allocations made before the free; UINT64_MAX: alive */
+  uint32_t site;      /* site id, index into the SITES records; UINT32_MAX: unknown */
+  uint32_t thread;    /* kernel thread id of the allocating thread */
+  uint32_t alignment; /* requested alignment in bytes (power of two) */
+  uint16_t kind;      /* enum sentinel_object_kind */
+  uint16_t flags;     /* SENTINEL_OBJ_* */
+};                    /* 64 bytes */
 
 #define SENTINEL_OBJ_FREED_BY_OTHER_THREAD 0x1u
 #define SENTINEL_OBJ_REALLOCATED 0x2u /* born from a realloc */
@@ -105,11 +105,11 @@ struct sentinel_object {
 #define SENTINEL_STEP_CHECKED 0x10u  /* 1.2: this step was in a placement check */
 
 struct sentinel_step_entry {
-  uint64_t start_seq;    /* tracked allocations before the step's first one */
-  uint64_t start_ns;     /* CLOCK_MONOTONIC of its first allocation (0: unknown) */
-  uint32_t allocations;  /* tracked allocations in the step */
-  uint32_t phase;        /* pattern number: 1-based in 1.2 (the detector's phase id), 0-based in 1.1 */
-  uint32_t flags;        /* SENTINEL_STEP_* */
+  uint64_t start_seq;   /* tracked allocations before the step's first one */
+  uint64_t start_ns;    /* CLOCK_MONOTONIC of its first allocation (0: unknown) */
+  uint32_t allocations; /* tracked allocations in the step */
+  uint32_t phase;       /* pattern number: 1-based in 1.2 (the detector's phase id), 0-based in 1.1 */
+  uint32_t flags;       /* SENTINEL_STEP_* */
   uint32_t reserved;
 }; /* 32 bytes */
 
@@ -128,39 +128,39 @@ struct sentinel_identity {
   uint32_t id;
   uint32_t site;
   uint64_t size;
-  uint32_t ordinal;        /* in-step allocation ordinal; SENTINEL_NO_ORDINAL outside steps */
+  uint32_t ordinal; /* in-step allocation ordinal; SENTINEL_NO_ORDINAL outside steps */
   uint32_t phase;
   uint32_t group;          /* co-allocation group */
   uint32_t birth_interval; /* SENTINEL_NO_ORDINAL when born outside steps */
   uint32_t death_interval; /* SENTINEL_NO_ORDINAL when it outlives its step */
   uint8_t lifetime;        /* enum sentinel_lifetime */
   uint8_t reserved0[3];
-  uint64_t touched_bytes;  /* over all profiled steps */
-  uint32_t instances;      /* objects seen with this identity */
+  uint64_t touched_bytes; /* over all profiled steps */
+  uint32_t instances;     /* objects seen with this identity */
   uint32_t reserved1;
   /* 1.2 */
-  uint32_t occurrence;     /* k: the k-th allocation of (site, size) in the step (0-based); NO_ORDINAL outside steps */
-  uint32_t flags;          /* SENTINEL_IDENTITY_* */
-}; /* 64 bytes (56 in 1.1) */
+  uint32_t occurrence; /* k: the k-th allocation of (site, size) in the step (0-based); NO_ORDINAL outside steps */
+  uint32_t flags;      /* SENTINEL_IDENTITY_* */
+};                     /* 64 bytes (56 in 1.1) */
 
-#define SENTINEL_IDENTITY_PINNED 0x1u     /* CUDA pinned host memory: placed at allocation, never moved */
-#define SENTINEL_IDENTITY_OUTSIDE 0x2u    /* born outside a step (weights, optimizer state, data) */
+#define SENTINEL_IDENTITY_PINNED 0x1u  /* CUDA pinned host memory: placed at allocation, never moved */
+#define SENTINEL_IDENTITY_OUTSIDE 0x2u /* born outside a step (weights, optimizer state, data) */
 
 struct sentinel_touch {
   uint32_t identity;
   uint32_t interval;
-  uint64_t bytes;   /* distinct bytes touched (granules x granularity, clipped to the object) */
+  uint64_t bytes; /* distinct bytes touched (granules x granularity, clipped to the object) */
   uint32_t faults;
-  uint32_t step;    /* index of the profiled step (0-based among profiled steps) */
-}; /* 24 bytes */
+  uint32_t step; /* index of the profiled step (0-based among profiled steps) */
+};               /* 24 bytes */
 
 struct sentinel_group {
   uint32_t id;
-  uint8_t lifetime;  /* enum sentinel_lifetime */
+  uint8_t lifetime; /* enum sentinel_lifetime */
   uint8_t reserved0[3];
-  uint32_t members;  /* identities */
+  uint32_t members; /* identities */
   uint32_t reserved1;
-  uint64_t bytes;    /* sum of member sizes */
+  uint64_t bytes;         /* sum of member sizes */
   uint64_t interval_mask; /* bit i: some member touched interval i (intervals >= 64 fold into bit 63) */
   /* 1.2 */
   uint32_t phase;
@@ -173,8 +173,8 @@ enum sentinel_policy {
   SENTINEL_POLICY_SENTINEL = 0,    /* short-lived in a fast pool; the rest moved ahead of use (the paper's) */
   SENTINEL_POLICY_FIRST_TOUCH = 1, /* fast until the budget is full, then slow; never moves */
   SENTINEL_POLICY_ALL_SLOW = 2,
-  SENTINEL_POLICY_ALL_FAST = 3,    /* ignores the budget: the upper bound */
-  SENTINEL_POLICY_HOT = 4,         /* reactive: promote what the last interval touched, demote LRU */
+  SENTINEL_POLICY_ALL_FAST = 3, /* ignores the budget: the upper bound */
+  SENTINEL_POLICY_HOT = 4,      /* reactive: promote what the last interval touched, demote LRU */
 };
 
 #define SENTINEL_TIER_DRY_RUN 0x1u      /* one node (or no slow node): planned, nothing placed or moved */
@@ -198,20 +198,20 @@ enum sentinel_policy {
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {
-  uint32_t policy;               /* enum sentinel_policy */
-  int32_t fast_node;             /* -1: none */
-  int32_t slow_node;             /* -1: none */
-  uint32_t flags;                /* SENTINEL_TIER_* */
-  uint64_t fast_budget_bytes;    /* resolved budget of the first plan (0: no plan) */
-  uint32_t budget_share_ppm;     /* SENTINEL_TIER_BUDGET_SHARE: the share, in parts per million */
-  uint32_t move_method;          /* 0 move_pages, 1 mbind(MPOL_MF_MOVE) */
-  uint64_t migrate_bytes_per_s;  /* measured move bandwidth the planner was given */
-  uint64_t fallback_objects;     /* allocations the plan did not know, placed by the fallback */
+  uint32_t policy;              /* enum sentinel_policy */
+  int32_t fast_node;            /* -1: none */
+  int32_t slow_node;            /* -1: none */
+  uint32_t flags;               /* SENTINEL_TIER_* */
+  uint64_t fast_budget_bytes;   /* resolved budget of the first plan (0: no plan) */
+  uint32_t budget_share_ppm;    /* SENTINEL_TIER_BUDGET_SHARE: the share, in parts per million */
+  uint32_t move_method;         /* 0 move_pages, 1 mbind(MPOL_MF_MOVE) */
+  uint64_t migrate_bytes_per_s; /* measured move bandwidth the planner was given */
+  uint64_t fallback_objects;    /* allocations the plan did not know, placed by the fallback */
   uint64_t fallback_bytes;
-  uint64_t pinned_objects;       /* CUDA host allocations placed at allocation time */
+  uint64_t pinned_objects; /* CUDA host allocations placed at allocation time */
   uint64_t pinned_bytes;
-  uint64_t fast_peak_bytes;      /* highest fast-tier occupancy of tracked objects seen */
-  uint64_t migrated_bytes;       /* both directions, whole run */
+  uint64_t fast_peak_bytes; /* highest fast-tier occupancy of tracked objects seen */
+  uint64_t migrated_bytes;  /* both directions, whole run */
   uint64_t late_migrations;
   uint64_t failed_pages;         /* pages move_pages would not move (EBUSY, EFAULT, ENOMEM...) */
   uint64_t raced_frees;          /* objects freed while being moved */
@@ -225,35 +225,35 @@ struct sentinel_tiering {
 /* PLAN record: u32 header_size, struct sentinel_plan_header, u32 count, u32 entry_size, entries. */
 struct sentinel_plan_header {
   uint32_t phase;
-  uint32_t policy;                  /* enum sentinel_policy */
+  uint32_t policy; /* enum sentinel_policy */
   uint32_t intervals;
-  uint32_t lead_intervals;          /* how far ahead move-ins start (the cost model's choice) */
+  uint32_t lead_intervals; /* how far ahead move-ins start (the cost model's choice) */
   uint64_t fast_budget_bytes;
-  uint64_t footprint_peak_bytes;    /* profiled peak of tracked bytes alive in one interval */
-  uint64_t fast_peak_bytes;         /* planned peak fast occupancy (<= budget except all-fast) */
-  uint64_t fast_pool_bytes;         /* reserved pool for short-lived objects */
-  uint64_t moved_bytes_per_step;    /* planned, both directions */
-  uint32_t predicted_hit_ppm;       /* modeled fast-hit share, parts per million */
-  uint32_t flags;                   /* SENTINEL_TIER_* as planned (dry run) */
-  uint64_t migrate_bytes_per_s;     /* bandwidth the cost model used */
-}; /* 72 bytes */
+  uint64_t footprint_peak_bytes; /* profiled peak of tracked bytes alive in one interval */
+  uint64_t fast_peak_bytes;      /* planned peak fast occupancy (<= budget except all-fast) */
+  uint64_t fast_pool_bytes;      /* reserved pool for short-lived objects */
+  uint64_t moved_bytes_per_step; /* planned, both directions */
+  uint32_t predicted_hit_ppm;    /* modeled fast-hit share, parts per million */
+  uint32_t flags;                /* SENTINEL_TIER_* as planned (dry run) */
+  uint64_t migrate_bytes_per_s;  /* bandwidth the cost model used */
+};                               /* 72 bytes */
 
 /* Appended to a PLAN record after the interval durations (1.3): u32 size, then this. The runtime's
  * step-time trial: the sentinel policy's moving schedule and the one without moves
  * (SENTINEL_TIER_NO_MOVES), each run for some steps and timed; the faster is kept. The record's
  * header and entries are the schedule in effect when the dump was written. */
-#define SENTINEL_TRIAL_NONE 0u     /* no trial: one candidate (it moves nothing, or the trial is off) */
-#define SENTINEL_TRIAL_RUNNING 1u  /* under way when the dump was written */
+#define SENTINEL_TRIAL_NONE 0u    /* no trial: one candidate (it moves nothing, or the trial is off) */
+#define SENTINEL_TRIAL_RUNNING 1u /* under way when the dump was written */
 #define SENTINEL_TRIAL_DONE 2u
 struct sentinel_plan_trial {
-  uint32_t state;                  /* SENTINEL_TRIAL_* */
-  uint32_t steps_per_candidate;    /* timed steps asked for each (SENTINEL_TRIAL_STEPS) */
-  uint64_t moving_step_ns;         /* mean of the moving schedule's timed steps (0: none timed) */
-  uint64_t fixed_step_ns;          /* mean of the no-move schedule's timed steps (0: none timed) */
-  uint64_t moving_moved_bytes;     /* the moving schedule's planned bytes moved per step */
-  uint32_t moving_hit_ppm;         /* the candidates' predicted fast-hit shares */
+  uint32_t state;               /* SENTINEL_TRIAL_* */
+  uint32_t steps_per_candidate; /* timed steps asked for each (SENTINEL_TRIAL_STEPS) */
+  uint64_t moving_step_ns;      /* mean of the moving schedule's timed steps (0: none timed) */
+  uint64_t fixed_step_ns;       /* mean of the no-move schedule's timed steps (0: none timed) */
+  uint64_t moving_moved_bytes;  /* the moving schedule's planned bytes moved per step */
+  uint32_t moving_hit_ppm;      /* the candidates' predicted fast-hit shares */
   uint32_t fixed_hit_ppm;
-  uint32_t moving_steps;           /* steps timed */
+  uint32_t moving_steps; /* steps timed */
   uint32_t fixed_steps;
 }; /* 48 bytes */
 
@@ -262,36 +262,36 @@ struct sentinel_plan_entry {
   uint32_t flags;      /* SENTINEL_PLAN_* */
   uint64_t fast_mask;  /* bit i: resident on the fast node during interval i (moves are its edges) */
   uint64_t touch_mask; /* bit i: touched in interval i in the profile */
-}; /* 24 bytes */
+};                     /* 24 bytes */
 
 /* MIGRATIONS record: u32 count, u32 entry_size, entries (one per phase and interval). */
 struct sentinel_migration_entry {
   uint32_t phase;
   uint32_t interval;
-  uint64_t bytes_to_fast;     /* summed over the executed steps */
+  uint64_t bytes_to_fast; /* summed over the executed steps */
   uint64_t bytes_to_slow;
-  uint64_t migrate_ns;        /* time inside move_pages/mbind */
-  uint32_t moves;             /* objects moved */
-  uint32_t late;              /* move-ins that finished after the object's use began */
+  uint64_t migrate_ns; /* time inside move_pages/mbind */
+  uint32_t moves;      /* objects moved */
+  uint32_t late;       /* move-ins that finished after the object's use began */
   uint32_t failed_pages;
-  uint32_t steps;             /* steps executed under the plan */
-  uint64_t fast_bytes_max;    /* fast-tier occupancy of tracked objects at this interval, max over the
-                                 steady steps (from the plan's third: the first two take over) */
-  uint64_t fast_bytes_sum;    /* ... summed over steps (mean = sum / steps) */
-}; /* 64 bytes */
+  uint32_t steps;          /* steps executed under the plan */
+  uint64_t fast_bytes_max; /* fast-tier occupancy of tracked objects at this interval, max over the
+                              steady steps (from the plan's third: the first two take over) */
+  uint64_t fast_bytes_sum; /* ... summed over steps (mean = sum / steps) */
+};                         /* 64 bytes */
 
 #define SENTINEL_MIGRATE_TO_FAST 0x1u
 #define SENTINEL_MIGRATE_LATE 0x2u
 
 /* MIGRATION_LOG record: u32 count, u32 entry_size, entries. */
 struct sentinel_migration_batch {
-  uint64_t start_ns;  /* CLOCK_MONOTONIC */
+  uint64_t start_ns; /* CLOCK_MONOTONIC */
   uint64_t end_ns;
   uint64_t bytes;
   uint32_t phase;
-  uint32_t interval;  /* the interval the batch was issued for */
+  uint32_t interval; /* the interval the batch was issued for */
   uint32_t objects;
-  uint32_t flags;     /* SENTINEL_MIGRATE_* */
+  uint32_t flags; /* SENTINEL_MIGRATE_* */
   uint32_t failed_pages;
   uint32_t reserved;
 }; /* 48 bytes */
@@ -302,25 +302,25 @@ struct sentinel_placement_entry {
   uint32_t phase;
   uint32_t interval;
   uint64_t touched_bytes;
-  uint64_t fast_bytes;  /* of touched_bytes, on the fast node at touch time */
-  uint32_t steps;       /* checked steps */
-  uint32_t misplaced;   /* objects found, right after the boundary's moves, on the other node than the plan says */
-  uint32_t verified;    /* objects whose pages were asked where they are at the boundary (checked steps) */
+  uint64_t fast_bytes; /* of touched_bytes, on the fast node at touch time */
+  uint32_t steps;      /* checked steps */
+  uint32_t misplaced;  /* objects found, right after the boundary's moves, on the other node than the plan says */
+  uint32_t verified;   /* objects whose pages were asked where they are at the boundary (checked steps) */
   uint32_t reserved;
 }; /* 40 bytes */
 
-#define SENTINEL_DETECT_LOCKED 0x1u   /* a step pattern was found */
-#define SENTINEL_DETECT_LOST 0x2u     /* a lock was lost and never regained */
-#define SENTINEL_DETECT_NO_STEP 0x4u  /* tracked allocations, but no step found */
+#define SENTINEL_DETECT_LOCKED 0x1u  /* a step pattern was found */
+#define SENTINEL_DETECT_LOST 0x2u    /* a lock was lost and never regained */
+#define SENTINEL_DETECT_NO_STEP 0x4u /* tracked allocations, but no step found */
 
 /* DETECTION record: u32 count, u32 entry_size, entries: one per phase (phase 0: the whole run). */
 struct sentinel_detection {
   uint32_t phase;
-  uint32_t flags;              /* SENTINEL_DETECT_* */
-  uint32_t period;             /* allocations per step */
-  uint32_t distinct_tokens;    /* distinct (site, size) in the step */
+  uint32_t flags;           /* SENTINEL_DETECT_* */
+  uint32_t period;          /* allocations per step */
+  uint32_t distinct_tokens; /* distinct (site, size) in the step */
   uint64_t steps;
-  uint64_t noise_allocations;  /* allocations that fit no identity of the step */
+  uint64_t noise_allocations; /* allocations that fit no identity of the step */
   uint64_t missing_allocations;
   uint64_t locks, unlocks, retracted;
 }; /* 64 bytes */

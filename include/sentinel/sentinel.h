@@ -30,13 +30,13 @@ struct sentinel_stats {
 };
 
 /* Fills *out; returns 0, or -1 when the runtime is in pass-through (out is then zeroed). */
-int sentinel_get_stats(struct sentinel_stats *out);
+int sentinel_get_stats(struct sentinel_stats* out);
 
 /* "off", "track", ... : the mode the runtime is in now ("off" after a configuration error). */
-const char *sentinel_mode(void);
+const char* sentinel_mode(void);
 
 /* Version string of the library, e.g. "0.1.0". */
-const char *sentinel_version(void);
+const char* sentinel_version(void);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@ namespace sentinel {
 namespace detail {
 bool g_use_tsc = false;
 constinit std::atomic<uint64_t> g_coarse_ticks{0};
-}
+}  // namespace detail
 
 namespace {
 bool kernel_clocksource_is_tsc() {
@@ -41,7 +41,8 @@ uint64_t TickClock::to_ns(uint64_t ticks) const {
   if (t1_ <= t0_ || ns1_ <= ns0_) return ns0_;
   // Ticks may precede t0 slightly (objects born during start-up): extrapolate both ways.
   __int128 dt = static_cast<__int128>(ticks) - static_cast<__int128>(t0_);
-  __int128 ns = static_cast<__int128>(ns0_) + dt * static_cast<__int128>(ns1_ - ns0_) / static_cast<__int128>(t1_ - t0_);
+  __int128 ns =
+      static_cast<__int128>(ns0_) + dt * static_cast<__int128>(ns1_ - ns0_) / static_cast<__int128>(t1_ - t0_);
   return ns < 0 ? 0 : static_cast<uint64_t>(ns);
 }
 

@@ -23,7 +23,7 @@ inline uint64_t realtime_ns() {
 namespace detail {
 extern bool g_use_tsc;
 extern std::atomic<uint64_t> g_coarse_ticks;
-}
+}  // namespace detail
 
 // A time stamp: TSC ticks where usable, else monotonic nanoseconds. Convert with TickClock.
 inline uint64_t now_ticks() {
@@ -37,8 +37,12 @@ inline uint64_t now_ticks() {
 // allocations arrive, every ~1 ms otherwise): reading the TSC costs ~20 ns in a VM, more than glibc's
 // whole malloc+free, so the tracked path stamps events with this while that thread sequences them.
 // Never ahead of now_ticks(); 0 before the thread first ran.
-inline uint64_t coarse_ticks() { return detail::g_coarse_ticks.load(std::memory_order_relaxed); }
-inline void publish_coarse_ticks() { detail::g_coarse_ticks.store(now_ticks(), std::memory_order_relaxed); }
+inline uint64_t coarse_ticks() {
+  return detail::g_coarse_ticks.load(std::memory_order_relaxed);
+}
+inline void publish_coarse_ticks() {
+  detail::g_coarse_ticks.store(now_ticks(), std::memory_order_relaxed);
+}
 
 // Converts ticks to monotonic nanoseconds from a reference pair taken at start and one taken now.
 class TickClock {

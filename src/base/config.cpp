@@ -23,8 +23,8 @@ const VarSpec kTable[] = {
      "freed tracked memory kept mapped for reuse; beyond it freed pages are returned with MADV_DONTNEED",
      &Config::retain_bytes},
     {"SENTINEL_MAX_OBJECTS", VarType::count, "4194304",
-     "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects,
-     0, uint64_t{1} << 32},
+     "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects, 0,
+     uint64_t{1} << 32},
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
     {"SENTINEL_EXCLUDE", VarType::names, kDefaultExclude,
      "executables (comma-separated, * and ? wildcards) that run in pass-through: no tracking, no dump; "
@@ -34,8 +34,8 @@ const VarSpec kTable[] = {
      "under Sentinel started it"},
     {"SENTINEL_UNWIND", VarType::unwind, "backtrace",
      "how allocation sites are found: backtrace (glibc's unwinder), libunwind, or none"},
-    {"SENTINEL_PROFILE_STEPS", VarType::count, "2", "steps profiled per phase (after the first regular step) in profile and run mode",
-     &Config::profile_steps, 1, 64},
+    {"SENTINEL_PROFILE_STEPS", VarType::count, "2",
+     "steps profiled per phase (after the first regular step) in profile and run mode", &Config::profile_steps, 1, 64},
     {"SENTINEL_PROFILE_GRANULARITY", VarType::size, "8K",
      "bytes unprotected per profiling fault: a power of two from 4K to 2M", &Config::profile_granularity, 4096,
      uint64_t{2} << 20, true},
@@ -57,20 +57,24 @@ const VarSpec kTable[] = {
     {"SENTINEL_BUDGET_PER", VarType::budget_per, "node",
      "node: a size or auto in SENTINEL_FAST_BYTES is the fast node's, split evenly among the ranks of a job "
      "that share it (LOCAL_WORLD_SIZE); rank: it is each rank's own"},
-    {"SENTINEL_FAST_NODE", VarType::node, "auto", "the fast NUMA node: auto (the node of the CPUs we run on) or a number"},
+    {"SENTINEL_FAST_NODE", VarType::node, "auto",
+     "the fast NUMA node: auto (the node of the CPUs we run on) or a number"},
     {"SENTINEL_SLOW_NODE", VarType::node, "auto", "the slow NUMA node: auto (the nearest CPU-less node) or a number"},
-    {"SENTINEL_MIGRATE", VarType::move, "auto", "how pages move: auto (the faster, measured at start), move_pages or mbind"},
+    {"SENTINEL_MIGRATE", VarType::move, "auto",
+     "how pages move: auto (the faster, measured at start), move_pages or mbind"},
     {"SENTINEL_CHECK_STEPS", VarType::count, "2",
-     "steps of the placement check (pages asked where they are at touch time); 0: no check", &Config::check_steps, 0, 64},
-    {"SENTINEL_CHECK_AFTER", VarType::count, "3", "steps run under a plan before the placement check", &Config::check_after,
-     1, 1000000},
+     "steps of the placement check (pages asked where they are at touch time); 0: no check", &Config::check_steps, 0,
+     64},
+    {"SENTINEL_CHECK_AFTER", VarType::count, "3", "steps run under a plan before the placement check",
+     &Config::check_after, 1, 1000000},
     {"SENTINEL_TRIAL_STEPS", VarType::count, "2",
      "sentinel policy: steps timed for each of its two schedules (moving, and without moves) before the faster "
      "is kept; 0: no trial, the moving schedule",
      &Config::trial_steps, 0, 64},
     {"SENTINEL_FAULT_INJECT", VarType::faults, "",
      "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
-    {"SENTINEL_LIB", VarType::tool, "", "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
+    {"SENTINEL_LIB", VarType::tool, "",
+     "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
     {"SENTINEL_VIEW", VarType::tool, "", "the test suite: path of the sentinel-view under test"},
     {"SENTINEL_RUN", VarType::tool, "", "the test suite: path of the sentinel-run under test"},
     {"SENTINEL_TF_VENV", VarType::tool, "", "scripts/setup and the tests: the TensorFlow virtual environment"},
@@ -146,7 +150,8 @@ bool parse_faults(const char* text, FaultInjection* f, char* reason, size_t cap)
     const char* end = strchr(p, ',');
     size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
     char item[64];
-    if (len == 0 || len >= sizeof(item)) return fail(reason, cap, "expected move_fail:PERCENT, fast_full or move_delay_ms:N");
+    if (len == 0 || len >= sizeof(item))
+      return fail(reason, cap, "expected move_fail:PERCENT, fast_full or move_delay_ms:N");
     memcpy(item, p, len);
     item[len] = '\0';
     char* colon = strchr(item, ':');
@@ -155,10 +160,14 @@ bool parse_faults(const char* text, FaultInjection* f, char* reason, size_t cap)
       *colon = '\0';
       if (!parse_count(colon + 1, &n)) return fail(reason, cap, "a fault's value is not a number");
     }
-    if (strcmp(item, "fast_full") == 0 && !colon) f->fast_full = true;
-    else if (strcmp(item, "move_fail") == 0 && colon && n <= 100) f->move_fail_percent = static_cast<uint32_t>(n);
-    else if (strcmp(item, "move_delay_ms") == 0 && colon && n <= 10000) f->move_delay_ms = static_cast<uint32_t>(n);
-    else return fail(reason, cap, "expected move_fail:PERCENT (0-100), fast_full or move_delay_ms:N (0-10000)");
+    if (strcmp(item, "fast_full") == 0 && !colon)
+      f->fast_full = true;
+    else if (strcmp(item, "move_fail") == 0 && colon && n <= 100)
+      f->move_fail_percent = static_cast<uint32_t>(n);
+    else if (strcmp(item, "move_delay_ms") == 0 && colon && n <= 10000)
+      f->move_delay_ms = static_cast<uint32_t>(n);
+    else
+      return fail(reason, cap, "expected move_fail:PERCENT (0-100), fast_full or move_delay_ms:N (0-10000)");
     p += len;
     if (*p == ',') ++p;
   }
@@ -178,8 +187,9 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
     case VarType::size:
     case VarType::count:
       if (v.type == VarType::size ? !parse_size(value, &n) : !parse_count(value, &n))
-        return fail(reason, cap, v.type == VarType::size ? "not a size (expected e.g. 65536, 64K, 1M)"
-                                                         : "not a non-negative integer");
+        return fail(
+            reason, cap,
+            v.type == VarType::size ? "not a size (expected e.g. 65536, 64K, 1M)" : "not a non-negative integer");
       if (n < v.min || n > v.max) {
         LineBuf b;
         b.str("out of range (").u64(v.min).str(" to ").u64(v.max).chr(')');
@@ -214,8 +224,10 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       c->unwind = static_cast<UnwindMethod>(k);
       return true;
     case VarType::step:
-      if (strcmp(value, "auto") == 0) c->step_source = StepSource::automatic;
-      else if (strcmp(value, "marks") == 0) c->step_source = StepSource::marks;
+      if (strcmp(value, "auto") == 0)
+        c->step_source = StepSource::automatic;
+      else if (strcmp(value, "marks") == 0)
+        c->step_source = StepSource::marks;
       else if (parse_count(value, &n) && n >= 1 && n <= 65536) {  // StepDetector::kMaxPeriod
         c->step_source = StepSource::fixed;
         c->step_period = n;
@@ -246,8 +258,9 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       {
         BudgetText b;
         if (!parse_budget(value, false, &b)) {
-          return fail(reason, cap, strchr(value, '%') ? "not a share (expected more than 0% and at most 100%, e.g. 20% or 12.5%)"
-                                                      : "expected auto, a size (4G, 512M) or a share of the peak (20%)");
+          return fail(reason, cap,
+                      strchr(value, '%') ? "not a share (expected more than 0% and at most 100%, e.g. 20% or 12.5%)"
+                                         : "expected auto, a size (4G, 512M) or a share of the peak (20%)");
         }
         c->fast_bytes = b.bytes;
         c->fast_share_ppm = b.share_ppm;
@@ -286,8 +299,7 @@ const VarSpec* config_table(size_t* count) {
   return kTable;
 }
 
-bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown,
-                  const char** first_unknown) {
+bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown, const char** first_unknown) {
   Config c;
   for (size_t i = 0; i < kTableSize; ++i) {
     char reason[8];
@@ -322,10 +334,14 @@ bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* u
 
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::off: return "off";
-    case Mode::track: return "track";
-    case Mode::profile: return "profile";
-    case Mode::run: return "run";
+    case Mode::off:
+      return "off";
+    case Mode::track:
+      return "track";
+    case Mode::profile:
+      return "profile";
+    case Mode::run:
+      return "run";
   }
   return "off";
 }
@@ -336,10 +352,14 @@ const char* move_method_name(MoveMethod m) {
 
 const char* log_level_name(LogLevel l) {
   switch (l) {
-    case LogLevel::error: return "error";
-    case LogLevel::warn: return "warn";
-    case LogLevel::info: return "info";
-    case LogLevel::debug: return "debug";
+    case LogLevel::error:
+      return "error";
+    case LogLevel::warn:
+      return "warn";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::debug:
+      return "debug";
   }
   return "warn";
 }
@@ -348,22 +368,38 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
   LineBuf b;
   b.str(kTable[i].name).chr('=');
   switch (kTable[i].type) {
-    case VarType::mode: b.str(mode_name(c.mode)); break;
+    case VarType::mode:
+      b.str(mode_name(c.mode));
+      break;
     case VarType::size:
-    case VarType::count: b.u64(c.*kTable[i].field); break;
+    case VarType::count:
+      b.u64(c.*kTable[i].field);
+      break;
     case VarType::step:
-      if (c.step_source == StepSource::fixed) b.u64(c.step_period);
-      else b.str(c.step_source == StepSource::marks ? "marks" : "auto");
+      if (c.step_source == StepSource::fixed)
+        b.u64(c.step_period);
+      else
+        b.str(c.step_source == StepSource::marks ? "marks" : "auto");
       break;
     case VarType::papi:
       b.str(c.papi == PapiMode::off ? "off" : c.papi == PapiMode::software ? "software" : "auto");
       break;
-    case VarType::path: b.str(c.dump); break;
-    case VarType::names: b.str(strcmp(kTable[i].name, "SENTINEL_EXCLUDE") == 0 ? c.exclude : c.include); break;
-    case VarType::log_level: b.str(log_level_name(c.log)); break;
-    case VarType::boolean: b.str(c.dump_children ? "1" : "0"); break;
+    case VarType::path:
+      b.str(c.dump);
+      break;
+    case VarType::names:
+      b.str(strcmp(kTable[i].name, "SENTINEL_EXCLUDE") == 0 ? c.exclude : c.include);
+      break;
+    case VarType::log_level:
+      b.str(log_level_name(c.log));
+      break;
+    case VarType::boolean:
+      b.str(c.dump_children ? "1" : "0");
+      break;
     case VarType::unwind:
-      b.str(c.unwind == UnwindMethod::libunwind ? "libunwind" : c.unwind == UnwindMethod::backtrace ? "backtrace" : "none");
+      b.str(c.unwind == UnwindMethod::libunwind   ? "libunwind"
+            : c.unwind == UnwindMethod::backtrace ? "backtrace"
+                                                  : "none");
       break;
     case VarType::policy: {
       static const char* const kPolicies[] = {"sentinel", "first-touch", "all-slow", "all-fast", "hot"};
@@ -371,28 +407,41 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       break;
     }
     case VarType::budget:
-      if (c.fast_auto) b.str("auto");
-      else if (c.fast_share_ppm) b.u64(c.fast_share_ppm / 10000).chr('.').u64(c.fast_share_ppm / 1000 % 10).chr('%');
-      else b.u64(c.fast_bytes);
+      if (c.fast_auto)
+        b.str("auto");
+      else if (c.fast_share_ppm)
+        b.u64(c.fast_share_ppm / 10000).chr('.').u64(c.fast_share_ppm / 1000 % 10).chr('%');
+      else
+        b.u64(c.fast_bytes);
       break;
-    case VarType::budget_per: b.str(c.budget_per_rank ? "rank" : "node"); break;
+    case VarType::budget_per:
+      b.str(c.budget_per_rank ? "rank" : "node");
+      break;
     case VarType::node: {
       int32_t node = strcmp(kTable[i].name, "SENTINEL_FAST_NODE") == 0 ? c.fast_node : c.slow_node;
-      if (node < 0) b.str("auto");
-      else b.u64(static_cast<uint64_t>(node));
+      if (node < 0)
+        b.str("auto");
+      else
+        b.u64(static_cast<uint64_t>(node));
       break;
     }
-    case VarType::move: b.str(move_method_name(c.move_method)); break;
+    case VarType::move:
+      b.str(move_method_name(c.move_method));
+      break;
     case VarType::faults: {
       const FaultInjection& f = c.faults;
       bool first = true;
-      auto sep = [&] { if (!first) b.chr(','); first = false; };
+      auto sep = [&] {
+        if (!first) b.chr(',');
+        first = false;
+      };
       if (f.move_fail_percent) sep(), b.str("move_fail:").u64(f.move_fail_percent);
       if (f.fast_full) sep(), b.str("fast_full");
       if (f.move_delay_ms) sep(), b.str("move_delay_ms:").u64(f.move_delay_ms);
       break;
     }
-    case VarType::tool: break;
+    case VarType::tool:
+      break;
   }
   size_t n = b.size() < cap - 1 ? b.size() : cap - 1;
   memcpy(buf, b.data(), n);
@@ -421,8 +470,10 @@ bool expand_dump_path(const char* tmpl, int pid, const char* exe, int32_t rank, 
       ++p;
     } else if (c == 'r') {  // the rank in a distributed job; "norank" outside one
       LineBuf b;
-      if (rank >= 0) b.i64(rank);
-      else b.str("norank");
+      if (rank >= 0)
+        b.i64(rank);
+      else
+        b.str("norank");
       if (!put(b.data(), b.size())) return false;
       ++p;
     } else if (c == 'e') {

@@ -51,15 +51,30 @@ struct Config {
   int32_t fast_node = -1;        // -1: chosen from the topology
   int32_t slow_node = -1;
   MoveMethod move_method = MoveMethod::automatic;
-  uint64_t check_steps = 0;      // steps of the placement check (0: none)
-  uint64_t check_after = 0;      // planned steps before the check
-  uint64_t trial_steps = 0;      // timed steps per candidate of the step-time trial (0: no trial)
+  uint64_t check_steps = 0;  // steps of the placement check (0: none)
+  uint64_t check_after = 0;  // planned steps before the check
+  uint64_t trial_steps = 0;  // timed steps per candidate of the step-time trial (0: no trial)
   FaultInjection faults;
 };
 
 enum class VarType : uint8_t {
-  mode, size, count, path, names, log_level, boolean, unwind, step, papi, tool, policy, budget, budget_per, node,
-  move, faults
+  mode,
+  size,
+  count,
+  path,
+  names,
+  log_level,
+  boolean,
+  unwind,
+  step,
+  papi,
+  tool,
+  policy,
+  budget,
+  budget_per,
+  node,
+  move,
+  faults
 };
 
 struct VarSpec {
@@ -90,7 +105,6 @@ struct ConfigError {
 // errors: the count of them is returned in *unknown and the first in *first_unknown (may be null).
 bool parse_config(const char* const* envp, Config* out, ConfigError* err, int* unknown = nullptr,
                   const char** first_unknown = nullptr);
-
 
 // The toolchain that torch.compile (Inductor) and JIT builds start: SENTINEL_EXCLUDE's default.
 inline constexpr const char* kDefaultExclude =

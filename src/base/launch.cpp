@@ -34,8 +34,8 @@ Launch read_launch(const char* const* envp) {
   l.rank = first_count(envp, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
   l.local_rank = first_count(envp, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"});
   int32_t world = first_count(envp, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
-  int32_t local = first_count(envp, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                     "SLURM_NTASKS_PER_NODE"});
+  int32_t local =
+      first_count(envp, {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"});
   l.world_size = world > 0 ? world : 0;
   l.local_world_size = local > 0 ? local : 0;
   return l;

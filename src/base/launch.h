@@ -9,9 +9,9 @@
 namespace sentinel {
 
 struct Launch {
-  int32_t rank = -1;        // -1: not part of a job
+  int32_t rank = -1;  // -1: not part of a job
   int32_t local_rank = -1;
-  int32_t world_size = 0;   // 0: unknown
+  int32_t world_size = 0;        // 0: unknown
   int32_t local_world_size = 0;  // ranks on this machine; 0: unknown
   // Ranks that share this machine's fast node: local_world_size, at least 1.
   uint32_t sharing() const { return local_world_size > 1 ? static_cast<uint32_t>(local_world_size) : 1u; }

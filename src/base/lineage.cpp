@@ -21,9 +21,12 @@ uint64_t number(const char*& p, unsigned base) {
   uint64_t v = 0;
   for (;; ++p) {
     unsigned d;
-    if (*p >= '0' && *p <= '9') d = static_cast<unsigned>(*p - '0');
-    else if (base == 16 && *p >= 'a' && *p <= 'f') d = static_cast<unsigned>(*p - 'a' + 10);
-    else return v;
+    if (*p >= '0' && *p <= '9')
+      d = static_cast<unsigned>(*p - '0');
+    else if (base == 16 && *p >= 'a' && *p <= 'f')
+      d = static_cast<unsigned>(*p - 'a' + 10);
+    else
+      return v;
     v = v * base + d;
   }
 }
@@ -62,8 +65,10 @@ bool each_line(const char* path, Visit visit) {
   for (bool eof = false; !found && !(eof && have == 0);) {
     if (!eof) {
       ssize_t r = read(fd, buf + have, sizeof(buf) - 1 - have);
-      if (r <= 0) eof = true;
-      else have += static_cast<size_t>(r);
+      if (r <= 0)
+        eof = true;
+      else
+        have += static_cast<size_t>(r);
     }
     size_t start = 0;
     for (size_t i = 0; i < have && !found; ++i) {

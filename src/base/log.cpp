@@ -1,9 +1,10 @@
 #include "base/log.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <unistd.h>
 
 namespace sentinel {
 
@@ -19,9 +20,13 @@ LineBuf& LineBuf::str(const char* s, size_t n) {
   return *this;
 }
 
-LineBuf& LineBuf::str(const char* s) { return s ? str(s, strlen(s)) : str("(null)", 6); }
+LineBuf& LineBuf::str(const char* s) {
+  return s ? str(s, strlen(s)) : str("(null)", 6);
+}
 
-LineBuf& LineBuf::chr(char c) { return str(&c, 1); }
+LineBuf& LineBuf::chr(char c) {
+  return str(&c, 1);
+}
 
 LineBuf& LineBuf::u64(uint64_t v) {
   char tmp[24];
@@ -69,9 +74,13 @@ LineBuf& LineBuf::bytes(uint64_t v) {
   return chr(' ').str(units[u]);
 }
 
-void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level), std::memory_order_relaxed); }
+void set_log_level(LogLevel level) {
+  g_level.store(static_cast<int>(level), std::memory_order_relaxed);
+}
 
-LogLevel log_level() { return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed)); }
+LogLevel log_level() {
+  return static_cast<LogLevel>(g_level.load(std::memory_order_relaxed));
+}
 
 void log_line(LogLevel level, const LineBuf& line) {
   if (!log_enabled(level)) return;

@@ -32,7 +32,9 @@ class LineBuf {
 
 void set_log_level(LogLevel level);
 LogLevel log_level();
-inline bool log_enabled(LogLevel level) { return static_cast<int>(level) <= static_cast<int>(log_level()); }
+inline bool log_enabled(LogLevel level) {
+  return static_cast<int>(level) <= static_cast<int>(log_level());
+}
 
 // Writes "sentinel: <line>\n" if level is enabled.
 void log_line(LogLevel level, const LineBuf& line);

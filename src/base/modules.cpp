@@ -25,7 +25,8 @@ struct ModuleCollector {
     size_t name_len = strlen(name);
     for (uint32_t i = 0; i < t->count_; ++i) {
       const Module& m = t->modules_[i];
-      if (m.load_bias == info->dlpi_addr && m.path_len == name_len && memcmp(t->pool_ + m.path_offset, name, name_len) == 0)
+      if (m.load_bias == info->dlpi_addr && m.path_len == name_len &&
+          memcmp(t->pool_ + m.path_offset, name, name_len) == 0)
         return 0;
     }
     if (t->count_ >= ModuleTable::kMaxModules || t->pool_used_ + name_len + 1 > ModuleTable::kPathPool) return 0;

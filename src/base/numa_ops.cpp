@@ -26,7 +26,9 @@ std::atomic<uint64_t> g_move_calls{0};
 // 1 + kMaxNode bits, as mbind wants them.
 struct NodeMask {
   unsigned long bits[(kMaxNode + 1) / (8 * sizeof(unsigned long))] = {};
-  explicit NodeMask(int node) { bits[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long))); }
+  explicit NodeMask(int node) {
+    bits[node / (8 * sizeof(unsigned long))] = 1ul << (node % (8 * sizeof(unsigned long)));
+  }
   static constexpr unsigned long max_node() { return kMaxNode + 1; }
 };
 
@@ -50,7 +52,8 @@ bool injected_failure(int node) {
 
 void injected_delay() {
   if (!g_faults.move_delay_ms) return;
-  timespec ts{static_cast<time_t>(g_faults.move_delay_ms / 1000), static_cast<long>(g_faults.move_delay_ms % 1000) * 1000000L};
+  timespec ts{static_cast<time_t>(g_faults.move_delay_ms / 1000),
+              static_cast<long>(g_faults.move_delay_ms % 1000) * 1000000L};
   nanosleep(&ts, nullptr);
 }
 
@@ -61,7 +64,9 @@ void set_fault_injection(const FaultInjection& f, int fast_node) {
   g_fast_node = fast_node;
 }
 
-const FaultInjection& fault_injection() { return g_faults; }
+const FaultInjection& fault_injection() {
+  return g_faults;
+}
 
 int prefer_node(void* addr, size_t len, int node) {
   if (node < 0 || node > kMaxNode) return -EINVAL;
@@ -112,8 +117,7 @@ int node_of_page(uintptr_t page) {
   return err ? err : node;
 }
 
-MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, int* status, int* nodes,
-                      size_t cap) {
+MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, int* status, int* nodes, size_t cap) {
   MoveResult r;
   uintptr_t start = addr & ~(kPage - 1);
   uintptr_t end = (addr + len + kPage - 1) & ~(kPage - 1);
@@ -137,9 +141,12 @@ MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, in
       continue;
     }
     for (size_t i = 0; i < n; ++i) {
-      if (status[i] == node) ++r.pages_moved;
-      else if (status[i] == -ENOENT) ++r.pages_absent;
-      else ++r.pages_failed;
+      if (status[i] == node)
+        ++r.pages_moved;
+      else if (status[i] == -ENOENT)
+        ++r.pages_absent;
+      else
+        ++r.pages_failed;
     }
   }
   errno = saved;
@@ -175,8 +182,10 @@ MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
     uint64_t there = 0, absent = 0;
     if (query_nodes(sample, n, where) == 0) {
       for (uint64_t i = 0; i < n; ++i) {
-        if (where[i] == node) ++there;
-        else if (where[i] == -ENOENT) ++absent;
+        if (where[i] == node)
+          ++there;
+        else if (where[i] == -ENOENT)
+          ++absent;
       }
     }
     r.pages_moved = there * pages / n;
@@ -193,7 +202,9 @@ MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
 
 namespace {
 
-bool refused(long r) { return r == -1 && (errno == EPERM || errno == ENOSYS); }
+bool refused(long r) {
+  return r == -1 && (errno == EPERM || errno == ENOSYS);
+}
 
 }  // namespace
 

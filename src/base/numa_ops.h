@@ -26,10 +26,10 @@ int query_nodes(uintptr_t* pages, size_t count, int* nodes);
 int node_of_page(uintptr_t page);
 
 struct MoveResult {
-  uint64_t pages_moved = 0;    // now on the target node (moved, or already there)
-  uint64_t pages_failed = 0;   // EBUSY, EFAULT, ENOMEM, EACCES...: stayed where they were
-  uint64_t pages_absent = 0;   // never touched (ENOENT): their first touch follows the range's policy
-  int error = 0;               // -errno of the call itself (0: the per-page status is meaningful)
+  uint64_t pages_moved = 0;   // now on the target node (moved, or already there)
+  uint64_t pages_failed = 0;  // EBUSY, EFAULT, ENOMEM, EACCES...: stayed where they were
+  uint64_t pages_absent = 0;  // never touched (ENOENT): their first touch follows the range's policy
+  int error = 0;              // -errno of the call itself (0: the per-page status is meaningful)
 };
 
 // Moves the pages of [addr, addr+len) to `node`, with move_pages in batches (page and status arrays on

@@ -10,7 +10,9 @@ namespace {
 std::atomic<int> g_owner{0};
 }
 
-void note_own_pid() { g_owner.store(static_cast<int>(getpid()), std::memory_order_relaxed); }
+void note_own_pid() {
+  g_owner.store(static_cast<int>(getpid()), std::memory_order_relaxed);
+}
 
 bool in_borrowed_memory() {
   int owner = g_owner.load(std::memory_order_relaxed);

@@ -28,11 +28,24 @@ bool parse_size(const char* text, uint64_t* out) {
   if (!digits) return false;
   unsigned shift = 0;
   switch (*p) {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    case 't': case 'T': shift = 40; break;
-    default: break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      break;
   }
   if (shift) ++p;
   if (shift && (*p == 'i' || *p == 'I')) ++p;

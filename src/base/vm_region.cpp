@@ -16,7 +16,9 @@ void* vm_reserve(size_t bytes, size_t alignment) {
   return reinterpret_cast<void*>(aligned);
 }
 
-bool vm_commit(void* p, size_t bytes) { return mprotect(p, bytes, PROT_READ | PROT_WRITE) == 0; }
+bool vm_commit(void* p, size_t bytes) {
+  return mprotect(p, bytes, PROT_READ | PROT_WRITE) == 0;
+}
 
 void* vm_map_lazy(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -29,23 +29,33 @@ enum class FieldType : uint8_t { u8, u16, u32, i32, u64, ch /* char: the magic *
 constexpr uint32_t type_width(FieldType t) {
   switch (t) {
     case FieldType::u8:
-    case FieldType::ch: return 1;
-    case FieldType::u16: return 2;
+    case FieldType::ch:
+      return 1;
+    case FieldType::u16:
+      return 2;
     case FieldType::u32:
-    case FieldType::i32: return 4;
-    case FieldType::u64: return 8;
+    case FieldType::i32:
+      return 4;
+    case FieldType::u64:
+      return 8;
   }
   return 0;
 }
 
 constexpr const char* type_name(FieldType t) {
   switch (t) {
-    case FieldType::u8: return "u8";
-    case FieldType::ch: return "char";
-    case FieldType::u16: return "u16";
-    case FieldType::u32: return "u32";
-    case FieldType::i32: return "i32";
-    case FieldType::u64: return "u64";
+    case FieldType::u8:
+      return "u8";
+    case FieldType::ch:
+      return "char";
+    case FieldType::u16:
+      return "u16";
+    case FieldType::u32:
+      return "u32";
+    case FieldType::i32:
+      return "i32";
+    case FieldType::u64:
+      return "u64";
   }
   return "?";
 }
@@ -61,11 +71,11 @@ enum class Absent : uint8_t {
 };
 
 struct Field {
-  const char* name;        // the C struct's member name
+  const char* name;  // the C struct's member name
   FieldType type;
-  uint8_t count;           // 1, or the length of an array (only of 1-byte types)
-  uint16_t offset;         // from the entry's start; the same in the C struct
-  uint8_t minor;           // the 1.x version that added the field
+  uint8_t count;    // 1, or the length of an array (only of 1-byte types)
+  uint16_t offset;  // from the entry's start; the same in the C struct
+  uint8_t minor;    // the 1.x version that added the field
   Absent absent;
   const char* absent_doc;  // Absent::derived: what the reader stores instead
   const char* doc;         // one line of markdown, without '|'
@@ -83,29 +93,28 @@ template <typename T>
 struct Layout;
 
 // A field whose entries all hold it.
-#define SENTINEL_FIELD(S, off, type, member, minor, doc)                                          \
-  ::sentinel::fmt::Field {                                                                       \
-    #member, ::sentinel::fmt::FieldType::type, 1, off, minor, ::sentinel::fmt::Absent::never,   \
-        nullptr, doc, false, offsetof(S, member), sizeof(S::member)                              \
+#define SENTINEL_FIELD(S, off, type, member, minor, doc)                                                           \
+  ::sentinel::fmt::Field {                                                                                         \
+#member, ::sentinel::fmt::FieldType::type, 1, off, minor, ::sentinel::fmt::Absent::never, nullptr, doc, false, \
+        offsetof(S, member), sizeof(S::member)                                                                     \
   }
 // A field appended by a later minor: entries of older writers lack it and read as `absent`.
-#define SENTINEL_APPENDED(S, off, type, member, minor, absent, absent_doc, doc)                   \
-  ::sentinel::fmt::Field {                                                                       \
-    #member, ::sentinel::fmt::FieldType::type, 1, off, minor, ::sentinel::fmt::Absent::absent,  \
-        absent_doc, doc, false, offsetof(S, member), sizeof(S::member)                           \
+#define SENTINEL_APPENDED(S, off, type, member, minor, absent, absent_doc, doc)                                        \
+  ::sentinel::fmt::Field {                                                                                             \
+#member, ::sentinel::fmt::FieldType::type, 1, off, minor, ::sentinel::fmt::Absent::absent, absent_doc, doc, false, \
+        offsetof(S, member), sizeof(S::member)                                                                         \
   }
 // An array of `count` 1-byte elements.
-#define SENTINEL_ARRAY(S, off, type, member, count, minor, doc)                                   \
-  ::sentinel::fmt::Field {                                                                       \
-    #member, ::sentinel::fmt::FieldType::type, count, off, minor, ::sentinel::fmt::Absent::never, \
-        nullptr, doc, false, offsetof(S, member), sizeof(S::member)                              \
+#define SENTINEL_ARRAY(S, off, type, member, count, minor, doc)                                                        \
+  ::sentinel::fmt::Field {                                                                                             \
+#member, ::sentinel::fmt::FieldType::type, count, off, minor, ::sentinel::fmt::Absent::never, nullptr, doc, false, \
+        offsetof(S, member), sizeof(S::member)                                                                         \
   }
 // Reserved bytes (`count` elements of `type`): written as 0, ignored by readers.
-#define SENTINEL_RESERVED(S, off, type, member, count, minor, absent)                            \
-  ::sentinel::fmt::Field {                                                                       \
-    #member, ::sentinel::fmt::FieldType::type, count, off, minor, ::sentinel::fmt::Absent::absent, \
-        nullptr, "reserved: written as 0, ignored by readers", true, offsetof(S, member),         \
-        sizeof(S::member)                                                                        \
+#define SENTINEL_RESERVED(S, off, type, member, count, minor, absent)                                       \
+  ::sentinel::fmt::Field {                                                                                  \
+#member, ::sentinel::fmt::FieldType::type, count, off, minor, ::sentinel::fmt::Absent::absent, nullptr, \
+        "reserved: written as 0, ignored by readers", true, offsetof(S, member), sizeof(S::member)          \
   }
 
 template <>
@@ -494,12 +503,12 @@ inline constexpr LayoutInfo kLayoutInfo{Layout<T>::name, Layout<T>::stored, Layo
 
 // Every table, in the order docs/format.md describes them.
 inline constexpr const LayoutInfo* kAllLayouts[] = {
-    &kLayoutInfo<sentinel_file_header>,   &kLayoutInfo<sentinel_record_header>,
-    &kLayoutInfo<sentinel_object>,        &kLayoutInfo<sentinel_step_entry>,
-    &kLayoutInfo<sentinel_identity>,      &kLayoutInfo<sentinel_touch>,
-    &kLayoutInfo<sentinel_group>,         &kLayoutInfo<sentinel_tiering>,
-    &kLayoutInfo<sentinel_plan_header>,   &kLayoutInfo<sentinel_plan_trial>,
-    &kLayoutInfo<sentinel_plan_entry>,    &kLayoutInfo<sentinel_migration_entry>,
+    &kLayoutInfo<sentinel_file_header>,     &kLayoutInfo<sentinel_record_header>,
+    &kLayoutInfo<sentinel_object>,          &kLayoutInfo<sentinel_step_entry>,
+    &kLayoutInfo<sentinel_identity>,        &kLayoutInfo<sentinel_touch>,
+    &kLayoutInfo<sentinel_group>,           &kLayoutInfo<sentinel_tiering>,
+    &kLayoutInfo<sentinel_plan_header>,     &kLayoutInfo<sentinel_plan_trial>,
+    &kLayoutInfo<sentinel_plan_entry>,      &kLayoutInfo<sentinel_migration_entry>,
     &kLayoutInfo<sentinel_migration_batch>, &kLayoutInfo<sentinel_placement_entry>,
     &kLayoutInfo<sentinel_detection>,
 };
@@ -507,11 +516,11 @@ inline constexpr const LayoutInfo* kAllLayouts[] = {
 // ---- The record types.
 
 struct RecordType {
-  uint32_t type;             // enum sentinel_record_type
-  const char* name;          // "OBJECTS": what docs, errors and `sentinel-view records` call it
-  uint8_t minor;             // the 1.x version that added it
+  uint32_t type;              // enum sentinel_record_type
+  const char* name;           // "OBJECTS": what docs, errors and `sentinel-view records` call it
+  uint8_t minor;              // the 1.x version that added it
   const LayoutInfo* entries;  // an array of these entries ("u32 count, u32 entry_size", entries); nullptr:
-                             // a payload of its own (docs/format.md)
+                              // a payload of its own (docs/format.md)
 };
 
 inline constexpr RecordType kRecordTypes[] = {

@@ -25,20 +25,45 @@ inline void store_le(uint8_t* p, uint64_t v, uint32_t width) {
 inline uint64_t member_value(const void* entry, const Field& f) {
   const auto* p = static_cast<const uint8_t*>(entry) + f.offset;
   switch (type_width(f.type)) {
-    case 1: return p[0];
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; std::memcpy(&v, p, 8); return v; }
+    case 1:
+      return p[0];
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
 inline void set_member(void* entry, const Field& f, uint64_t value) {
   auto* p = static_cast<uint8_t*>(entry) + f.offset;
   switch (type_width(f.type)) {
-    case 1: p[0] = static_cast<uint8_t>(value); break;
-    case 2: { auto v = static_cast<uint16_t>(value); std::memcpy(p, &v, 2); break; }
-    case 4: { auto v = static_cast<uint32_t>(value); std::memcpy(p, &v, 4); break; }
-    default: std::memcpy(p, &value, 8); break;
+    case 1:
+      p[0] = static_cast<uint8_t>(value);
+      break;
+    case 2: {
+      auto v = static_cast<uint16_t>(value);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case 4: {
+      auto v = static_cast<uint32_t>(value);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    default:
+      std::memcpy(p, &value, 8);
+      break;
   }
 }
 
@@ -49,9 +74,12 @@ void encode_entry(const T& entry, uint8_t* out, uint32_t written = sizeof(T)) {
   static_assert(std::is_trivially_copyable_v<T>);
   for (const Field& f : Layout<T>::fields) {
     if (f.end() > written) break;  // fields are in offset order
-    if (f.reserved) std::memset(out + f.offset, 0, f.width());
-    else if (f.count != 1) std::memcpy(out + f.offset, reinterpret_cast<const uint8_t*>(&entry) + f.offset, f.count);
-    else store_le(out + f.offset, member_value(&entry, f), f.width());
+    if (f.reserved)
+      std::memset(out + f.offset, 0, f.width());
+    else if (f.count != 1)
+      std::memcpy(out + f.offset, reinterpret_cast<const uint8_t*>(&entry) + f.offset, f.count);
+    else
+      store_le(out + f.offset, member_value(&entry, f), f.width());
   }
 }
 

@@ -37,8 +37,12 @@ std::string hex32(uint32_t v) {
 constexpr size_t kFileHeaderSize = sizeof(sentinel_file_header);
 constexpr size_t kRecordHeaderSize = sizeof(sentinel_record_header);
 
-uint32_t load32(const uint8_t* p) { return static_cast<uint32_t>(load_le(p, 4)); }
-uint64_t load64(const uint8_t* p) { return load_le(p, 8); }
+uint32_t load32(const uint8_t* p) {
+  return static_cast<uint32_t>(load_le(p, 4));
+}
+uint64_t load64(const uint8_t* p) {
+  return load_le(p, 8);
+}
 
 // Grows a vector's capacity for `extra` more elements without the quadratic cost of reserving the
 // exact size once per batch. `extra` has always been checked against the bytes of the record.
@@ -60,8 +64,8 @@ class Cursor {
 
   void need(size_t n, const char* what) const {
     if (remaining() < n)
-      throw FormatError(offset(), cat(record_, " record: ", what, " needs ", n, " bytes, only ",
-                                      remaining(), " left in the record"));
+      throw FormatError(
+          offset(), cat(record_, " record: ", what, " needs ", n, " bytes, only ", remaining(), " left in the record"));
   }
   uint32_t u32(const char* what) {
     need(4, what);
@@ -80,8 +84,8 @@ class Cursor {
     uint64_t at = offset();
     uint32_t len = u32(what);
     if (len > remaining())
-      throw FormatError(at, cat(record_, " record: ", what, " string length ", len,
-                                " runs past end of record (", remaining(), " bytes left)"));
+      throw FormatError(at, cat(record_, " record: ", what, " string length ", len, " runs past end of record (",
+                                remaining(), " bytes left)"));
     std::string s(reinterpret_cast<const char*>(p_.data() + pos_), len);
     pos_ += len;
     return s;
@@ -95,9 +99,8 @@ class Cursor {
   // A count read at `at` promising `count` entries of at least `min_entry` bytes each.
   void check_count(uint64_t at, uint64_t count, size_t min_entry, const char* what) const {
     if (count > remaining() / min_entry)
-      throw FormatError(at, cat(record_, " record: ", what, " count ", count, " needs at least ",
-                                count * min_entry, " bytes, only ", remaining(),
-                                " left in the record"));
+      throw FormatError(at, cat(record_, " record: ", what, " count ", count, " needs at least ", count * min_entry,
+                                " bytes, only ", remaining(), " left in the record"));
   }
   // Reads the u32 `field` as such a count and checks it.
   uint32_t count(const char* field, size_t min_entry, const char* what) {
@@ -116,16 +119,14 @@ class Cursor {
 
 class Parser {
  public:
-  Parser(std::span<const uint8_t> bytes, const ParseOptions& options)
-      : b_(bytes), opt_(options) {}
+  Parser(std::span<const uint8_t> bytes, const ParseOptions& options) : b_(bytes), opt_(options) {}
 
   Profile run() {
     prof_.file_size = b_.size();
     header();
     records();
     phases_of_old_entries();
-    std::sort(prof_.sites.begin(), prof_.sites.end(),
-              [](const Site& a, const Site& b) { return a.id < b.id; });
+    std::sort(prof_.sites.begin(), prof_.sites.end(), [](const Site& a, const Site& b) { return a.id < b.id; });
     return std::move(prof_);
   }
 
@@ -135,8 +136,7 @@ class Parser {
     const size_t magic_len = 8;
     if (n > 0 && std::memcmp(b_.data(), SENTINEL_DUMP_MAGIC, std::min(n, magic_len)) != 0)
       throw FormatError(0, "not a Sentinel dump (bad magic)");
-    if (n < kFileHeaderSize)
-      throw FormatError(n, cat("file header truncated: ", n, " of ", kFileHeaderSize, " bytes"));
+    if (n < kFileHeaderSize) throw FormatError(n, cat("file header truncated: ", n, " of ", kFileHeaderSize, " bytes"));
     const auto h = decode_entry<sentinel_file_header>(b_.data(), kFileHeaderSize);
     prof_.major = h.major;
     prof_.minor = h.minor;
@@ -145,13 +145,13 @@ class Parser {
     constexpr uint64_t kPointerSizeAt = field<sentinel_file_header>("pointer_size").offset;
     constexpr uint64_t kLittleEndianAt = field<sentinel_file_header>("little_endian").offset;
     if (prof_.major > SENTINEL_FORMAT_MAJOR)
-      throw FormatError(kMajorAt, cat("format version ", prof_.major, ".", prof_.minor,
-                                      " is newer than this reader supports (", SENTINEL_FORMAT_MAJOR, ".",
-                                      SENTINEL_FORMAT_MINOR, ")"));
+      throw FormatError(kMajorAt,
+                        cat("format version ", prof_.major, ".", prof_.minor, " is newer than this reader supports (",
+                            SENTINEL_FORMAT_MAJOR, ".", SENTINEL_FORMAT_MINOR, ")"));
     if (prof_.major < 1)
-      throw FormatError(kMajorAt, cat("unsupported format version ", prof_.major, ".", prof_.minor,
-                                      " (this reader supports 1.0 to ", SENTINEL_FORMAT_MAJOR, ".",
-                                      SENTINEL_FORMAT_MINOR, ")"));
+      throw FormatError(
+          kMajorAt, cat("unsupported format version ", prof_.major, ".", prof_.minor, " (this reader supports 1.0 to ",
+                        SENTINEL_FORMAT_MAJOR, ".", SENTINEL_FORMAT_MINOR, ")"));
     if (prof_.pointer_size != 4 && prof_.pointer_size != 8)
       throw FormatError(kPointerSizeAt, cat("bad pointer size ", unsigned{prof_.pointer_size}));
     if (h.little_endian != 1)
@@ -165,25 +165,23 @@ class Parser {
     uint64_t count = 0;
     for (;;) {
       if (off == size)
-        throw FormatError(off, cat("missing END record: data stops after ", count,
-                                   " records (file truncated, or the writer died)"));
+        throw FormatError(
+            off, cat("missing END record: data stops after ", count, " records (file truncated, or the writer died)"));
       if (size - off < kRecordHeaderSize)
-        throw FormatError(off, cat("record header truncated: ", size - off, " of ",
-                                   kRecordHeaderSize, " bytes at end of file (size ", size, ")"));
+        throw FormatError(off, cat("record header truncated: ", size - off, " of ", kRecordHeaderSize,
+                                   " bytes at end of file (size ", size, ")"));
       const auto h = decode_entry<sentinel_record_header>(b_.data() + off, kRecordHeaderSize);
       const uint32_t type = h.type;
       const uint32_t crc = h.crc32c;
       const uint64_t length = h.length;
       if (length > size - off - kRecordHeaderSize)
-        throw FormatError(off, cat("record length ", length, " runs past end of file (size ", size,
-                                   ")"));
+        throw FormatError(off, cat("record length ", length, " runs past end of file (size ", size, ")"));
       auto payload = b_.subspan(off + kRecordHeaderSize, static_cast<size_t>(length));
       if (opt_.verify_checksums) {
         uint32_t got = crc32c(0, payload.data(), payload.size());
         if (got != crc)
-          throw FormatError(off, cat("checksum mismatch in ", record_type_name(type),
-                                     " record (stored ", hex32(crc), ", computed ", hex32(got),
-                                     ")"));
+          throw FormatError(off, cat("checksum mismatch in ", record_type_name(type), " record (stored ", hex32(crc),
+                                     ", computed ", hex32(got), ")"));
       }
       const uint64_t poff = off + kRecordHeaderSize;
       const size_t next = off + kRecordHeaderSize + static_cast<size_t>(length);
@@ -191,10 +189,8 @@ class Parser {
         Cursor c(payload, poff, "END");
         uint64_t written = c.u64("record count");
         if (written != count)
-          throw FormatError(poff, cat("END record counts ", written, " records, the file has ",
-                                      count));
-        if (next != size)
-          throw FormatError(next, cat(size - next, " bytes of trailing data after the END record"));
+          throw FormatError(poff, cat("END record counts ", written, " records, the file has ", count));
+        if (next != size) throw FormatError(next, cat(size - next, " bytes of trailing data after the END record"));
         prof_.record_count = count;
         return;
       }
@@ -212,32 +208,55 @@ class Parser {
     }
     Cursor c(payload, poff, known->name);
     switch (type) {
-      case SENTINEL_REC_PROCESS: return process(c);
-      case SENTINEL_REC_CONFIG: return config(c);
-      case SENTINEL_REC_TOPOLOGY: return topology(c);
-      case SENTINEL_REC_MODULE: return module(c);
-      case SENTINEL_REC_SITES: return sites(c);
-      case SENTINEL_REC_OBJECTS: return objects(c);
-      case SENTINEL_REC_STATS: return stats(c);
-      case SENTINEL_REC_MARKS: return marks(c);
-      case SENTINEL_REC_STEPS: return steps(c);
-      case SENTINEL_REC_INTERVALS: return intervals(c);
-      case SENTINEL_REC_PROFILE: return session(c);
-      case SENTINEL_REC_IDENTITIES: return identities(c);
-      case SENTINEL_REC_TOUCHES: return touches(c);
-      case SENTINEL_REC_GROUPS: return groups(c);
-      case SENTINEL_REC_COUNTERS: return counters(c, nullptr);
+      case SENTINEL_REC_PROCESS:
+        return process(c);
+      case SENTINEL_REC_CONFIG:
+        return config(c);
+      case SENTINEL_REC_TOPOLOGY:
+        return topology(c);
+      case SENTINEL_REC_MODULE:
+        return module(c);
+      case SENTINEL_REC_SITES:
+        return sites(c);
+      case SENTINEL_REC_OBJECTS:
+        return objects(c);
+      case SENTINEL_REC_STATS:
+        return stats(c);
+      case SENTINEL_REC_MARKS:
+        return marks(c);
+      case SENTINEL_REC_STEPS:
+        return steps(c);
+      case SENTINEL_REC_INTERVALS:
+        return intervals(c);
+      case SENTINEL_REC_PROFILE:
+        return session(c);
+      case SENTINEL_REC_IDENTITIES:
+        return identities(c);
+      case SENTINEL_REC_TOUCHES:
+        return touches(c);
+      case SENTINEL_REC_GROUPS:
+        return groups(c);
+      case SENTINEL_REC_COUNTERS:
+        return counters(c, nullptr);
       case SENTINEL_REC_PHASE_COUNTERS: {
         uint32_t phase = c.u32("phase");
         return counters(c, &phase);
       }
-      case SENTINEL_REC_TIERING: return tiering(c);
-      case SENTINEL_REC_PLAN: return plan(c);
-      case SENTINEL_REC_MIGRATIONS: return migrations(c);
-      case SENTINEL_REC_MIGRATION_LOG: return migration_log(c);
-      case SENTINEL_REC_PLACEMENT: return placement(c);
-      case SENTINEL_REC_DETECTION: return detection(c);
-      default: ++prof_.skipped_records; return;
+      case SENTINEL_REC_TIERING:
+        return tiering(c);
+      case SENTINEL_REC_PLAN:
+        return plan(c);
+      case SENTINEL_REC_MIGRATIONS:
+        return migrations(c);
+      case SENTINEL_REC_MIGRATION_LOG:
+        return migration_log(c);
+      case SENTINEL_REC_PLACEMENT:
+        return placement(c);
+      case SENTINEL_REC_DETECTION:
+        return detection(c);
+      default:
+        ++prof_.skipped_records;
+        return;
     }
   }
 
@@ -314,8 +333,8 @@ class Parser {
       uint64_t fat = c.offset();
       uint32_t nframes = c.u32("nframes");
       if (nframes > SENTINEL_MAX_FRAMES)
-        throw FormatError(fat, cat("SITES record: site ", s.id, " has ", nframes,
-                                   " frames (at most ", SENTINEL_MAX_FRAMES, ")"));
+        throw FormatError(
+            fat, cat("SITES record: site ", s.id, " has ", nframes, " frames (at most ", SENTINEL_MAX_FRAMES, ")"));
       s.hash = c.u64("site hash");
       auto raw = c.bytes(size_t{nframes} * 8, "frames");
       s.frames.reserve(nframes);
@@ -326,8 +345,7 @@ class Parser {
       } else {
         const Site& old = prof_.sites[it->second];
         if (old.hash != s.hash || old.frames != s.frames)
-          throw FormatError(eat, cat("SITES record: site id ", s.id,
-                                     " appears twice with different stacks"));
+          throw FormatError(eat, cat("SITES record: site id ", s.id, " appears twice with different stacks"));
       }
     }
   }
@@ -355,8 +373,8 @@ class Parser {
   // A u32 count (the field `count_field`) then that many entries of at least `min_entry` bytes
   // each, each read from the cursor by `decode` and appended to `out`.
   template <typename T, typename Decode>
-  static void counted(Cursor& c, const char* count_field, size_t min_entry, const char* what,
-                      std::vector<T>& out, Decode decode) {
+  static void counted(Cursor& c, const char* count_field, size_t min_entry, const char* what, std::vector<T>& out,
+                      Decode decode) {
     uint32_t n = c.count(count_field, min_entry, what);
     reserve_more(out, n);
     for (uint32_t i = 0; i < n; ++i) out.push_back(decode(c));
@@ -373,8 +391,7 @@ class Parser {
     uint64_t eat = c.offset();
     uint32_t entry = c.u32("entry_size");
     if (entry < kMinSize)
-      throw FormatError(eat, cat(c.record(), " record: entry size ", entry, " is smaller than ",
-                                 kMinSize));
+      throw FormatError(eat, cat(c.record(), " record: entry size ", entry, " is smaller than ", kMinSize));
     c.check_count(at, n, entry, what);
     auto raw = c.bytes(size_t{n} * entry, what);
     reserve_more(out, n);
@@ -456,8 +473,10 @@ class Parser {
       auto raw = c.bytes(size_t{values} * 8, "counter values");
       s.values.reserve(values);
       for (uint32_t k = 0; k < values; ++k) s.values.push_back(load64(raw.data() + 8 * k));
-      if (phase) s.phase = *phase;
-      else old_counters_.push_back(prof_.counters.size());
+      if (phase)
+        s.phase = *phase;
+      else
+        old_counters_.push_back(prof_.counters.size());
       prof_.counters.push_back(std::move(s));
     }
   }
@@ -531,8 +550,7 @@ bool Module::contains(uint64_t address) const {
 }
 
 const Site* Profile::find_site(uint32_t id) const {
-  auto it = std::lower_bound(sites.begin(), sites.end(), id,
-                             [](const Site& s, uint32_t v) { return s.id < v; });
+  auto it = std::lower_bound(sites.begin(), sites.end(), id, [](const Site& s, uint32_t v) { return s.id < v; });
   return it != sites.end() && it->id == id ? &*it : nullptr;
 }
 
@@ -549,13 +567,13 @@ const std::string* Profile::config_value(std::string_view name) const {
 }
 
 bool Profile::has_profiler_records() const {
-  return !steps.empty() || !intervals.empty() || !sessions.empty() || !identities.empty() ||
-         !touches.empty() || !groups.empty() || !counters.empty();
+  return !steps.empty() || !intervals.empty() || !sessions.empty() || !identities.empty() || !touches.empty() ||
+         !groups.empty() || !counters.empty();
 }
 
 bool Profile::has_tiering_records() const {
-  return !tiering.empty() || !plans.empty() || !migrations.empty() || !migration_log.empty() ||
-         !placement.empty() || !detection.empty();
+  return !tiering.empty() || !plans.empty() || !migrations.empty() || !migration_log.empty() || !placement.empty() ||
+         !detection.empty();
 }
 
 const PlanRecord* Profile::plan_for(uint32_t phase) const {

@@ -62,7 +62,7 @@ struct NumaNode {
 };
 
 struct Topology {
-  bool present = false;  // a TOPOLOGY record was seen
+  bool present = false;         // a TOPOLOGY record was seen
   int32_t numa_available = -1;  // 0: yes, -1: no
   int32_t numa_balancing = -1;  // -1: unknown
   std::vector<NumaNode> nodes;
@@ -128,8 +128,8 @@ struct ProfileSession {
 
 // One COUNTERS or PHASE_COUNTERS entry: one interval of one profiled step.
 struct CounterSample {
-  uint32_t phase = 0;     // PHASE_COUNTERS: as recorded; 1.1 COUNTERS: the PROFILE record's phase
-  uint32_t step = 0;      // profiled step index
+  uint32_t phase = 0;  // PHASE_COUNTERS: as recorded; 1.1 COUNTERS: the PROFILE record's phase
+  uint32_t step = 0;   // profiled step index
   uint32_t interval = 0;
   uint64_t duration_ns = 0;
   std::vector<uint64_t> values;  // the record's counter_count deltas
@@ -151,8 +151,8 @@ struct Profile {
   uint16_t minor = 0;
   uint8_t pointer_size = 0;
   uint64_t file_size = 0;
-  uint64_t record_count = 0;      // records before END, as counted by the reader
-  uint64_t skipped_records = 0;   // records of unknown type (checksum verified, then skipped)
+  uint64_t record_count = 0;     // records before END, as counted by the reader
+  uint64_t skipped_records = 0;  // records of unknown type (checksum verified, then skipped)
 
   ProcessInfo process;
   std::vector<std::pair<std::string, std::string>> config;  // NAME, value (in file order)

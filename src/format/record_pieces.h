@@ -189,7 +189,9 @@ void put_counters_head(Out& o, uint32_t count, uint32_t counter_count) {
   o.u32(count);
   o.u32(counter_count);
 }
-inline constexpr size_t sample_bytes(uint32_t counter_count) { return 16 + 8 * size_t{counter_count}; }
+inline constexpr size_t sample_bytes(uint32_t counter_count) {
+  return 16 + 8 * size_t{counter_count};
+}
 template <typename Out>
 void put_counter_sample(Out& o, uint32_t step, uint32_t interval, uint64_t duration_ns, const uint64_t* values,
                         uint32_t counter_count) {

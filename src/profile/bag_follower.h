@@ -13,7 +13,7 @@ namespace sentinel::step_internal {
 
 class BagFollower {
  public:
-  static constexpr uint32_t kSlotBits = 14;        // template table: 2^14 token slots
+  static constexpr uint32_t kSlotBits = 14;  // template table: 2^14 token slots
   static constexpr uint32_t kSlots = 1u << kSlotBits;
   static constexpr uint32_t kSlotMask = kSlots - 1;
   static constexpr uint32_t kMaxDistinct = 12288;  // distinct tokens a step may have (3/4 of the slots)
@@ -103,7 +103,9 @@ class BagFollower {
   static_assert(sizeof(TokenSlot) == 32, "the slot table is sized for 32-byte slots");
 
   int32_t insert_slot(uint64_t token);
-  uint32_t count_of(const TokenSlot& s, const OpenStep& st) const { return s.ep[st.field] == st.epoch ? s.cnt[st.field] : 0; }
+  uint32_t count_of(const TokenSlot& s, const OpenStep& st) const {
+    return s.ep[st.field] == st.epoch ? s.cnt[st.field] : 0;
+  }
   void bump(TokenSlot& s, const OpenStep& st);
   uint32_t ordinal_of(const TokenSlot& s, uint32_t k) const { return k == 0 ? s.first : by_token_[s.base + k]; }
   void close_current(Assignment* a);

@@ -9,8 +9,10 @@ uint32_t interval_of(const uint32_t* ends, uint32_t intervals, uint32_t ordinal)
   uint32_t lo = 0, hi = intervals;  // first interval whose end is beyond the ordinal
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (ends[mid] <= ordinal) lo = mid + 1;
-    else hi = mid;
+    if (ends[mid] <= ordinal)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < intervals ? lo : intervals - 1;
 }
@@ -40,8 +42,10 @@ int64_t step_of(const ClassifyInput& in, uint64_t seq) {
   uint32_t lo = 0, hi = in.step_bounds - 1;
   while (hi - lo > 1) {
     uint32_t mid = (lo + hi) / 2;
-    if (in.step_starts[mid] <= seq) lo = mid;
-    else hi = mid;
+    if (in.step_starts[mid] <= seq)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }

@@ -23,8 +23,8 @@ struct ClassifyInput {
   const ObjectLog* log = nullptr;
   const Assignment* assignments = nullptr;  // indexed by log index (null: identities by in-step position)
   uint64_t assignment_capacity = 0;
-  uint32_t id_base = 0;                     // identity ids start here (unique across phases)
-  uint32_t group_base = 0;                  // and group ids
+  uint32_t id_base = 0;     // identity ids start here (unique across phases)
+  uint32_t group_base = 0;  // and group ids
   // Start seqs of consecutive steps of one phase; step k covers [starts[k], starts[k+1]). The last
   // entry is the end of the last step (count = steps + 1).
   const uint64_t* step_starts = nullptr;
@@ -32,7 +32,7 @@ struct ClassifyInput {
   uint32_t first_profiled = 0;  // index of the first profiled step in step_starts
   uint32_t profiled = 0;        // profiled steps
   uint32_t phase = 0;
-  uint32_t period = 0;                       // allocations per step
+  uint32_t period = 0;                      // allocations per step
   const uint32_t* interval_ends = nullptr;  // interval i covers ordinals [end(i-1), interval_ends[i])
   uint32_t intervals = 0;
   const TouchRecord* touches = nullptr;

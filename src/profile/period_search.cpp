@@ -77,8 +77,8 @@ void PeriodSearch::update_candidates(uint64_t pos, uint64_t token) {
         if (d == P) {
           c.hits++;
           c.cut = cut;
-        } else if (P >= kSmallPeriod &&
-                   ((d > P && d <= P + 2) || (d + 2 >= 2 * P && d <= 2 * P + 2) || (d + 2 >= 3 * P && d <= 3 * P + 2))) {
+        } else if (P >= kSmallPeriod && ((d > P && d <= P + 2) || (d + 2 >= 2 * P && d <= 2 * P + 2) ||
+                                         (d + 2 >= 3 * P && d <= 3 * P + 2))) {
           c.hits++;  // continued after a step whose windows were not equal (an insertion shifts the cut)
           c.cut = cut;
           c.aligned_from = cut;
@@ -160,7 +160,9 @@ void PeriodSearch::propose(uint64_t pos, uint32_t d) {
   add_candidate(d, pos, kFromWindow);
   const uint64_t j = pos - d;
   const uint32_t d2 = chain_[j & kRingMask];
-  if (d2 == 0 || uint64_t{d} + d2 > kMaxPeriod || j < h_->valid_from() + d2 + kWindow || j < h_->oldest_pos() + d2 + kWindow) return;
+  if (d2 == 0 || uint64_t{d} + d2 > kMaxPeriod || j < h_->valid_from() + d2 + kWindow ||
+      j < h_->oldest_pos() + d2 + kWindow)
+    return;
   add_candidate(d + d2, pos, kFromWindow);
 }
 

@@ -12,11 +12,11 @@ namespace sentinel::step_internal {
 
 class PeriodSearch {
  public:
-  static constexpr uint32_t kWindow = 4;              // tokens per hashed window (candidate proposals)
-  static constexpr uint32_t kTableBits = 16;          // window hash table: 2^16 last positions
-  static constexpr uint32_t kAnchorBits = 15;         // token table: 2^15 last positions (anchor proposals)
-  static constexpr uint32_t kCandidates = 8;          // periods verified at the same time
-  static constexpr uint32_t kSmallPeriod = 8;         // periods below this need a run of kSmallRun to lock
+  static constexpr uint32_t kWindow = 4;       // tokens per hashed window (candidate proposals)
+  static constexpr uint32_t kTableBits = 16;   // window hash table: 2^16 last positions
+  static constexpr uint32_t kAnchorBits = 15;  // token table: 2^15 last positions (anchor proposals)
+  static constexpr uint32_t kCandidates = 8;   // periods verified at the same time
+  static constexpr uint32_t kSmallPeriod = 8;  // periods below this need a run of kSmallRun to lock
   static constexpr uint32_t kSmallRun = 32;
   static constexpr uint32_t kBagMinWindows = 3;       // equal-bag window pairs a bag lock needs, at least
   static constexpr uint32_t kMinAnchorGap = 8;        // shorter recurrences of one token are not proposed
@@ -88,9 +88,9 @@ class PeriodSearch {
   void note_evidence(const Candidate& c);
 
   const StepHistory* h_;
-  uint64_t* table_ = nullptr;    // window hash -> last position + 1
-  uint64_t* anchors_ = nullptr;  // token -> last position + 1 (anchor proposals, distinct count)
-  uint16_t* chain_ = nullptr;    // ring: distance to the previous position with the same window hash
+  uint64_t* table_ = nullptr;          // window hash -> last position + 1
+  uint64_t* anchors_ = nullptr;        // token -> last position + 1 (anchor proposals, distinct count)
+  uint16_t* chain_ = nullptr;          // ring: distance to the previous position with the same window hash
   uint64_t t1_ = 0, t2_ = 0, t3_ = 0;  // the three tokens before the current one
   Candidate cand_[kCandidates]{};
   Failure fail_[kFailSlots]{};

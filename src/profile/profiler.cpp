@@ -24,14 +24,20 @@ class SlotLock {
 #endif
     }
   }
-  ~SlotLock() { s_->busy.store(0, std::memory_order_release); }
+  ~SlotLock() {
+    s_->busy.store(0, std::memory_order_release);
+  }
 
  private:
   Slot* s_;
 };
 
-inline uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t{kPageSize} - 1); }
-inline uintptr_t page_up(uintptr_t a) { return (a + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1); }
+inline uintptr_t page_down(uintptr_t a) {
+  return a & ~(uintptr_t{kPageSize} - 1);
+}
+inline uintptr_t page_up(uintptr_t a) {
+  return (a + kPageSize - 1) & ~(uintptr_t{kPageSize} - 1);
+}
 }  // namespace
 
 bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches) {
@@ -71,7 +77,8 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
   if (s->user.load(std::memory_order_acquire) != user) return;
   uintptr_t lo = page_down(user), hi = page_up(user + size);
   s->protect.store(1, std::memory_order_seq_cst);
-  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0) mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
+  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0)
+    mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
   protect_calls_.fetch_add(1, std::memory_order_relaxed);
   if (s->pins.load(std::memory_order_seq_cst)) {
     // An I/O call pinned it meanwhile and may already have unprotected it: make sure it stays usable.
@@ -294,8 +301,8 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
   while (a < end && count < cap) {
     unsigned cls;
     uint32_t index;
-    Slot* s = arena_->owns(reinterpret_cast<void*>(a)) ? arena_->locate(reinterpret_cast<void*>(a), &cls, &index)
-                                                       : nullptr;
+    Slot* s =
+        arena_->owns(reinterpret_cast<void*>(a)) ? arena_->locate(reinterpret_cast<void*>(a), &cls, &index) : nullptr;
     if (!s) {
       // Not an arena slot: step to the next page (ranges rarely straddle the arena's edge).
       a = page_down(a) + kPageSize;
@@ -324,7 +331,8 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
 }
 
 void Profiler::unpin(const Pinned* pins, uint32_t count) {
-  for (uint32_t i = 0; i < count; ++i) arena_->slot(pins[i].cls, pins[i].index)->pins.fetch_sub(1, std::memory_order_seq_cst);
+  for (uint32_t i = 0; i < count; ++i)
+    arena_->slot(pins[i].cls, pins[i].index)->pins.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 }  // namespace sentinel

@@ -3,8 +3,9 @@
 // (object, interval, granule) and gives that granule back. Sweeps: a fault on the granule right after the
 // run the previous fault of that object gave back (in this interval) gives back twice as much, up to the
 // sweep limit, and records every granule of it; so an object read or written in order costs a few faults
-// plus one per sweep limit, while scattered touches keep the granularity (docs/profiling.md, "Sweeps"). System calls cannot fault, so the I/O hooks
-// pin the objects they touch (which keeps them unprotected) for the duration of the call.
+// plus one per sweep limit, while scattered touches keep the granularity (docs/profiling.md, "Sweeps"). System calls
+// cannot fault, so the I/O hooks pin the objects they touch (which keeps them unprotected) for the duration of the
+// call.
 //
 // Concurrency: begin_interval/finish run under the runtime's step lock; the fault handler and the I/O
 // pins run anywhere, lock-free. Protect-all versus pin: protect, then re-check the pin count and undo

@@ -55,8 +55,8 @@ void give_thread_stack() {
   }
   size_t bytes = stack_bytes();
   // One guard page below: a handler that overflows dies by SIGSEGV instead of writing past the stack.
-  void* p = mmap(nullptr, bytes + kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                 -1, 0);
+  void* p = mmap(nullptr, bytes + kPage, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (p == MAP_FAILED) {
     g_failures.fetch_add(1, std::memory_order_relaxed);
     errno = saved;

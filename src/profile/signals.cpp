@@ -32,7 +32,9 @@ void set_app(const struct sigaction& a) {
   g_app_writer.store(0, std::memory_order_release);
 }
 
-struct sigaction get_app() { return g_app[g_app_index.load(std::memory_order_acquire)]; }
+struct sigaction get_app() {
+  return g_app[g_app_index.load(std::memory_order_acquire)];
+}
 
 void restore_default_and_maybe_raise(int signum, bool fault) {
   struct sigaction dfl;
@@ -87,8 +89,12 @@ void on_sigsegv(int signum, siginfo_t* si, void* uc) {
 
 }  // namespace
 
-void set_real_sigaction(SigactionFn fn) { g_real = fn; }
-SigactionFn real_sigaction() { return g_real; }
+void set_real_sigaction(SigactionFn fn) {
+  g_real = fn;
+}
+SigactionFn real_sigaction() {
+  return g_real;
+}
 
 bool install(FaultFn fn) {
   g_fault.store(fn, std::memory_order_release);
@@ -109,7 +115,9 @@ bool install(FaultFn fn) {
   return true;
 }
 
-bool installed() { return g_installed.load(std::memory_order_acquire); }
+bool installed() {
+  return g_installed.load(std::memory_order_acquire);
+}
 
 int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old) {
   if (old) *old = get_app();
@@ -119,6 +127,8 @@ int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old
   return 0;
 }
 
-void reset_after_fork() { g_app_writer.store(0, std::memory_order_relaxed); }
+void reset_after_fork() {
+  g_app_writer.store(0, std::memory_order_relaxed);
+}
 
 }  // namespace sentinel::sig

@@ -77,8 +77,7 @@ uint32_t StepDetector::retro_ordinal(uint64_t seq) const {
   return mode_ == StepMode::kAuto ? lock_.retro_ordinal(seq) : kNoOrdinal;
 }
 
-bool StepDetector::template_entry(uint16_t phase, uint32_t ordinal, uint32_t* site, uint64_t* size,
-                                  uint32_t* k) const {
+bool StepDetector::template_entry(uint16_t phase, uint32_t ordinal, uint32_t* site, uint64_t* size, uint32_t* k) const {
   return mem_ && follower_.entry(phase, ordinal, site, size, k);
 }
 
@@ -289,7 +288,11 @@ size_t StepDetector::describe(char* buf, size_t cap) const {
         .s(" steps")
         .end();
   if (locked())
-    return l.s("locked on a step of ").u(cursor_.period).s(" allocations (phase ").u(cursor_.phase).s("), ")
+    return l.s("locked on a step of ")
+        .u(cursor_.period)
+        .s(" allocations (phase ")
+        .u(cursor_.phase)
+        .s("), ")
         .u(steps())
         .s(" steps")
         .end();
@@ -307,7 +310,10 @@ size_t StepDetector::describe(char* buf, size_t cap) const {
   else
     l.s("no exact repeat");
   if (d.best_bag_windows)
-    l.s(", longest same-bag repeat ").u(d.best_bag_windows).s(" windows of ").u(d.best_bag_period)
+    l.s(", longest same-bag repeat ")
+        .u(d.best_bag_windows)
+        .s(" windows of ")
+        .u(d.best_bag_period)
         .s(d.best_bag_period == 1 ? " allocation" : " allocations");
   else
     l.s(", no same-bag repeat");

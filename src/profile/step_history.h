@@ -50,11 +50,11 @@ class StepHistory {
   }
 
   uint64_t sum_at(uint64_t p) const { return sums_[p & kRingMask]; }  // S(p)
-  uint64_t sum() const { return sum_; }                                // S(end())
+  uint64_t sum() const { return sum_; }                               // S(end())
   uint64_t tok(uint64_t pos) const { return sum_at(pos + 1) - sum_at(pos); }
   uint64_t seq_of(uint64_t pos) const { return pos + seq_offset_; }
   uint64_t pos_of(uint64_t seq) const { return seq - seq_offset_; }
-  uint64_t end() const { return n_; }                   // positions fed
+  uint64_t end() const { return n_; }                  // positions fed
   uint64_t valid_from() const { return valid_from_; }  // first position of the current continuous stream
   uint64_t cur_seq() const { return cur_seq_; }        // seq of the allocation being fed
   uint64_t max_seq() const { return max_seq_; }        // highest seq fed in this stream

@@ -42,7 +42,7 @@ struct StepLock::Starts {
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
   const Alignment a = align(pos, cand, exact);
   const uint32_t P = a.P;
-  follower_->release();               // the table is about to hold this candidate's step
+  follower_->release();                // the table is about to hold this candidate's step
   if (!follower_->build(pos, P, 0)) {  // the multiset; rebuilt below in the order of the chosen rotation
     search_->remember_failure(P, cand.run, cand.hits);
     return false;
@@ -59,8 +59,8 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   bool use_exact_walk;
   const uint32_t e0 = step_rotation(a, known, rot, &starts, &first, &use_exact_walk);
 #ifdef STEP_DEBUG
-  __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u base %lu exactwalk %d\n", pos,
-                   P, exact, cand.run, cand.hits, a.s0, a.floor, first, e0, a.base, use_exact_walk);
+  __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u base %lu exactwalk %d\n",
+                   pos, P, exact, cand.run, cand.hits, a.s0, a.floor, first, e0, a.base, use_exact_walk);
 #endif
   const bool relock = known != nullptr;
   cur_phase_ = enter_phase(known, bag_sig, rot, a, e0);
@@ -280,7 +280,8 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   uint32_t first_e = 0;
   if (a.exact) {
     uint64_t matched = 0;
-    walk_exact(a, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
+    walk_exact(
+        a, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
     *use_exact_walk = stored_rotation || matched >= a.P;
   }
   if (!*use_exact_walk) {

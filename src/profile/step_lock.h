@@ -27,7 +27,7 @@ class StepLock {
     uint64_t late = 0;       // fit the previous step (kFedLate)
     uint64_t locks = 0, unlocks = 0, retracted = 0;
   };
-  struct Lost {  // the latest lock that ended
+  struct Lost {           // the latest lock that ended
     uint64_t at_seq = 0;  // where the pattern ended
     uint64_t steps = 0;
     uint32_t period = 0;
@@ -69,8 +69,8 @@ class StepLock {
   void walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* earliest, uint32_t* earliest_e) const;
   uint64_t walk_bags(const Alignment& a);
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
-  uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts,
-                         uint64_t* first, bool* use_exact_walk);
+  uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts, uint64_t* first,
+                         bool* use_exact_walk);
   Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
   void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   void give_way(uint64_t from_seq, uint32_t period);

@@ -261,9 +261,9 @@ void write_intervals(RecordWriter& w, const PhaseRecord& p) {
 void write_phase_profile(RecordWriter& w, const RuntimeState& s, const PhaseRecord& p) {
   const Stepper& st = s.stepper;
   w.begin(SENTINEL_REC_PROFILE);
-  fmt::put_profile_head(w, {s.profiler.granularity(), p.profiled_steps, p.id, st.counter_count(),
-                            first_profiled_step(st.steps(), p.id), p.faults,
-                            s.clock.ticks_to_duration_ns(p.fault_ticks), p.syscall_unprotects});
+  fmt::put_profile_head(
+      w, {s.profiler.granularity(), p.profiled_steps, p.id, st.counter_count(), first_profiled_step(st.steps(), p.id),
+          p.faults, s.clock.ticks_to_duration_ns(p.fault_ticks), p.syscall_unprotects});
   for (uint32_t k = 0; k < st.counter_count(); ++k) w.str(st.counter_name(k));
   w.end();
 
@@ -300,8 +300,8 @@ void write_detection(RecordWriter& w, const RuntimeState& s) {
     PhaseStats ps{};
     if (!d.phase_stats(phase, &ps)) return;
     sentinel_detection& r = rows[n++];
-    r = sentinel_detection{phase, ps.flags, ps.period, ps.distinct_tokens, ps.steps, ps.noise, ps.missing,
-                           ps.locks, ps.unlocks, ps.retracted};
+    r = sentinel_detection{phase,    ps.flags,   ps.period, ps.distinct_tokens, ps.steps,
+                           ps.noise, ps.missing, ps.locks,  ps.unlocks,         ps.retracted};
   };
   add(0);
   for (uint32_t i = 0; i < s.stepper.phase_count(); ++i)
@@ -338,7 +338,8 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
     uint32_t count = 0;
     for (; count < plan.entry_count && w.room() >= sizeof(sentinel_plan_entry); ++count)
       fmt::put_entry(w, plan.entries[count]);
-    if (count < plan.entry_count) log_line(LogLevel::warn, "a plan has more entries than one dump record holds; it is cut");
+    if (count < plan.entry_count)
+      log_line(LogLevel::warn, "a plan has more entries than one dump record holds; it is cut");
     w.patch_u32(count_at, count);
     // The planner's clock, so that the offline recomputation gets exactly the runtime's inputs.
     const uint64_t* ns = t.plan_interval_ns(slot);
@@ -355,8 +356,9 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
     for (uint32_t i = 0; i < t.plan(slot).header.intervals && i < 64; ++i) {
       const MigrationStats& ms = m.stats(slot, i);
       if (!ms.steps) continue;
-      rows[n++] = sentinel_migration_entry{t.plan_phase(slot), i, ms.bytes_to_fast, ms.bytes_to_slow, ms.ns, ms.moves,
-                                           ms.late, ms.failed_pages, ms.steps, ms.fast_bytes_max, ms.fast_bytes_sum};
+      rows[n++] = sentinel_migration_entry{
+          t.plan_phase(slot), i,        ms.bytes_to_fast,  ms.bytes_to_slow, ms.ns, ms.moves, ms.late,
+          ms.failed_pages,    ms.steps, ms.fast_bytes_max, ms.fast_bytes_sum};
     }
     if (n) write_entries(w, SENTINEL_REC_MIGRATIONS, rows, n, [](auto&) {});
   }
@@ -379,9 +381,10 @@ void write_tiering(RecordWriter& w, const RuntimeState& s) {
     int32_t slot = t.slot_for_phase(p.id);
     uint32_t n = 0;
     for (uint32_t k = 0; k < p.intervals; ++k) {
-      Migrator::VerifyStats v = slot >= 0 && k < 64 ? m.verify_stats(static_cast<uint32_t>(slot), k) : Migrator::VerifyStats{};
-      prow[n++] = sentinel_placement_entry{p.id, k, p.check_touched[k], p.check_fast[k], p.checked_steps, v.misplaced,
-                                           v.verified, 0};
+      Migrator::VerifyStats v =
+          slot >= 0 && k < 64 ? m.verify_stats(static_cast<uint32_t>(slot), k) : Migrator::VerifyStats{};
+      prow[n++] = sentinel_placement_entry{
+          p.id, k, p.check_touched[k], p.check_fast[k], p.checked_steps, v.misplaced, v.verified, 0};
     }
     write_entries(w, SENTINEL_REC_PLACEMENT, prow, n, [](auto&) {});
   }

@@ -31,7 +31,9 @@ int slot_of(int signum) {
   return -1;
 }
 
-bool is_default(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL; }
+bool is_default(const struct sigaction& a) {
+  return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL;
+}
 
 // The default action, now: the process ends by the signal as it would have without Sentinel.
 [[noreturn]] void end_by(int signum) {
@@ -69,8 +71,12 @@ bool stand_in(int i) {
 
 }  // namespace
 
-bool is_exit_signal(int signum) { return slot_of(signum) >= 0; }
-bool installed() { return g_installed.load(std::memory_order_acquire); }
+bool is_exit_signal(int signum) {
+  return slot_of(signum) >= 0;
+}
+bool installed() {
+  return g_installed.load(std::memory_order_acquire);
+}
 
 void install(SigactionFn real, EndFn on_end) {
   if (!real || g_installed.load()) return;

@@ -83,7 +83,9 @@ bool g_state_key_ok = false;
 uintptr_t g_libc_lo = 0, g_libc_hi = 0;
 bool g_stepping = false;  // the step detector runs (every mode but off)
 
-bool on_fault(void* address) { return g_state.profiler.handle_fault(address); }
+bool on_fault(void* address) {
+  return g_state.profiler.handle_fault(address);
+}
 
 void fork_prepare() {
   if (g_stepping) g_state.sequencer.lock();
@@ -120,7 +122,9 @@ void maybe_start_drain_thread() {
   if (getpid() != g_state.owner_pid) return;  // a vfork child shares our memory: never a thread there
   if (!g_drain_thread.start(&g_state.sequencer) && !g_drain_thread_tried.exchange(true)) {
     LineBuf b;
-    b.str("cannot start Sentinel's thread (").str(strerror(errno)).str("); allocating threads sequence their own events");
+    b.str("cannot start Sentinel's thread (")
+        .str(strerror(errno))
+        .str("); allocating threads sequence their own events");
     log_line(LogLevel::warn, b);
   }
 }
@@ -277,8 +281,10 @@ void setup(const char* const* envp, bool for_tests) {
   if (!dump_path_usable(cfg.dump, &why)) {
     LineBuf b;
     b.str("SENTINEL_DUMP=").str(cfg.dump).str(": ");
-    if (why) b.str(why);
-    else b.str("directory is not writable (").str(strerror(errno)).chr(')');
+    if (why)
+      b.str(why);
+    else
+      b.str("directory is not writable (").str(strerror(errno)).chr(')');
     b.str("; running in pass-through");
     log_line(LogLevel::error, b);
     g_state.mode = Mode::off;
@@ -287,8 +293,9 @@ void setup(const char* const* envp, bool for_tests) {
   if (!g_state.arena.init(cfg.retain_bytes, true) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), cfg.profile_sweep,
-                              kTouchLogCapacity) ||
-      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock) || !g_state.threads.init() ||
+                             kTouchLogCapacity) ||
+      !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock) ||
+      !g_state.threads.init() ||
       !g_state.sequencer.init(&g_state.log, &g_state.marks, &g_state.stepper, &g_state.threads, &g_state.arena,
                               cfg.max_objects)) {
     LineBuf b;
@@ -301,7 +308,8 @@ void setup(const char* const* envp, bool for_tests) {
   if (!for_tests) ModuleTable::text_range_of(reinterpret_cast<const void*>(&setup), &lo, &hi);
   ModuleTable::text_range_of(reinterpret_cast<const void*>(&__libc_malloc), &g_libc_lo, &g_libc_hi);
   UnwindMethod m = g_state.unwinder.init(cfg.unwind, lo, hi);
-  if (m != cfg.unwind) log_line(LogLevel::warn, "libunwind.so.8 could not be loaded; allocation sites come from glibc backtrace()");
+  if (m != cfg.unwind)
+    log_line(LogLevel::warn, "libunwind.so.8 could not be loaded; allocation sites come from glibc backtrace()");
   detect_topology(&g_state.topology);
   g_state.modules.refresh();
   g_state.owner_pid = getpid();
@@ -393,7 +401,7 @@ void* allocate(size_t size, size_t alignment, bool zero, Caller caller) {
   o.address = user;
   o.size = size;
   o.birth_ns = event_ticks();  // converted to nanoseconds when the dump is written
-  o.birth_seq = UINT64_MAX;  // the sequencer gives it its place in the allocation clock
+  o.birth_seq = UINT64_MAX;    // the sequencer gives it its place in the allocation clock
   o.death_seq = UINT64_MAX;
   o.site = site;
   o.thread = this_thread_id();
@@ -435,7 +443,8 @@ bool move_pages_between_slots(void* from, void* to, uint64_t old_size, size_t ke
     errno = saved;
     return false;
   }
-  void* refill = mmap(from, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  void* refill =
+      mmap(from, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
   errno = saved;
   *hole = refill == MAP_FAILED;
   if (*hole) log_line(LogLevel::warn, "realloc: could not refill a moved slot; it is retired");
@@ -463,7 +472,8 @@ void finish_object(uint32_t li, uint64_t size) {
     if (g_stepping && g_state.tiering.enabled()) flags = g_state.tiering.free_credit(li, e->address);
   }
   if (g_stepping)
-    publish(this_thread_state(), TrackEvent{now, -static_cast<int64_t>(size), 0, li, this_thread_id(), kEventFree, flags});
+    publish(this_thread_state(),
+            TrackEvent{now, -static_cast<int64_t>(size), 0, li, this_thread_id(), kEventFree, flags});
 }
 }  // namespace
 
@@ -515,9 +525,9 @@ void* reallocate(void* p, size_t n, Caller caller) {
     s->size.store(n, std::memory_order_relaxed);
     if (g_stepping && n != old) {
       Guard guard;
-      publish(this_thread_state(), TrackEvent{now_ticks(), static_cast<int64_t>(n) - static_cast<int64_t>(old), 0,
-                                              s->log_index.load(std::memory_order_relaxed), this_thread_id(),
-                                              kEventResize, 0});
+      publish(this_thread_state(),
+              TrackEvent{now_ticks(), static_cast<int64_t>(n) - static_cast<int64_t>(old), 0,
+                         s->log_index.load(std::memory_order_relaxed), this_thread_id(), kEventResize, 0});
     }
     uint32_t li = s->log_index.load(std::memory_order_relaxed);
     if (li != kNoLogIndex) g_state.log.at(li)->size = n > g_state.log.at(li)->size ? n : g_state.log.at(li)->size;
@@ -596,7 +606,8 @@ void note_cuda_host_alloc(void* p, size_t size, Caller caller, PinnedPlacement* 
   // Without a log entry the size is unknown at free time: such objects stay out of live_bytes.
   bool known = li != kNoLogIndex && g_state.external.insert(o.address, li);
   if (g_stepping)
-    publish(ts, TrackEvent{o.birth_ns, known ? static_cast<int64_t>(size) : 0, o.site, li, o.thread, kEventAlloc, tier});
+    publish(ts,
+            TrackEvent{o.birth_ns, known ? static_cast<int64_t>(size) : 0, o.site, li, o.thread, kEventAlloc, tier});
   errno = saved_errno;
 }
 
@@ -633,7 +644,9 @@ void after_fork_child() {
   g_state.tiering.after_fork_child();
 }
 
-bool io_protection_armed() { return g_state.profiler.armed(); }
+bool io_protection_armed() {
+  return g_state.profiler.armed();
+}
 
 uint32_t io_pin(const void* p, size_t n, IoPin* out, uint32_t cap) {
   static_assert(sizeof(IoPin) == sizeof(Profiler::Pinned));
@@ -666,11 +679,14 @@ void at_exit() {
     g_state.stepper.finish(g_state.sequencer.allocations(), now_ticks());
     g_state.sequencer.unlock();
   } else if (g_stepping) {
-    log_line(LogLevel::error, "exit: the event sequencer's lock stayed held; the dump lacks the objects of events not sequenced yet");
+    log_line(LogLevel::error,
+             "exit: the event sequencer's lock stayed held; the dump lacks the objects of events not sequenced yet");
   }
   if (uint64_t failed = sig::stack_stats().failures) {
     LineBuf b;
-    b.str("profiling: ").u64(failed).str(" thread(s) took their faults without an alternate signal stack (mmap or sigaltstack failed)");
+    b.str("profiling: ")
+        .u64(failed)
+        .str(" thread(s) took their faults without an alternate signal stack (mmap or sigaltstack failed)");
     log_line(LogLevel::warn, b);
   }
   g_state.clock.finish();
@@ -679,7 +695,8 @@ void at_exit() {
   } else {
     LineBuf b;
     b.str(g_state.sequencer.allocations() ? "no training step found in a process started by another under Sentinel"
-                                           : "no object was tracked").str("; no dump written");
+                                          : "no object was tracked")
+        .str("; no dump written");
     log_line(LogLevel::info, b);
   }
   errno = saved_errno;
@@ -698,16 +715,21 @@ void thread_started() {
   if (sig::installed()) sig::give_thread_stack();
 }
 
-void thread_ending() { sig::release_thread_stack(); }
+void thread_ending() {
+  sig::release_thread_stack();
+}
 
-bool wants_thread_start() { return sig::installed(); }
+bool wants_thread_start() {
+  return sig::installed();
+}
 
 void mark_step() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
   Guard guard;
   g_state.counters.steps_marked.fetch_add(1, std::memory_order_relaxed);
   // In order with this thread's own allocations: the mark belongs before its next one.
-  if (g_stepping) publish(this_thread_state(), TrackEvent{now_ticks(), 0, 0, kNoLogIndex, this_thread_id(), kEventMark, 0});
+  if (g_stepping)
+    publish(this_thread_state(), TrackEvent{now_ticks(), 0, 0, kNoLogIndex, this_thread_id(), kEventMark, 0});
 }
 
 int get_stats(sentinel_stats* out) {

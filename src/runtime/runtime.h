@@ -16,10 +16,16 @@ extern std::atomic<uint64_t> g_min_bytes;
 extern uintptr_t g_arena_base;
 extern uintptr_t g_arena_span;
 
-inline bool should_track(size_t n) { return n >= g_min_bytes.load(std::memory_order_relaxed) && !t_guard; }
+inline bool should_track(size_t n) {
+  return n >= g_min_bytes.load(std::memory_order_relaxed) && !t_guard;
+}
 // The common case, kept free of the TLS read: below the threshold nothing is ever tracked.
-inline bool below_threshold(size_t n) { return n < g_min_bytes.load(std::memory_order_relaxed); }
-inline bool owns(const void* p) { return reinterpret_cast<uintptr_t>(p) - g_arena_base < g_arena_span; }
+inline bool below_threshold(size_t n) {
+  return n < g_min_bytes.load(std::memory_order_relaxed);
+}
+inline bool owns(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) - g_arena_base < g_arena_span;
+}
 
 // Who called the allocator: return address and a stack address of the hook's frame. Together they
 // key the site cache (site.h) so that most allocations need no unwinding.
@@ -27,10 +33,9 @@ struct Caller {
   uintptr_t ra = 0;
   uintptr_t sp = 0;
 };
-#define SENTINEL_CALLER()                                                     \
-  ::sentinel::rt::Caller {                                                   \
-    reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                \
-        reinterpret_cast<uintptr_t>(__builtin_frame_address(0))              \
+#define SENTINEL_CALLER()                                                                                             \
+  ::sentinel::rt::Caller {                                                                                            \
+    reinterpret_cast<uintptr_t>(__builtin_return_address(0)), reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) \
   }
 
 // Called from the library constructor (and lazily): reads the configuration, sets everything up.

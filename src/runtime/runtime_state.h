@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "base/clock.h"
-#include "base/launch.h"
 #include "base/config.h"
+#include "base/launch.h"
 #include "base/modules.h"
 #include "profile/profiler.h"
 #include "runtime/stepping.h"
@@ -63,7 +63,8 @@ struct RuntimeState {
   int owner_pid = 0;
   bool started_by_sentinel_process = false;
   int end_signal = 0;
-  Launch launch;  // the process's place in a distributed job (base/launch.h)  // the signal that ended the process as the dump was written (exit_signals.h)  // its parent has this library mapped (base/lineage.h)
+  Launch launch;  // the process's place in a distributed job (base/launch.h)  // the signal that ended the process as
+                  // the dump was written (exit_signals.h)  // its parent has this library mapped (base/lineage.h)
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};

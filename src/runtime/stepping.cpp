@@ -55,7 +55,8 @@ void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
 
 // ---- Stepper
 
-bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock) {
+bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering,
+                   const TickClock* clock) {
   cfg_ = cfg;
   clock_ = clock;
   profiler_ = profiler;
@@ -70,20 +71,23 @@ bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log, 
   if (!detector_.init(sc) || !steps_.init()) return false;
   if (cfg.mode == Mode::profile || cfg.mode == Mode::run) {
     assignment_capacity_ = cfg.max_objects;
-    assignments_ = static_cast<Assignment*>(vm_map_lazy((assignment_capacity_ ? assignment_capacity_ : 1) * sizeof(Assignment)));
+    assignments_ =
+        static_cast<Assignment*>(vm_map_lazy((assignment_capacity_ ? assignment_capacity_ : 1) * sizeof(Assignment)));
     if (!assignments_) return false;
   }
   return true;
 }
 
-const char* Stepper::counter_name(uint32_t i) const { return i < counter_count_ ? papi::event_name(i) : ""; }
+const char* Stepper::counter_name(uint32_t i) const {
+  return i < counter_count_ ? papi::event_name(i) : "";
+}
 
 PhaseRecord* Stepper::record(uint16_t id) {
   if (!id) return nullptr;
   for (uint32_t i = 0; i < phase_count_; ++i)
     if (phases_[i].id == id && !phases_[i].voided) return &phases_[i];
   for (uint32_t i = 0; i < phase_count_; ++i)
-    if (phases_[i].id == id) {  // voided: the pattern is back, as a phase of its own this time
+    if (phases_[i].id == id) {                       // voided: the pattern is back, as a phase of its own this time
       IntervalSample* samples = phases_[i].samples;  // mapped once, kept (the window clears it)
       phases_[i] = PhaseRecord{};
       phases_[i].id = id;
@@ -106,7 +110,8 @@ void Stepper::set_period(PhaseRecord& p, uint32_t period) {
   uint32_t configured = static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16);
   p.period = period;
   p.intervals = StepDetector::intervals_for(period, configured);
-  for (uint32_t k = 0; k < p.intervals; ++k) p.interval_ends[k] = StepDetector::interval_begin(k + 1, period, configured);
+  for (uint32_t k = 0; k < p.intervals; ++k)
+    p.interval_ends[k] = StepDetector::interval_begin(k + 1, period, configured);
 }
 
 void Stepper::update_sync() {
@@ -115,10 +120,10 @@ void Stepper::update_sync() {
   if (!want && profiling_mode && locked_phase_) {
     const PhaseRecord* p = find_phase(locked_phase_);
     // From the lock to the profile; and the step before a placement check.
-    want = p && (p->profile == PhaseRecord::kNotYet ||
-                 (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
-                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
-                  tiering_->trial_settled(p->id)));
+    want = p &&
+           (p->profile == PhaseRecord::kNotYet || (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
+                                                   p->planned_steps + 1 >= cfg_.check_after && tiering_ &&
+                                                   !tiering_->dry_run() && tiering_->trial_settled(p->id)));
   }
   sync_wanted_ = want;
 }
@@ -139,8 +144,10 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // A step of the window ended: the next one is in it too, or the window closes.
     window_starts_[window_steps_ + 1] = seq;
     ++window_steps_;
-    if (window_steps_ >= window_target_) close_window(now, Outcome::complete);
-    else current_interval_ = -1;
+    if (window_steps_ >= window_target_)
+      close_window(now, Outcome::complete);
+    else
+      current_interval_ = -1;
   }
   sentinel_step_entry e{};
   e.start_seq = seq;
@@ -159,8 +166,8 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
     // Every period is profiled and planned, however few its allocations: one or two large tensors a
     // step (an embedding table's dense gradient) are what placement is about.
-    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto ||
-                   p->steps_in_lock >= kTentativeProfileSteps;
+    bool lock_ok =
+        detector_.confirmed() || detector_.mode() != StepMode::kAuto || p->steps_in_lock >= kTentativeProfileSteps;
     Window due = Window::none;
     if (window_ == Window::none && profiling_mode && lock_ok && p->period) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
@@ -362,8 +369,8 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
 
 void Stepper::finish_check(PhaseRecord& p) {
   PlacementTotals t;
-  if (!summarize_placement(&profiler_->touch(0), profiler_->touch_count(), *log_, profiler_->granularity(),
-                           p.intervals, &t)) {
+  if (!summarize_placement(&profiler_->touch(0), profiler_->touch_count(), *log_, profiler_->granularity(), p.intervals,
+                           &t)) {
     log_line(LogLevel::warn, "the placement check could not map its scratch memory");
     p.check = PhaseRecord::kFailed;
     return;

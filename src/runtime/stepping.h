@@ -65,15 +65,15 @@ struct PhaseRecord {
   uint32_t period = 0;
   uint32_t intervals = 0;
   uint32_t interval_ends[kMaxIntervals] = {};  // interval i covers in-step positions [end(i-1), end(i))
-  uint64_t steps = 0;          // steps begun while locked on it
-  uint64_t steps_in_lock = 0;  // ... since its latest lock
-  bool voided = false;         // its steps were all retracted (an inner loop): not written
+  uint64_t steps = 0;                          // steps begun while locked on it
+  uint64_t steps_in_lock = 0;                  // ... since its latest lock
+  bool voided = false;                         // its steps were all retracted (an inner loop): not written
   // The profile
   uint8_t profile = kNotYet;
   uint32_t profiled_steps = 0;
   uint64_t faults = 0, fault_ticks = 0, syscall_unprotects = 0;  // during its window
   Classification classification{};
-  IntervalSample* samples = nullptr;  // [kMaxWindowSteps][kMaxIntervals]
+  IntervalSample* samples = nullptr;         // [kMaxWindowSteps][kMaxIntervals]
   uint64_t interval_ns[kMaxIntervals] = {};  // mean duration per interval, the planner's clock (ns)
   // Interval durations in plain steps (no window open: no profiling faults stretching them), ticks.
   uint64_t plain_ticks[kMaxIntervals] = {};
@@ -159,8 +159,8 @@ class Stepper final : public SequenceListener {
   StepLog steps_;
   PhaseRecord phases_[kMaxPhases];
   uint32_t phase_count_ = 0;
-  uint16_t locked_phase_ = 0;   // the phase locked now (0: none)
-  int32_t tier_interval_ = -1;  // the interval the step is in (last announced to tiering)
+  uint16_t locked_phase_ = 0;         // the phase locked now (0: none)
+  int32_t tier_interval_ = -1;        // the interval the step is in (last announced to tiering)
   uint64_t tier_interval_ticks_ = 0;  // ... since when
   void end_clock_interval(uint64_t now);
   uint32_t id_base_ = 0, group_base_ = 0;

@@ -156,7 +156,9 @@ uint64_t Migrator::fast_bytes() const {
   return v > 0 ? static_cast<uint64_t>(v) : 0;
 }
 
-uint64_t Migrator::batches() const { return log_count_.load(std::memory_order_acquire); }
+uint64_t Migrator::batches() const {
+  return log_count_.load(std::memory_order_acquire);
+}
 
 void Migrator::log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
                          uint32_t objects, uint32_t flags, uint32_t failed) {
@@ -179,8 +181,9 @@ bool Migrator::move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* f
   // cost one more call.
   if (r.error == 0 && r.pages_failed) r = once();
   // Pages not yet touched, and the slot's pages after a free, follow the range's policy from now on.
-  if (method_ == MoveMethod::move_pages) numa::prefer_node(reinterpret_cast<void*>(addr & ~(kPage - 1)),
-                                                            ((addr + bytes + kPage - 1) & ~(kPage - 1)) - (addr & ~(kPage - 1)), node);
+  if (method_ == MoveMethod::move_pages)
+    numa::prefer_node(reinterpret_cast<void*>(addr & ~(kPage - 1)),
+                      ((addr + bytes + kPage - 1) & ~(kPage - 1)) - (addr & ~(kPage - 1)), node);
   *failed = r.pages_failed;
   return r.error == 0 && r.pages_moved + r.pages_absent > r.pages_failed;
 }
@@ -300,8 +303,10 @@ Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, EntryState& es, u
 
 void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, uint8_t to, uint64_t t0, uint64_t t1,
                        const PassResult& r) {
-  if (to == kTierFast) st.bytes_to_fast += r.bytes;
-  else st.bytes_to_slow += r.bytes;
+  if (to == kTierFast)
+    st.bytes_to_fast += r.bytes;
+  else
+    st.bytes_to_slow += r.bytes;
   st.ns += t1 - t0;
   st.moves += r.objects;
   st.late += r.late;
@@ -345,8 +350,9 @@ void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
 Slot* Migrator::locate_slot(uintptr_t addr) const {
   unsigned cls;
   uint32_t index;
-  return arena_ && arena_->owns(reinterpret_cast<void*>(addr)) ? arena_->locate(reinterpret_cast<void*>(addr), &cls, &index)
-                                                                : nullptr;
+  return arena_ && arena_->owns(reinterpret_cast<void*>(addr))
+             ? arena_->locate(reinterpret_cast<void*>(addr), &cls, &index)
+             : nullptr;
 }
 
 void Migrator::loop() {
@@ -360,7 +366,8 @@ void Migrator::loop() {
     served = w;
     uint64_t b = boundary_.load(std::memory_order_acquire);
     if (b == kIdleBoundary) continue;
-    run_boundary(static_cast<uint32_t>(b >> 56), b & ((uint64_t{1} << 48) - 1), static_cast<uint32_t>((b >> 48) & 0xFF), w);
+    run_boundary(static_cast<uint32_t>(b >> 56), b & ((uint64_t{1} << 48) - 1), static_cast<uint32_t>((b >> 48) & 0xFF),
+                 w);
   }
   running_.store(false, std::memory_order_release);
 }

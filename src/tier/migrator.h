@@ -141,8 +141,7 @@ class Migrator {
     uint64_t bytes = 0, failed_pages = 0;
     uint32_t objects = 0, late = 0;
   };
-  bool run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to,
-                PassResult* r);
+  bool run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to, PassResult* r);
   enum class EntryMove : uint8_t { kNone, kMoved, kSuperseded };
   EntryMove move_entry(const ExecPlan& plan, EntryState& es, uint8_t to, uint64_t generation, uint64_t* size,
                        uint64_t* failed_pages);

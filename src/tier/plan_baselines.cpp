@@ -215,8 +215,10 @@ struct HotSim : Sim {
       const Live& l = live[i];
       if (!l.alive || m.items[i].pinned) continue;
       const bool hot = t > 0 && l.last_touch == t;
-      if (l.fast) victims[nv++] = i;
-      else if (hot && m.items[i].size <= cap[k]) promote[np++] = i;
+      if (l.fast)
+        victims[nv++] = i;
+      else if (hot && m.items[i].size <= cap[k])
+        promote[np++] = i;
     }
     sort_items(victims, nv, [&](uint32_t a, uint32_t b) {
       if (live[a].last_touch != live[b].last_touch) return live[a].last_touch < live[b].last_touch;

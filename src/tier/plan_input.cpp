@@ -67,7 +67,8 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   } else if (any) {
     out->interval_ns.resize(n, 0);
     for (uint32_t i = 0; i < n; ++i)
-      if (samples[i]) out->interval_ns[i] = static_cast<uint64_t>(std::llround(sum[i] / static_cast<double>(samples[i])));
+      if (samples[i])
+        out->interval_ns[i] = static_cast<uint64_t>(std::llround(sum[i] / static_cast<double>(samples[i])));
   }
   PlanInput& in = out->in;
   in.phase = ph;
@@ -79,8 +80,9 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   in.profiled_steps = std::max<uint32_t>(steps, 1);
   in.interval_ns = out->interval_ns.empty() ? nullptr : out->interval_ns.data();
   // The bandwidth as the plan recorded it (the probe may have finished after an early plan).
-  in.migrate_bytes_per_s = recorded ? recorded->header.migrate_bytes_per_s
-                                    : p.tiering.empty() ? 0 : p.tiering.back().migrate_bytes_per_s;
+  in.migrate_bytes_per_s = recorded            ? recorded->header.migrate_bytes_per_s
+                           : p.tiering.empty() ? 0
+                                               : p.tiering.back().migrate_bytes_per_s;
   if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
   // The step-time trial kept the schedule without moves: the plan is recomputed as that one.
   if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_NO_MOVES;

@@ -17,7 +17,7 @@ struct PlanSource {
   PlanInput in;
   std::vector<sentinel_identity> identities;  // of the phase, first of each id, in file order
   std::vector<sentinel_touch> touches;
-  std::vector<uint64_t> interval_ns;          // empty: no durations recorded
+  std::vector<uint64_t> interval_ns;  // empty: no durations recorded
 };
 
 // The input for `phase` (-1: the phase of the first PROFILE record). The policy and budget are left

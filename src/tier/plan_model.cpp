@@ -5,7 +5,9 @@ namespace sentinel::plan {
 
 namespace {
 
-uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t sat_add(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 struct IdIndex {
   uint32_t id;
@@ -13,7 +15,9 @@ struct IdIndex {
 };
 
 // Position of interval v on an item's timeline (0 = its birth interval).
-uint32_t pos_of(const Model& m, const Item& it, uint32_t v) { return (v + m.n - it.start) % m.n; }
+uint32_t pos_of(const Model& m, const Item& it, uint32_t v) {
+  return (v + m.n - it.start) % m.n;
+}
 
 uint64_t timeline_mask(const Model& m, const Item& it) {
   uint64_t mask = 0;
@@ -111,8 +115,10 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
     uint32_t lo = 0, hi = m->count;  // first index entry with id >= x.identity
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
-      if (index[mid].id < x.identity) lo = mid + 1;
-      else hi = mid;
+      if (index[mid].id < x.identity)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     if (lo == m->count || index[lo].id != x.identity) continue;  // not of this phase: ignored
     if (x.interval >= n) return "touch interval out of range";
@@ -142,7 +148,8 @@ void derive(const PlanInput& in, Model* m) {
     for (uint32_t k = 0; k < n; ++k)
       if (it.alive & bit(k)) alive_at[k] = sat_add(alive_at[k], it.size);
   }
-  for (uint32_t k = 0; k < n; ++k) m->footprint_peak = alive_at[k] > m->footprint_peak ? alive_at[k] : m->footprint_peak;
+  for (uint32_t k = 0; k < n; ++k)
+    m->footprint_peak = alive_at[k] > m->footprint_peak ? alive_at[k] : m->footprint_peak;
 
   if (in.budget.share_ppm) {
     unsigned __int128 b = static_cast<unsigned __int128>(m->footprint_peak) * in.budget.share_ppm;
@@ -209,13 +216,13 @@ void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8
   for (uint32_t i = 0; i < m.count; ++i)
     if (!pool || !pool[i])
       for (uint64_t b = masks[i]; b; b &= b - 1) {
-      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-      occ[k] = sat_add(occ[k], m.items[i].size);
-    }
+        const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+        occ[k] = sat_add(occ[k], m.items[i].size);
+      }
 }
 
-bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved,
-              PlanScratch& scratch, Outcome* out, uint64_t* late_out) {
+bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved, PlanScratch& scratch,
+              Outcome* out, uint64_t* late_out) {
   *out = Outcome{};
   const size_t mark = scratch.used();
   uint64_t out_bytes[kMaxIntervals] = {};

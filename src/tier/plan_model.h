@@ -13,8 +13,12 @@ namespace sentinel::plan {
 
 inline constexpr uint32_t kMaxIntervals = 64;
 
-inline uint64_t bit(uint32_t i) { return uint64_t{1} << i; }
-inline uint32_t popcount(uint64_t m) { return static_cast<uint32_t>(__builtin_popcountll(m)); }
+inline uint64_t bit(uint32_t i) {
+  return uint64_t{1} << i;
+}
+inline uint32_t popcount(uint64_t m) {
+  return static_cast<uint32_t>(__builtin_popcountll(m));
+}
 
 // One identity. Its timeline starts at `start` (its birth interval) and covers `len` intervals,
 // wrapping past the step's end (a persistent object born in the step lives until the same identity
@@ -23,9 +27,9 @@ inline uint32_t popcount(uint64_t m) { return static_cast<uint32_t>(__builtin_po
 // last interval to interval 0.
 struct Item {
   uint64_t size = 0;
-  uint64_t alive = 0;   // interval bits
-  uint64_t touch = 0;   // interval bits touched in the profile
-  uint64_t touched = 0; // bytes touched over all intervals (and profiled steps)
+  uint64_t alive = 0;               // interval bits
+  uint64_t touch = 0;               // interval bits touched in the profile
+  uint64_t touched = 0;             // bytes touched over all intervals (and profiled steps)
   const uint64_t* bytes = nullptr;  // touched bytes per interval (n entries)
   uint32_t start = 0;
   uint32_t len = 0;
@@ -38,7 +42,7 @@ struct Item {
 };
 
 struct Model {
-  uint32_t n = 0;  // intervals
+  uint32_t n = 0;    // intervals
   uint64_t all = 0;  // mask of the n intervals
   uint32_t count = 0;
   Item* items = nullptr;
@@ -68,11 +72,11 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
 
 // What one schedule achieves under the cost model.
 struct Outcome {
-  uint64_t hit_bytes = 0;   // touched bytes while fast and not waiting for a late move-in
-  uint64_t moved_bytes = 0; // per step, both directions
+  uint64_t hit_bytes = 0;    // touched bytes while fast and not waiting for a late move-in
+  uint64_t moved_bytes = 0;  // per step, both directions
   uint32_t moves = 0;
   uint32_t late = 0;
-  uint64_t fast_peak = 0;   // max over intervals of the fast bytes (plus `reserved`)
+  uint64_t fast_peak = 0;  // max over intervals of the fast bytes (plus `reserved`)
 };
 
 // Scores masks[i] (fast-interval bits of item i, within its alive bits). `reserved` is fast memory
@@ -80,8 +84,8 @@ struct Outcome {
 // pool[i] (optional) marks as served from it. late_out (optional) gets,
 // per item, the touched intervals the model counts slow because a move-in had not finished.
 // False only when scratch ran out.
-bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved,
-              PlanScratch& scratch, Outcome* out, uint64_t* late_out);
+bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved, PlanScratch& scratch,
+              Outcome* out, uint64_t* late_out);
 
 // Move edges of one item's mask: bits of the intervals at whose start a move to the fast node
 // (in) or to the slow node (out) is issued. A birth on either node and a free are not moves.
@@ -104,8 +108,7 @@ struct SentinelChoice {
   uint32_t trials = 0;
   bool first_fit = false;  // the first-touch placement was the best candidate
 };
-bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
-                   SentinelChoice* choice);
+bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool, SentinelChoice* choice);
 
 // In-place sort through std::sort (introsort: no allocation, unlike std::stable_sort). Every
 // comparator the planner passes is a strict total order, so the result is the same on every run.

@@ -13,7 +13,7 @@ namespace {
 
 constexpr uint32_t kLeads[] = {0, 1, 2, 3, 5, 8};
 constexpr uint32_t kToBirth = UINT32_MAX;  // a lead that reaches back to the birth (born fast)
-constexpr uint32_t kAnyGap = UINT32_MAX;  // resident from the first touch to the last (and around)
+constexpr uint32_t kAnyGap = UINT32_MAX;   // resident from the first touch to the last (and around)
 constexpr uint32_t kGaps[] = {kAnyGap, 4, 2, 1, 0};
 
 // A planning unit: one identity, or the identities of one co-allocation group that share a timeline
@@ -22,9 +22,9 @@ struct Unit {
   uint64_t size = 0;
   uint64_t alive = 0;
   uint64_t touch = 0;
-  uint32_t first = 0;    // into the member list
+  uint32_t first = 0;  // into the member list
   uint32_t members = 0;
-  uint32_t origin = 0;   // interval of timeline position 0
+  uint32_t origin = 0;  // interval of timeline position 0
   uint32_t len = 0;
   bool cyclic = false;
   bool pinned = false;
@@ -45,12 +45,12 @@ struct Planner {
   const Model& m;
   uint32_t* members = nullptr;  // item indices grouped by unit
   Unit* units = nullptr;
-  uint64_t* ubytes = nullptr;   // units x n touched bytes
+  uint64_t* ubytes = nullptr;  // units x n touched bytes
   uint32_t unit_count = 0;
-  Segment* segs = nullptr;      // two lists of capacity seg_cap each
+  Segment* segs = nullptr;  // two lists of capacity seg_cap each
   Segment* next = nullptr;
   size_t seg_cap = 0;
-  uint64_t* umask = nullptr;    // per unit: fast bits
+  uint64_t* umask = nullptr;  // per unit: fast bits
   uint64_t occ[kMaxIntervals] = {};
 
   uint32_t abs(const Unit& u, uint32_t pos) const { return (u.origin + pos) % m.n; }
@@ -132,8 +132,7 @@ struct Planner {
     return best_end;
   }
 
-  void add_segment(Segment* list, size_t* n, uint32_t ui, uint32_t a, uint32_t b, uint32_t lead,
-                   uint32_t level) {
+  void add_segment(Segment* list, size_t* n, uint32_t ui, uint32_t a, uint32_t b, uint32_t lead, uint32_t level) {
     const Unit& u = units[ui];
     Segment s;
     s.unit = ui;
@@ -270,8 +269,7 @@ uint64_t pool_candidates(const Model& m, uint8_t* eligible, uint32_t* shorts, ui
   uint64_t per_interval[kMaxIntervals] = {};
   for (uint32_t i = 0; i < m.count; ++i) {
     const Item& it = m.items[i];
-    eligible[i] = it.lifetime == SENTINEL_LIFE_SHORT && it.len == 1 && !it.cyclic && !it.pinned &&
-                  it.size && it.touch;
+    eligible[i] = it.lifetime == SENTINEL_LIFE_SHORT && it.len == 1 && !it.cyclic && !it.pinned && it.size && it.touch;
     if (!eligible[i]) continue;
     shorts[(*ns)++] = i;
     per_interval[it.start] += it.size;
@@ -395,8 +393,7 @@ struct Trials {
 
 }  // namespace
 
-bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool,
-                   SentinelChoice* choice) {
+bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool, SentinelChoice* choice) {
   const size_t mark = scratch.used();
   *choice = SentinelChoice{};
   Planner pl{m};
@@ -412,8 +409,8 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
   uint32_t* shorts = scratch.array<uint32_t>(m.count);
   tr.trial = scratch.array<uint64_t>(m.count);
   tr.trial_pool = scratch.array<uint8_t>(m.count);
-  if (!pl.members || !pl.units || !pl.ubytes || !pl.umask || !pl.segs || !pl.next || !eligible ||
-      !shorts || !tr.trial || !tr.trial_pool)
+  if (!pl.members || !pl.units || !pl.ubytes || !pl.umask || !pl.segs || !pl.next || !eligible || !shorts ||
+      !tr.trial || !tr.trial_pool)
     return false;
 
   uint32_t ns;

@@ -20,8 +20,7 @@ bool PlanScratch::init(size_t capacity_bytes) {
   base_ = nullptr;
   capacity_ = used_ = 0;
   if (capacity_bytes == 0) return false;
-  void* p = mmap(nullptr, capacity_bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = mmap(nullptr, capacity_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
   base_ = static_cast<char*>(p);
   capacity_ = capacity_bytes;
@@ -95,15 +94,24 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   plan::SentinelChoice choice;
   bool ok = true;
   switch (in.policy) {
-    case SENTINEL_POLICY_ALL_SLOW: plan::plan_all_slow(m, masks); break;
-    case SENTINEL_POLICY_ALL_FAST: plan::plan_all_fast(m, masks); break;
-    case SENTINEL_POLICY_FIRST_TOUCH: ok = plan::plan_first_touch(m, scratch, masks); break;
-    case SENTINEL_POLICY_HOT: ok = plan::plan_hot(m, scratch, masks); break;
-    case SENTINEL_POLICY_SENTINEL: ok = plan::plan_sentinel(m, scratch, masks, pool, &choice); break;
+    case SENTINEL_POLICY_ALL_SLOW:
+      plan::plan_all_slow(m, masks);
+      break;
+    case SENTINEL_POLICY_ALL_FAST:
+      plan::plan_all_fast(m, masks);
+      break;
+    case SENTINEL_POLICY_FIRST_TOUCH:
+      ok = plan::plan_first_touch(m, scratch, masks);
+      break;
+    case SENTINEL_POLICY_HOT:
+      ok = plan::plan_hot(m, scratch, masks);
+      break;
+    case SENTINEL_POLICY_SENTINEL:
+      ok = plan::plan_sentinel(m, scratch, masks, pool, &choice);
+      break;
   }
   plan::Outcome o;
-  if (!ok || !plan::evaluate(m, masks, pool, choice.pool_bytes, scratch, &o, nullptr))
-    return (*error = oom), false;
+  if (!ok || !plan::evaluate(m, masks, pool, choice.pool_bytes, scratch, &o, nullptr)) return (*error = oom), false;
 
   for (uint32_t i = 0; i < m.count; ++i) {
     const plan::Item& it = m.items[i];
@@ -128,8 +136,7 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   h.fast_pool_bytes = choice.pool_bytes;
   h.moved_bytes_per_step = o.moved_bytes;
   h.predicted_hit_ppm =
-      m.total_touched ? static_cast<uint32_t>(static_cast<unsigned __int128>(o.hit_bytes) * 1000000u /
-                                              m.total_touched)
+      m.total_touched ? static_cast<uint32_t>(static_cast<unsigned __int128>(o.hit_bytes) * 1000000u / m.total_touched)
                       : 0;
   h.flags = (in.flags & ~SENTINEL_TIER_BUDGET_SHARE) | (in.budget.share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0u);
   h.migrate_bytes_per_s = m.bandwidth;

@@ -51,13 +51,13 @@ const char* policy_name(uint32_t policy);
 
 // The fast-tier budget as the user gave it: bytes, or a share of the profiled peak footprint.
 struct FastBudget {
-  uint64_t bytes = 0;       // used when share_ppm == 0
-  uint32_t share_ppm = 0;   // e.g. 200000 for "20%"; 0: absolute; at most 1000000
+  uint64_t bytes = 0;      // used when share_ppm == 0
+  uint32_t share_ppm = 0;  // e.g. 200000 for "20%"; 0: absolute; at most 1000000
 };
 
 struct PlanInput {
   uint32_t phase = 0;
-  uint32_t intervals = 0;  // 1..64
+  uint32_t intervals = 0;                         // 1..64
   const sentinel_identity* identities = nullptr;  // this phase's identities (any order, unique ids)
   uint32_t identity_count = 0;
   const sentinel_touch* touches = nullptr;  // touches of those identities; others are ignored
@@ -87,14 +87,14 @@ struct Plan {
   uint64_t* move_in_masks = nullptr;
   uint64_t* move_out_masks = nullptr;
   // What the cost model found for the chosen schedule (not part of the PLAN record).
-  uint32_t moves_per_step = 0;       // object moves, both directions
-  uint32_t late_moves = 0;           // move-ins the model expects to finish after the first touch
-  uint32_t gap_intervals = 0;        // sentinel: longest untouched gap kept resident (the migration interval)
-  uint32_t grouped = 0;              // sentinel: 1 when co-allocation groups were planned as units
-  uint32_t trials = 0;               // sentinel: candidate schedules the test and trial evaluated
-  uint32_t first_fit = 0;            // sentinel: 1 when placing at first touch won the trial
-  uint64_t touched_bytes = 0;        // bytes touched per profiled step (sum over identities)
-  uint64_t fast_hit_bytes = 0;       // of those, touched while fast (the model): hit share = ratio
+  uint32_t moves_per_step = 0;  // object moves, both directions
+  uint32_t late_moves = 0;      // move-ins the model expects to finish after the first touch
+  uint32_t gap_intervals = 0;   // sentinel: longest untouched gap kept resident (the migration interval)
+  uint32_t grouped = 0;         // sentinel: 1 when co-allocation groups were planned as units
+  uint32_t trials = 0;          // sentinel: candidate schedules the test and trial evaluated
+  uint32_t first_fit = 0;       // sentinel: 1 when placing at first touch won the trial
+  uint64_t touched_bytes = 0;   // bytes touched per profiled step (sum over identities)
+  uint64_t fast_hit_bytes = 0;  // of those, touched while fast (the model): hit share = ratio
 };
 
 // Scratch bytes make_plan() needs at most for this input (PlanScratch::init() argument). The mapping

@@ -13,7 +13,9 @@ namespace sentinel {
 
 namespace {
 
-inline uint64_t token_hash(uint32_t site, uint64_t size) { return mix64(size * 0x9E3779B97F4A7C15ULL ^ site); }
+inline uint64_t token_hash(uint32_t site, uint64_t size) {
+  return mix64(size * 0x9E3779B97F4A7C15ULL ^ site);
+}
 inline uint64_t identity_hash(uint32_t site, uint64_t size, uint32_t k) {
   return mix64(token_hash(site, size) ^ (uint64_t{k} << 40));
 }
@@ -45,8 +47,8 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
   // A container's seccomp profile: said in one line, then a dry run (the calls it still allows are not
   // enough to place and move objects, or to know where they are).
   denied_calls_ = numa::probe_denied_calls();
-  constexpr uint32_t kNeeded = numa::kDeniedMbind | numa::kDeniedMovePages | numa::kDeniedSetMempolicy |
-                               numa::kDeniedGetMempolicy;
+  constexpr uint32_t kNeeded =
+      numa::kDeniedMbind | numa::kDeniedMovePages | numa::kDeniedSetMempolicy | numa::kDeniedGetMempolicy;
   if (denied_calls_ & kNeeded) {
     char names[96];
     numa::denied_call_names(denied_calls_, names, sizeof(names));
@@ -85,7 +87,8 @@ FastBudget Tiering::budget() const {
 uint32_t Tiering::budget_flags() const {
   const bool share = cfg_.fast_share_ppm || dry_run_default_share();
   return (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (share ? SENTINEL_TIER_BUDGET_SHARE : 0) |
-         (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) | (budget_split() > 1 ? SENTINEL_TIER_BUDGET_SPLIT : 0) |
+         (dry_run_default_share() ? SENTINEL_TIER_DEFAULT_SHARE : 0) |
+         (budget_split() > 1 ? SENTINEL_TIER_BUDGET_SPLIT : 0) |
          (cfg_.budget_per_rank ? SENTINEL_TIER_BUDGET_PER_RANK : 0) | (denied_calls_ ? SENTINEL_TIER_NUMA_DENIED : 0) |
          (cfg_.faults.any() ? SENTINEL_TIER_FAULT_INJECTION : 0);
 }
@@ -235,7 +238,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   if (!enabled_) return false;
   uint32_t slot = plan_count();
   if (slot >= kMaxPlans || slot_of_phase(static_cast<uint16_t>(p.phase)) >= 0) {
-    if (!reported_failure_) log_line(LogLevel::warn, "more phases than plans can be kept (16); later phases follow the fallback");
+    if (!reported_failure_)
+      log_line(LogLevel::warn, "more phases than plans can be kept (16); later phases follow the fallback");
     reported_failure_ = true;
     return false;
   }
@@ -266,7 +270,12 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
     for (uint32_t i = 0; i < p.intervals && i < 64; ++i) s.interval_ns[i] = p.interval_ns[i];
     s.has_interval_ns = true;
   }
-  s.exec = ExecPlan{p.phase, p.intervals, s.plan.entries, s.states, s.plan.entry_count, false,
+  s.exec = ExecPlan{p.phase,
+                    p.intervals,
+                    s.plan.entries,
+                    s.states,
+                    s.plan.entry_count,
+                    false,
                     s.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : s.plan.header.fast_budget_bytes};
   adopt_live_objects(slot, p);
   migrator_.set_plan(slot, &s.exec);
@@ -283,7 +292,11 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   b.str(" of a ").bytes(h.footprint_peak_bytes).str(" peak");
   if (dry_run_default_share()) b.str(" (20%, the dry run's default: SENTINEL_FAST_BYTES=auto needs a slow node)");
   b.str(", ").u64(p.identity_count).str(" identities, predicted fast-hit share ");
-  b.u64(h.predicted_hit_ppm / 10000).chr('.').u64(h.predicted_hit_ppm / 100 % 100 / 10).u64(h.predicted_hit_ppm / 100 % 10).chr('%');
+  b.u64(h.predicted_hit_ppm / 10000)
+      .chr('.')
+      .u64(h.predicted_hit_ppm / 100 % 100 / 10)
+      .u64(h.predicted_hit_ppm / 100 % 10)
+      .chr('%');
   if (dry_run_) b.str("; nothing is moved");
   // Every plan is said on stderr at the default level, one line a phase: which phases were planned, at
   // what budget, is what a user looks for first (and a dry run is not what the user asked for). Refused
@@ -317,8 +330,10 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
     return;
   }
   if (dry_run_) return;  // nothing is placed: no occupancy to keep
-  if (tier == kTierFast) ++born_fast_;
-  else ++born_slow_;
+  if (tier == kTierFast)
+    ++born_fast_;
+  else
+    ++born_slow_;
   if (!logged) return;  // never moved
   PlanSlot& s = slots_[slot];
   EntryState& st = s.states[e];
@@ -437,7 +452,9 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   LineBuf b;
   b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(moving_ns / 1000000).chr('.');
   b.u64(moving_ns / 100000 % 10).str(" ms/step, without moves ").u64(fixed_ns / 1000000).chr('.');
-  b.u64(fixed_ns / 100000 % 10).str(" ms/step: kept ").str(fixed ? "the schedule without moves" : "the moving schedule");
+  b.u64(fixed_ns / 100000 % 10)
+      .str(" ms/step: kept ")
+      .str(fixed ? "the schedule without moves" : "the moving schedule");
   log_line(LogLevel::info, b);
 }
 
@@ -553,7 +570,6 @@ void Tiering::after_fork_child() {
   active_slot_.store(-1, std::memory_order_release);
   dry_run_ = true;
 }
-
 
 sentinel_tiering Tiering::record() const {
   sentinel_tiering t{};

@@ -39,7 +39,7 @@ struct PhaseProfileView {
   uint32_t identity_count = 0;
   const sentinel_touch* touches = nullptr;
   uint64_t touch_count = 0;
-  const uint64_t* interval_ns = nullptr;    // mean duration per interval
+  const uint64_t* interval_ns = nullptr;       // mean duration per interval
   const uint32_t* identity_objects = nullptr;  // per identity: the log index of its latest instance
 };
 
@@ -115,7 +115,9 @@ class Tiering {
   }
   sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
-  const uint64_t* plan_interval_ns(uint32_t slot) const { return slots_[slot].has_interval_ns ? slots_[slot].interval_ns : nullptr; }
+  const uint64_t* plan_interval_ns(uint32_t slot) const {
+    return slots_[slot].has_interval_ns ? slots_[slot].interval_ns : nullptr;
+  }
   const Migrator& migrator() const { return migrator_; }
   uint64_t budget_guarded() const { return budget_guarded_.load(std::memory_order_relaxed); }
   sentinel_tiering record() const;
@@ -125,7 +127,7 @@ class Tiering {
     uint32_t site;
     uint32_t m;  // identities of (site, size) in the step; 0: empty slot
     uint64_t size;
-    uint64_t fast_mask;  // bit k: the k-th occurrence is born on the fast node (k >= 64: bit 63)
+    uint64_t fast_mask;            // bit k: the k-th occurrence is born on the fast node (k >= 64: bit 63)
     std::atomic<uint32_t> next_k;  // for mixed masks: occurrences seen in this step
     uint32_t mixed;
   };
@@ -141,11 +143,11 @@ class Tiering {
   // faster stays. Sequencer side only.
   struct Trial {
     uint32_t state = SENTINEL_TRIAL_NONE;
-    uint32_t stage = 0;          // 0: timing the no-move candidate, 1: the moving one
-    uint32_t complete = 0;       // complete steps under the current candidate
-    uint32_t quiet = 0;          // steps left for the kept schedule to take over (check waits)
-    uint64_t step_start = 0;     // ticks of the running step's start; 0: not timeable
-    uint64_t sum[2] = {};        // ticks of timed steps: [0] moving, [1] without moves
+    uint32_t stage = 0;       // 0: timing the no-move candidate, 1: the moving one
+    uint32_t complete = 0;    // complete steps under the current candidate
+    uint32_t quiet = 0;       // steps left for the kept schedule to take over (check waits)
+    uint64_t step_start = 0;  // ticks of the running step's start; 0: not timeable
+    uint64_t sum[2] = {};     // ticks of timed steps: [0] moving, [1] without moves
     uint32_t timed[2] = {};
   };
   struct PlanSlot {

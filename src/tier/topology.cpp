@@ -162,8 +162,10 @@ TierNodes choose_tier_nodes(const Topology& t, int32_t fast_override, int32_t sl
     return -1;
   };
   if (fast_override >= 0) {
-    if (index_of(fast_override) < 0) r.problem = "SENTINEL_FAST_NODE names a node that does not exist";
-    else r.fast = fast_override;
+    if (index_of(fast_override) < 0)
+      r.problem = "SENTINEL_FAST_NODE names a node that does not exist";
+    else
+      r.fast = fast_override;
   }
   if (r.fast < 0 && !r.problem) r.fast = t.fast_node;
   if (r.fast < 0 && !r.problem) {
@@ -171,9 +173,12 @@ TierNodes choose_tier_nodes(const Topology& t, int32_t fast_override, int32_t sl
       if (t.nodes[i].cpu_count) r.fast = t.nodes[i].id;
   }
   if (slow_override >= 0) {
-    if (index_of(slow_override) < 0) r.problem = "SENTINEL_SLOW_NODE names a node that does not exist";
-    else if (slow_override == r.fast) r.problem = "SENTINEL_SLOW_NODE is the fast node";
-    else r.slow = slow_override;
+    if (index_of(slow_override) < 0)
+      r.problem = "SENTINEL_SLOW_NODE names a node that does not exist";
+    else if (slow_override == r.fast)
+      r.problem = "SENTINEL_SLOW_NODE is the fast node";
+    else
+      r.slow = slow_override;
     return r;
   }
   int fi = index_of(r.fast);
@@ -188,7 +193,8 @@ TierNodes choose_tier_nodes(const Topology& t, int32_t fast_override, int32_t sl
     const NodeInfo& b = t.nodes[best];
     bool dax = n.flags & kNodeDaxKmem, bdax = b.flags & kNodeDaxKmem;
     auto dist = [&](int j) {
-      return fi >= 0 && fi < static_cast<int>(Topology::kMaxDistanceNodes) && j < static_cast<int>(Topology::kMaxDistanceNodes)
+      return fi >= 0 && fi < static_cast<int>(Topology::kMaxDistanceNodes) &&
+                     j < static_cast<int>(Topology::kMaxDistanceNodes)
                  ? t.distance[fi][j]
                  : 0;
     };

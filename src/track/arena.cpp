@@ -1,7 +1,8 @@
 #include "track/arena.h"
 
-#include <cerrno>
 #include <sys/mman.h>
+
+#include <cerrno>
 
 #include "base/numa_ops.h"
 #include "base/vm_region.h"
@@ -78,8 +79,7 @@ void Arena::push(Class& c, uint8_t tier, uint32_t index) {
   for (;;) {
     c.records[index].next_free.store(static_cast<uint32_t>(head & 0xFFFFFFFFu), std::memory_order_relaxed);
     uint64_t desired = ((head >> 32) + 1) << 32 | (uint64_t{index} + 1);
-    if (free_head.compare_exchange_weak(head, desired, std::memory_order_release, std::memory_order_relaxed))
-      return;
+    if (free_head.compare_exchange_weak(head, desired, std::memory_order_release, std::memory_order_relaxed)) return;
   }
 }
 

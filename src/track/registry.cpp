@@ -55,13 +55,17 @@ void ObjectLog::populate_ahead() {
   int saved = errno;
   char* base = reinterpret_cast<char*>(entries_);
   // ENOMEM/EFAULT: memory is short; leave the faults to the writers rather than insist.
-  if (madvise(base + populated_bytes_, want - populated_bytes_, MADV_POPULATE_WRITE) != 0) populate_failed_ = true;
-  else populated_bytes_ = want;
+  if (madvise(base + populated_bytes_, want - populated_bytes_, MADV_POPULATE_WRITE) != 0)
+    populate_failed_ = true;
+  else
+    populated_bytes_ = want;
   errno = saved;
 }
 
 namespace {
-inline uint32_t hash_address(uintptr_t a) { return static_cast<uint32_t>(mix64(a >> 12)); }
+inline uint32_t hash_address(uintptr_t a) {
+  return static_cast<uint32_t>(mix64(a >> 12));
+}
 }  // namespace
 
 bool ExternalTable::init() {

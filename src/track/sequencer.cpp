@@ -37,7 +37,9 @@ void Sequencer::lock() {
   }
 }
 
-bool Sequencer::try_lock() { return !lock_.load(std::memory_order_relaxed) && !lock_.exchange(true, std::memory_order_acquire); }
+bool Sequencer::try_lock() {
+  return !lock_.load(std::memory_order_relaxed) && !lock_.exchange(true, std::memory_order_acquire);
+}
 
 bool Sequencer::try_lock_within(uint64_t ns) {
   const uint64_t deadline = monotonic_ns() + ns;
@@ -60,7 +62,8 @@ void Sequencer::set_async_available(bool available) {
 
 void Sequencer::update_sync() {
   bool listener = listener_->wants_sync();
-  if (listener != listener_sync_.load(std::memory_order_relaxed)) listener_sync_.store(listener, std::memory_order_relaxed);
+  if (listener != listener_sync_.load(std::memory_order_relaxed))
+    listener_sync_.store(listener, std::memory_order_relaxed);
   bool want = !async_available_ || listener;
   if (want != sync_.load(std::memory_order_relaxed)) sync_.store(want, std::memory_order_relaxed);
 }
@@ -78,7 +81,7 @@ void Sequencer::process(const TrackEvent& e, bool behind) {
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
       const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
       listener_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
-                              e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST, behind);
+                               e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST, behind);
       break;
     }
     case kEventFree:
@@ -132,7 +135,9 @@ void Sequencer::process_direct(const TrackEvent& e) {
 
 namespace {
 // Whether the thread published events after the one at `pos` (read now, not at the drain's start).
-bool behind(const ThreadState* s, uint64_t pos) { return pos + 1 < s->head.load(std::memory_order_acquire); }
+bool behind(const ThreadState* s, uint64_t pos) {
+  return pos + 1 < s->head.load(std::memory_order_acquire);
+}
 }  // namespace
 
 uint64_t Sequencer::drain() {
@@ -152,8 +157,10 @@ uint64_t Sequencer::drain() {
       if (status == ThreadState::kFree) continue;
       uint64_t end = s->head.load(std::memory_order_acquire);
       uint64_t pos = s->tail.load(std::memory_order_relaxed);
-      if (pos != end) cur[n++] = Cursor{s, pos, end};
-      else if (status == ThreadState::kRetired) states_->recycle(s);
+      if (pos != end)
+        cur[n++] = Cursor{s, pos, end};
+      else if (status == ThreadState::kRetired)
+        states_->recycle(s);
     }
     if (n == 1) {  // one thread allocating: no merge
       Cursor& c = cur[0];

@@ -36,7 +36,7 @@ class SequenceListener {
   virtual void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
                              uintptr_t address, uint16_t tier, bool pinned, bool behind) = 0;
   virtual void on_free(uint32_t log_index, uint16_t flags) = 0;  // flags: the free event's
-  virtual void on_mark(uint64_t seq, uint64_t now) = 0;           // sentinel_step()
+  virtual void on_mark(uint64_t seq, uint64_t now) = 0;          // sentinel_step()
   // The listener needs its events in time: allocating threads sequence their own.
   virtual bool wants_sync() const = 0;
 
@@ -66,8 +66,8 @@ struct SequencerStats {
   uint64_t peak_live_bytes = 0;
   uint64_t marks = 0;
   uint64_t drains = 0;
-  uint64_t sync_drains = 0;   // drains run on an allocating thread
-  uint64_t full_rings = 0;    // times a thread found its ring full
+  uint64_t sync_drains = 0;  // drains run on an allocating thread
+  uint64_t full_rings = 0;   // times a thread found its ring full
   uint64_t deferred_frees = 0;
 };
 

@@ -15,7 +15,7 @@ namespace sentinel {
 inline constexpr uint32_t kNoSite = UINT32_MAX;
 
 struct Site {
-  std::atomic<uint64_t> hash{0};  // 0: empty
+  std::atomic<uint64_t> hash{0};         // 0: empty
   std::atomic<uint32_t> id_plus_one{0};  // 0: being written
   uint32_t nframes = 0;
   uintptr_t frames[SENTINEL_MAX_FRAMES] = {};
@@ -69,9 +69,9 @@ namespace sentinel {
 // those return addresses sit in the thread's stack. The first unwind from a given (return address, stack
 // address) also finds where on the stack each of the chain's return addresses lies; the next allocation
 // with the same key reads those few stack words and, if they hold the same chain, has the same site
-// (the chain read from the slots where the unwinder found it), with no unwind. A different path through the same key reads different words and is
-// unwound and cached beside the first (several entries may share a key). Lock-free; an entry is
-// published by its tag after its contents.
+// (the chain read from the slots where the unwinder found it), with no unwind. A different path through the same key
+// reads different words and is unwound and cached beside the first (several entries may share a key). Lock-free; an
+// entry is published by its tag after its contents.
 class SiteCache {
  public:
   static constexpr uint32_t kCapacity = 1u << 16;

@@ -24,13 +24,13 @@ enum : uint16_t {
 
 // One event, 32 bytes (two per cache line).
 struct TrackEvent {
-  uint64_t ticks;       // now_ticks() when it happened: the merge key
-  int64_t bytes;        // live-byte delta (alloc: +size)
-  uint32_t site;        // alloc: site id
-  uint32_t log_index;   // the object's log entry (kNoLogIndex when not logged)
-  uint32_t thread;      // kernel thread id
-  uint16_t kind;        // kEvent*
-  uint16_t tier;        // alloc: where the object's pages are (kTierFast/kTierSlow); free: Tiering's flags
+  uint64_t ticks;      // now_ticks() when it happened: the merge key
+  int64_t bytes;       // live-byte delta (alloc: +size)
+  uint32_t site;       // alloc: site id
+  uint32_t log_index;  // the object's log entry (kNoLogIndex when not logged)
+  uint32_t thread;     // kernel thread id
+  uint16_t kind;       // kEvent*
+  uint16_t tier;       // alloc: where the object's pages are (kTierFast/kTierSlow); free: Tiering's flags
 };
 static_assert(sizeof(TrackEvent) == 32);
 
@@ -69,9 +69,7 @@ struct alignas(64) ThreadState {
     head.store(h + 1, std::memory_order_release);
     return true;
   }
-  uint64_t pending() const {
-    return head.load(std::memory_order_acquire) - tail.load(std::memory_order_relaxed);
-  }
+  uint64_t pending() const { return head.load(std::memory_order_acquire) - tail.load(std::memory_order_relaxed); }
 };
 
 class ThreadStates {

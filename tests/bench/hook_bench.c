@@ -13,9 +13,10 @@
  *   median_ns, min_ns  over batches, wall time: the common path alone (a batch that neither grew anything
  *              nor was preempted is the minimum).
  * The counts are fixed, not calibrated by time, so that every run does the same work: with the defaults one
- * process makes about 2.9 million tracked allocations in all (5 tracked sizes, 3 patterns, 1 + 2 threads), below Sentinel's default object-log capacity (SENTINEL_MAX_OBJECTS, 4 Mi objects), so
- * every tracked figure is taken while the runtime is still logging each object (its costlier state; once
- * the log is full, objects are counted but no longer logged).
+ * process makes about 2.9 million tracked allocations in all (5 tracked sizes, 3 patterns, 1 + 2 threads), below
+ * Sentinel's default object-log capacity (SENTINEL_MAX_OBJECTS, 4 Mi objects), so every tracked figure is taken while
+ * the runtime is still logging each object (its costlier state; once the log is full, objects are counted but no longer
+ * logged).
  *
  * First-touch page faults are excluded on purpose: the memory is never written, so neither glibc nor Sentinel
  * pays for faulting pages in (which would dominate large sizes and is the same work for both). Note glibc's
@@ -48,62 +49,68 @@
 #define WARMUP 1000
 
 enum pattern { PAIR, ALIGN64, RING16, NPATTERNS };
-static const char *const pattern_names[NPATTERNS] = {"pair", "align64", "ring16"};
+static const char* const pattern_names[NPATTERNS] = {"pair", "align64", "ring16"};
 
-static inline void escape(void *p) { __asm__ __volatile__("" : : "g"(p) : "memory"); }
+static inline void escape(void* p) {
+  __asm__ __volatile__("" : : "g"(p) : "memory");
+}
 
 static double clock_ns(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
-static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-static double cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+static double now_ns(void) {
+  return clock_ns(CLOCK_MONOTONIC);
+}
+static double cpu_ns(void) {
+  return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
 
 /* glibc's own entry points: exported by libc.so.6 and never interposed by libsentinel.so, so a process that
  * has the library preloaded can time glibc's allocator in the same process, batch for batch. */
-extern void *__libc_malloc(size_t size);
-extern void __libc_free(void *ptr);
-extern void *__libc_memalign(size_t alignment, size_t size);
+extern void* __libc_malloc(size_t size);
+extern void __libc_free(void* ptr);
+extern void* __libc_memalign(size_t alignment, size_t size);
 
-static int libc_posix_memalign(void **out, size_t alignment, size_t size) {
+static int libc_posix_memalign(void** out, size_t alignment, size_t size) {
   *out = __libc_memalign(alignment, size);
   return *out ? 0 : ENOMEM;
 }
 
 /* Runs n allocation+free operations of size sz with the given pattern, through MALLOC/FREE/MEMALIGN. ring is
  * this thread's ring state for that allocator. */
-#define DEFINE_RUN_OPS(NAME, MALLOC, FREE, MEMALIGN)                                                          \
-  static void NAME(enum pattern pat, size_t sz, uint64_t n, void **ring) {                                   \
-    switch (pat) {                                                                                             \
-    case PAIR:                                                                                                 \
-      for (uint64_t i = 0; i < n; i++) {                                                                       \
-        void *p = MALLOC(sz);                                                                                  \
-        escape(p);                                                                                             \
-        FREE(p);                                                                                               \
-      }                                                                                                        \
-      break;                                                                                                   \
-    case ALIGN64:                                                                                              \
-      for (uint64_t i = 0; i < n; i++) {                                                                       \
-        void *p = NULL;                                                                                        \
-        if (MEMALIGN(&p, 64, sz) != 0) abort();                                                                \
-        escape(p);                                                                                             \
-        FREE(p);                                                                                               \
-      }                                                                                                        \
-      break;                                                                                                   \
-    case RING16: {                                                                                             \
-      unsigned k = 0;                                                                                          \
-      for (uint64_t i = 0; i < n; i++) {                                                                       \
-        FREE(ring[k]);                                                                                         \
-        ring[k] = MALLOC(sz);                                                                                  \
-        escape(ring[k]);                                                                                       \
-        k = (k + 1) % RING;                                                                                    \
-      }                                                                                                        \
-      break;                                                                                                   \
-    }                                                                                                          \
-    default:                                                                                                   \
-      abort();                                                                                                 \
-    }                                                                                                          \
+#define DEFINE_RUN_OPS(NAME, MALLOC, FREE, MEMALIGN)                       \
+  static void NAME(enum pattern pat, size_t sz, uint64_t n, void** ring) { \
+    switch (pat) {                                                         \
+      case PAIR:                                                           \
+        for (uint64_t i = 0; i < n; i++) {                                 \
+          void* p = MALLOC(sz);                                            \
+          escape(p);                                                       \
+          FREE(p);                                                         \
+        }                                                                  \
+        break;                                                             \
+      case ALIGN64:                                                        \
+        for (uint64_t i = 0; i < n; i++) {                                 \
+          void* p = NULL;                                                  \
+          if (MEMALIGN(&p, 64, sz) != 0) abort();                          \
+          escape(p);                                                       \
+          FREE(p);                                                         \
+        }                                                                  \
+        break;                                                             \
+      case RING16: {                                                       \
+        unsigned k = 0;                                                    \
+        for (uint64_t i = 0; i < n; i++) {                                 \
+          FREE(ring[k]);                                                   \
+          ring[k] = MALLOC(sz);                                            \
+          escape(ring[k]);                                                 \
+          k = (k + 1) % RING;                                              \
+        }                                                                  \
+        break;                                                             \
+      }                                                                    \
+      default:                                                             \
+        abort();                                                           \
+    }                                                                      \
   }
 DEFINE_RUN_OPS(run_ops, malloc, free, posix_memalign)                         /* the program's view */
 DEFINE_RUN_OPS(run_ops_libc, __libc_malloc, __libc_free, libc_posix_memalign) /* glibc, never hooked */
@@ -114,14 +121,14 @@ struct job {
   uint64_t n;
   int batches;
   int with_libc; /* also time glibc directly, alternating with the normal path batch by batch */
-  pthread_barrier_t *barrier;
-  double *elapsed;      /* [batches] wall time */
-  double *elapsed_libc; /* [batches] */
+  pthread_barrier_t* barrier;
+  double* elapsed;      /* [batches] wall time */
+  double* elapsed_libc; /* [batches] */
   double cpu, cpu_libc; /* CPU time of this thread in all batches */
 };
 
-static void *worker(void *arg) {
-  struct job *j = arg;
+static void* worker(void* arg) {
+  struct job* j = arg;
   void *ring[RING] = {0}, *ring_libc[RING] = {0};
   run_ops(j->pat, j->sz, WARMUP, ring); /* warm-up: caches, glibc's mmap threshold, Sentinel's sites */
   if (j->with_libc) run_ops_libc(j->pat, j->sz, WARMUP, ring_libc);
@@ -146,13 +153,13 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
 struct stat3 {
-  double cpu_ns;                    /* CPU time of the threads per operation: not counting preemption */
+  double cpu_ns;                     /* CPU time of the threads per operation: not counting preemption */
   double mean_ns, median_ns, min_ns; /* wall time per operation, over batches */
 };
 struct result {
@@ -205,16 +212,29 @@ static struct result measure(enum pattern pat, size_t sz, int nthreads, uint64_t
   return r;
 }
 
-static size_t parse_size(const char *s) {
-  char *end;
+static size_t parse_size(const char* s) {
+  char* end;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || end == s) return 0;
   switch (*end) {
-  case 'k': case 'K': v <<= 10; end++; break;
-  case 'm': case 'M': v <<= 20; end++; break;
-  case 'g': case 'G': v <<= 30; end++; break;
-  default: break;
+    case 'k':
+    case 'K':
+      v <<= 10;
+      end++;
+      break;
+    case 'm':
+    case 'M':
+      v <<= 20;
+      end++;
+      break;
+    case 'g':
+    case 'G':
+      v <<= 30;
+      end++;
+      break;
+    default:
+      break;
   }
   if (*end == 'i' || *end == 'B') end++; /* accept KiB / KB / K */
   if (*end == 'B') end++;
@@ -222,9 +242,9 @@ static size_t parse_size(const char *s) {
 }
 
 /* Splits a comma list into out[]; returns the count or -1. */
-static int split(char *s, char **out, int max) {
+static int split(char* s, char** out, int max) {
   int n = 0;
-  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+  for (char* tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
     if (n == max) return -1;
     out[n++] = tok;
   }
@@ -232,12 +252,13 @@ static int split(char *s, char **out, int max) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: hook_bench [--json] [--quick] [--pairs N] [--batches N] [--sizes a,b,...] "
-                  "[--threads 1,2] [--patterns pair,align64,ring16] [--no-libc]\n");
+  fprintf(stderr,
+          "usage: hook_bench [--json] [--quick] [--pairs N] [--batches N] [--sizes a,b,...] "
+          "[--threads 1,2] [--patterns pair,align64,ring16] [--no-libc]\n");
   exit(2);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   size_t sizes[MAX_ITEMS] = {16, 64, 256, 1024, 8192, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20};
   int nsizes = 10;
   int threads[MAX_ITEMS] = {1, 2};
@@ -250,9 +271,9 @@ int main(int argc, char **argv) {
   int with_libc = 1;
 
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *items[MAX_ITEMS];
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    char* items[MAX_ITEMS];
     if (!strcmp(a, "--json")) {
       json = 1;
     } else if (!strcmp(a, "--no-libc")) {
@@ -266,19 +287,19 @@ int main(int argc, char **argv) {
       batches = atoi(v), i++;
       if (batches < 1 || batches > 64) usage();
     } else if (!strcmp(a, "--sizes") && v) {
-      char *copy = strdup(v);
+      char* copy = strdup(v);
       nsizes = split(copy, items, MAX_ITEMS), i++;
       if (nsizes <= 0) usage();
       for (int k = 0; k < nsizes; k++)
         if (!(sizes[k] = parse_size(items[k]))) usage();
     } else if (!strcmp(a, "--threads") && v) {
-      char *copy = strdup(v);
+      char* copy = strdup(v);
       nthreads = split(copy, items, MAX_ITEMS), i++;
       if (nthreads <= 0) usage();
       for (int k = 0; k < nthreads; k++)
         if ((threads[k] = atoi(items[k])) < 1 || threads[k] > 8) usage();
     } else if (!strcmp(a, "--patterns") && v) {
-      char *copy = strdup(v);
+      char* copy = strdup(v);
       npatterns = split(copy, items, NPATTERNS), i++;
       if (npatterns <= 0) usage();
       for (int k = 0; k < npatterns; k++) {
@@ -293,27 +314,29 @@ int main(int argc, char **argv) {
   }
 
   /* Which runtime is in this process: Sentinel exports sentinel_mode() (include/sentinel/sentinel.h). */
-  const char *(*mode_fn)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "sentinel_mode");
-  const char *mode = mode_fn ? mode_fn() : "none";
+  const char* (*mode_fn)(void) = (const char* (*)(void))dlsym(RTLD_DEFAULT, "sentinel_mode");
+  const char* mode = mode_fn ? mode_fn() : "none";
 
   if (json)
     printf("{\"sentinel_mode\": \"%s\", \"pairs_per_batch\": %llu, \"batches\": %d, \"results\": [", mode,
            (unsigned long long)pairs, batches);
   else
-    printf("hook_bench: sentinel_mode=%s, %d batches of %llu operations, ns per allocation+free%s\n"
-           "%-8s %7s %10s %10s %10s %10s %10s %10s %10s\n",
-           mode, batches, (unsigned long long)pairs, with_libc ? " (libc_: glibc called directly, same process)" : "",
-           "pattern", "threads", "size", "cpu_ns", "mean_ns", "median_ns", "min_ns", "libc_cpu", "libc_min");
+    printf(
+        "hook_bench: sentinel_mode=%s, %d batches of %llu operations, ns per allocation+free%s\n"
+        "%-8s %7s %10s %10s %10s %10s %10s %10s %10s\n",
+        mode, batches, (unsigned long long)pairs, with_libc ? " (libc_: glibc called directly, same process)" : "",
+        "pattern", "threads", "size", "cpu_ns", "mean_ns", "median_ns", "min_ns", "libc_cpu", "libc_min");
   int first = 1;
   for (int p = 0; p < npatterns; p++)
     for (int t = 0; t < nthreads; t++)
       for (int s = 0; s < nsizes; s++) {
         struct result r = measure((enum pattern)patterns[p], sizes[s], threads[t], pairs, batches, with_libc);
         if (json) {
-          printf("%s\n  {\"pattern\": \"%s\", \"threads\": %d, \"size\": %zu, \"cpu_ns\": %.3f, \"mean_ns\": %.3f, "
-                 "\"median_ns\": %.3f, \"min_ns\": %.3f",
-                 first ? "" : ",", pattern_names[patterns[p]], threads[t], sizes[s], r.hooked.cpu_ns, r.hooked.mean_ns,
-                 r.hooked.median_ns, r.hooked.min_ns);
+          printf(
+              "%s\n  {\"pattern\": \"%s\", \"threads\": %d, \"size\": %zu, \"cpu_ns\": %.3f, \"mean_ns\": %.3f, "
+              "\"median_ns\": %.3f, \"min_ns\": %.3f",
+              first ? "" : ",", pattern_names[patterns[p]], threads[t], sizes[s], r.hooked.cpu_ns, r.hooked.mean_ns,
+              r.hooked.median_ns, r.hooked.min_ns);
           if (with_libc)
             printf(", \"libc_cpu_ns\": %.3f, \"libc_mean_ns\": %.3f, \"libc_median_ns\": %.3f, \"libc_min_ns\": %.3f",
                    r.libc.cpu_ns, r.libc.mean_ns, r.libc.median_ns, r.libc.min_ns);
@@ -328,8 +351,10 @@ int main(int argc, char **argv) {
         fflush(stdout);
       }
   /* Counters of the runtime at the end (tracked objects so far, memory Sentinel committed for itself). */
-  struct stats { uint64_t tracked_allocations, tracked_frees, live_bytes, peak_live_bytes, overhead_bytes, steps; } st;
-  int (*stats_fn)(struct stats *) = (int (*)(struct stats *))dlsym(RTLD_DEFAULT, "sentinel_get_stats");
+  struct stats {
+    uint64_t tracked_allocations, tracked_frees, live_bytes, peak_live_bytes, overhead_bytes, steps;
+  } st;
+  int (*stats_fn)(struct stats*) = (int (*)(struct stats*))dlsym(RTLD_DEFAULT, "sentinel_get_stats");
   int have_stats = stats_fn && stats_fn(&st) == 0;
   if (json) {
     printf("\n]");

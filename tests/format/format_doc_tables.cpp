@@ -28,7 +28,9 @@ using sentinel::fmt::LayoutInfo;
 const std::string kBegin = "<!-- layout ";
 const std::string kEnd = "<!-- end layout -->";
 
-std::string version(uint8_t minor) { return std::to_string(SENTINEL_FORMAT_MAJOR) + "." + std::to_string(minor); }
+std::string version(uint8_t minor) {
+  return std::to_string(SENTINEL_FORMAT_MAJOR) + "." + std::to_string(minor);
+}
 
 std::string declaration(const Field& f) {
   std::string s = "`" + std::string(sentinel::fmt::type_name(f.type)) + " " + f.name;
@@ -41,10 +43,17 @@ std::string meaning(const Field& f) {
   std::string s = f.doc;
   if (f.reserved) return s;
   switch (f.absent) {
-    case Absent::never: break;
-    case Absent::zero: s += "; older entries lack it: read as 0"; break;
-    case Absent::no_ordinal: s += "; older entries lack it: read as `NO_ORDINAL`"; break;
-    case Absent::derived: s += std::string("; older entries lack it: read as ") + f.absent_doc; break;
+    case Absent::never:
+      break;
+    case Absent::zero:
+      s += "; older entries lack it: read as 0";
+      break;
+    case Absent::no_ordinal:
+      s += "; older entries lack it: read as `NO_ORDINAL`";
+      break;
+    case Absent::derived:
+      s += std::string("; older entries lack it: read as ") + f.absent_doc;
+      break;
   }
   return s;
 }

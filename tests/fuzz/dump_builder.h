@@ -75,9 +75,9 @@ struct TestNode {
   uint32_t flags;
 };
 
-inline sentinel_object make_object(uint64_t address, uint64_t size, uint64_t birth_ns,
-                                   uint64_t death_ns, uint64_t birth_seq, uint64_t death_seq,
-                                   uint32_t site, uint32_t thread = 1000, uint32_t alignment = 64) {
+inline sentinel_object make_object(uint64_t address, uint64_t size, uint64_t birth_ns, uint64_t death_ns,
+                                   uint64_t birth_seq, uint64_t death_seq, uint32_t site, uint32_t thread = 1000,
+                                   uint32_t alignment = 64) {
   sentinel_object o{};
   o.address = address;
   o.size = size;
@@ -113,13 +113,12 @@ class DumpBuilder {
     return *this;
   }
 
-  DumpBuilder& process(uint32_t pid, uint32_t ppid, int32_t rank, uint64_t start_mono,
-                       uint64_t end_mono, const std::string& exe,
-                       const std::vector<std::string>& argv, uint32_t flags = 0) {
+  DumpBuilder& process(uint32_t pid, uint32_t ppid, int32_t rank, uint64_t start_mono, uint64_t end_mono,
+                       const std::string& exe, const std::vector<std::string>& argv, uint32_t flags = 0) {
     Bytes b;
     const uint64_t start_real = 1700000000000000000ull;
-    fmt::put_process_head(b, {pid, ppid, rank, flags, start_real, start_real + (end_mono - start_mono), start_mono,
-                              end_mono});
+    fmt::put_process_head(
+        b, {pid, ppid, rank, flags, start_real, start_real + (end_mono - start_mono), start_mono, end_mono});
     b.str(exe).u32(static_cast<uint32_t>(argv.size()));
     for (const auto& a : argv) b.str(a);
     return record(SENTINEL_REC_PROCESS, b);
@@ -132,8 +131,8 @@ class DumpBuilder {
     return record(SENTINEL_REC_CONFIG, b);
   }
 
-  DumpBuilder& topology(int32_t numa_available, int32_t numa_balancing,
-                        const std::vector<TestNode>& nodes, int32_t fast, int32_t slow) {
+  DumpBuilder& topology(int32_t numa_available, int32_t numa_balancing, const std::vector<TestNode>& nodes,
+                        int32_t fast, int32_t slow) {
     Bytes b;
     fmt::put_topology_head(b, numa_available, numa_balancing, static_cast<uint32_t>(nodes.size()));
     for (const auto& n : nodes) fmt::put_topology_node(b, n.id, n.cpu_count, n.total_bytes, n.free_bytes, n.flags);
@@ -141,8 +140,8 @@ class DumpBuilder {
     return record(SENTINEL_REC_TOPOLOGY, b);
   }
 
-  DumpBuilder& module(uint64_t load_bias, const std::vector<TestSegment>& segs,
-                      const std::string& build_id, const std::string& path) {
+  DumpBuilder& module(uint64_t load_bias, const std::vector<TestSegment>& segs, const std::string& build_id,
+                      const std::string& path) {
     Bytes b;
     fmt::put_module_head(b, load_bias, static_cast<uint32_t>(segs.size()));
     for (const auto& s : segs) fmt::put_module_segment(b, s.vaddr, s.memsz, s.p_flags);
@@ -153,8 +152,7 @@ class DumpBuilder {
   DumpBuilder& sites(const std::vector<TestSite>& sites) {
     Bytes b;
     b.u32(static_cast<uint32_t>(sites.size()));
-    for (const auto& s : sites)
-      fmt::put_site(b, s.id, s.hash, s.frames.data(), static_cast<uint32_t>(s.frames.size()));
+    for (const auto& s : sites) fmt::put_site(b, s.id, s.hash, s.frames.data(), static_cast<uint32_t>(s.frames.size()));
     return record(SENTINEL_REC_SITES, b);
   }
 
@@ -183,17 +181,16 @@ class DumpBuilder {
     return entries(SENTINEL_REC_STEPS, steps, entry_size);
   }
 
-  DumpBuilder& intervals(uint32_t phase, uint32_t period,
-                         const std::vector<std::pair<uint32_t, uint32_t>>& bounds) {
+  DumpBuilder& intervals(uint32_t phase, uint32_t period, const std::vector<std::pair<uint32_t, uint32_t>>& bounds) {
     Bytes b;
     fmt::put_intervals_head(b, phase, period, static_cast<uint32_t>(bounds.size()));
     for (const auto& [first, end] : bounds) fmt::put_interval(b, first, end);
     return record(SENTINEL_REC_INTERVALS, b);
   }
 
-  DumpBuilder& profile(uint32_t granularity, uint32_t profiled_steps, uint32_t phase,
-                       uint64_t first_profiled_step, uint64_t faults, uint64_t fault_handler_ns,
-                       uint64_t syscall_unprotects, const std::vector<std::string>& counter_names = {}) {
+  DumpBuilder& profile(uint32_t granularity, uint32_t profiled_steps, uint32_t phase, uint64_t first_profiled_step,
+                       uint64_t faults, uint64_t fault_handler_ns, uint64_t syscall_unprotects,
+                       const std::vector<std::string>& counter_names = {}) {
     Bytes b;
     fmt::put_profile_head(b, {granularity, profiled_steps, phase, static_cast<uint32_t>(counter_names.size()),
                               first_profiled_step, faults, fault_handler_ns, syscall_unprotects});
@@ -203,8 +200,7 @@ class DumpBuilder {
 
   // entry_size 56 is the 1.1 entry; with with_12 (and entry_size >= 64) the 1.2 fields occurrence
   // and flags follow, else the bytes past 56 are 0xEE padding.
-  DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56,
-                          bool with_12 = false) {
+  DumpBuilder& identities(const std::vector<sentinel_identity>& ids, uint32_t entry_size = 56, bool with_12 = false) {
     const uint32_t written = with_12 && entry_size >= 64 ? 64 : fmt::min_size<sentinel_identity>();
     return entries(SENTINEL_REC_IDENTITIES, ids, entry_size, written);
   }
@@ -214,8 +210,7 @@ class DumpBuilder {
   }
 
   // entry_size 32 is the 1.1 entry; with with_12 (and entry_size >= 40) the 1.2 phase follows.
-  DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32,
-                      bool with_12 = false) {
+  DumpBuilder& groups(const std::vector<sentinel_group>& groups, uint32_t entry_size = 32, bool with_12 = false) {
     const uint32_t written = with_12 && entry_size >= 40 ? 40 : fmt::min_size<sentinel_group>();
     return entries(SENTINEL_REC_GROUPS, groups, entry_size, written);
   }
@@ -331,8 +326,7 @@ class DumpBuilder {
 //   marks at seq 1 and 4 -> allocations per marked step [3, 2]
 inline std::vector<uint8_t> sample_dump() {
   DumpBuilder d(1, 0);  // a 1.0 dump: none of the profiler's records
-  d.process(4242, 1, 0, 1000000000ull, 3500000000ull, "/usr/bin/python3.11",
-            {"python3", "-c", "print(\"hi\")"});
+  d.process(4242, 1, 0, 1000000000ull, 3500000000ull, "/usr/bin/python3.11", {"python3", "-c", "print(\"hi\")"});
   d.config({"SENTINEL_MODE=track", "SENTINEL_MIN_BYTES=4096", "SENTINEL_DUMP=sentinel-%e.%p.prof"});
   d.topology(0, 1, {{0, 2, 4ull << 30, 1ull << 30, 0}, {1, 0, 8ull << 30, 8ull << 30, 3}}, 0, 1);
   d.module(0x555555554000ull, {{0, 0x2000, 5}, {0x3000, 0x1000, 6}}, "\x01\x02\x03\x04", "");

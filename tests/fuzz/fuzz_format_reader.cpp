@@ -80,7 +80,9 @@ Outcome parse(const uint8_t* data, size_t size, bool verify) {
 uint32_t load32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-uint64_t load64(const uint8_t* p) { return load32(p) | uint64_t(load32(p + 4)) << 32; }
+uint64_t load64(const uint8_t* p) {
+  return load32(p) | uint64_t(load32(p + 4)) << 32;
+}
 
 // Recomputes the CRC of every record that is framed within the buffer.
 void reseal(uint8_t* data, size_t size) {
@@ -98,8 +100,7 @@ void reseal(uint8_t* data, size_t size) {
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned int seed) {
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   size_t n = LLVMFuzzerMutate(data, size, max_size);
   if (seed & 1) reseal(data, n);
   return n;
@@ -111,12 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (checked.ok) {
     if (!unchecked.ok) fail("accepted with checksums, refused without", std::to_string(size));
     if (checked.objects != unchecked.objects || checked.sites != unchecked.sites ||
-        checked.modules != unchecked.modules || checked.stats != unchecked.stats ||
-        checked.marks != unchecked.marks || checked.records != unchecked.records ||
-        checked.steps != unchecked.steps || checked.intervals != unchecked.intervals ||
-        checked.sessions != unchecked.sessions || checked.identities != unchecked.identities ||
-        checked.touches != unchecked.touches || checked.groups != unchecked.groups ||
-        checked.counters != unchecked.counters || checked.tiering != unchecked.tiering)
+        checked.modules != unchecked.modules || checked.stats != unchecked.stats || checked.marks != unchecked.marks ||
+        checked.records != unchecked.records || checked.steps != unchecked.steps ||
+        checked.intervals != unchecked.intervals || checked.sessions != unchecked.sessions ||
+        checked.identities != unchecked.identities || checked.touches != unchecked.touches ||
+        checked.groups != unchecked.groups || checked.counters != unchecked.counters ||
+        checked.tiering != unchecked.tiering)
       fail("checksum verification changed the result", std::to_string(size));
   }
   return 0;

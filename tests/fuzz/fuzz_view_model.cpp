@@ -7,13 +7,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
+#include <vector>
 
 #include "analysis.h"
 #include "format/format_reader.h"
 #include "profile_model.h"
 #include "tiering_model.h"
-#include <sstream>
-#include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sentinel::fmt::ParseOptions opt;

@@ -35,7 +35,7 @@ struct LoopPhase {
   std::vector<LoopAlloc> pattern;  // one step's tracked allocations, in order (period = size)
   uint32_t steps = 0;
   std::vector<std::pair<uint32_t, uint32_t>> intervals;  // [first, end) ordinals; empty: no record
-  uint64_t step_ns = 10'000'000;  // wall time of one step
+  uint64_t step_ns = 10'000'000;                         // wall time of one step
 };
 
 // Share of an object touched in an interval, in every profiled step.
@@ -105,8 +105,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
   uint64_t t = spec.start_ns + spec.startup_ns / 5;
   for (size_t w = 0; w < spec.weights.size(); ++w) {  // weights: spread over the start-up
     uint64_t bt = t + w * (spec.startup_ns / 2) / std::max<size_t>(1, spec.weights.size());
-    out.objects.push_back(make_object(0x7f1000000000ull + (seq << 24), spec.weights[w].second, bt, 0,
-                                      seq, alive, spec.weights[w].first));
+    out.objects.push_back(
+        make_object(0x7f1000000000ull + (seq << 24), spec.weights[w].second, bt, 0, seq, alive, spec.weights[w].first));
     time_of_seq.push_back(bt);
     ++seq;
   }
@@ -128,16 +128,15 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
       if (spec.profile && ph == spec.profiled_phase && k >= spec.first_profiled &&
           k < spec.first_profiled + spec.profiled)
         s.flags |= SENTINEL_STEP_PROFILED;
-      if (spec.profile && ph == spec.profiled_phase && k == spec.first_profiled)
-        out.first_profiled_step = global_step;
+      if (spec.profile && ph == spec.profiled_phase && k == spec.first_profiled) out.first_profiled_step = global_step;
       out.steps.push_back(s);
       step_first_object.back().push_back(out.objects.size());
       for (uint32_t j = 0; j < period; ++j) {
         const LoopAlloc& a = P.pattern[j];
         uint64_t bt = t + (P.step_ns * j) / std::max<uint32_t>(1, period);
         size_t idx = out.objects.size();
-        out.objects.push_back(make_object(0x7f2000000000ull + (seq << 24), a.size, bt, 0, seq, alive,
-                                          a.site, 1000 + (j % 3 == 2 ? 1 : 0)));
+        out.objects.push_back(make_object(0x7f2000000000ull + (seq << 24), a.size, bt, 0, seq, alive, a.site,
+                                          1000 + (j % 3 == 2 ? 1 : 0)));
         time_of_seq.push_back(bt);
         if (a.free_at != kNeverFreed) frees.push_back({idx, s.start_seq + a.free_at});
         ++seq;
@@ -159,8 +158,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
 
   DumpBuilder d;
   d.process(spec.pid, 1, -1, spec.start_ns, end_ns, spec.executable, spec.argv);
-  d.config({"SENTINEL_MODE=profile", "SENTINEL_MIN_BYTES=65536", "SENTINEL_PROFILE_STEPS=" +
-                                                                     std::to_string(spec.profiled)});
+  d.config(
+      {"SENTINEL_MODE=profile", "SENTINEL_MIN_BYTES=65536", "SENTINEL_PROFILE_STEPS=" + std::to_string(spec.profiled)});
   if (!spec.sites.empty()) d.sites(spec.sites);
   if (spec.object_batch == 0) {
     d.objects(out.objects);
@@ -168,8 +167,7 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
     for (size_t i = 0; i < out.objects.size(); i += spec.object_batch)
       d.objects(std::vector<sentinel_object>(
           out.objects.begin() + static_cast<std::ptrdiff_t>(i),
-          out.objects.begin() + static_cast<std::ptrdiff_t>(std::min(out.objects.size(),
-                                                                     i + spec.object_batch))));
+          out.objects.begin() + static_cast<std::ptrdiff_t>(std::min(out.objects.size(), i + spec.object_batch))));
   }
   d.stats({{"tracked_allocations", out.objects.size()}});
   d.steps(out.steps);
@@ -210,8 +208,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
           id.death_interval = loop_interval_of(P.intervals, static_cast<uint32_t>(dd ? dd - 1 : 0));
           id.lifetime = id.death_interval == id.birth_interval ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP;
         }
-        auto [it, fresh] = by_key.emplace(std::make_tuple(o.site, o.size, id.ordinal),
-                                          static_cast<uint32_t>(out.identities.size()));
+        auto [it, fresh] =
+            by_key.emplace(std::make_tuple(o.site, o.size, id.ordinal), static_cast<uint32_t>(out.identities.size()));
         slot = &it->second;
         if (!fresh) {
           identity_of[i] = *slot;
@@ -254,8 +252,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
     for (const auto& st : out.touches) mask[st.identity] |= uint64_t{1} << std::min<uint32_t>(st.interval, 63);
     std::map<std::pair<uint8_t, uint64_t>, uint32_t> gkey;
     for (auto& id : out.identities) {
-      auto [it, fresh] = gkey.emplace(std::make_pair(id.lifetime, mask[id.id]),
-                                      static_cast<uint32_t>(out.groups.size()));
+      auto [it, fresh] =
+          gkey.emplace(std::make_pair(id.lifetime, mask[id.id]), static_cast<uint32_t>(out.groups.size()));
       if (fresh) {
         sentinel_group g{};
         g.id = it->second;
@@ -282,9 +280,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
       std::map<std::pair<uint32_t, uint64_t>, uint32_t> seen;
       std::vector<size_t> order(out.identities.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return out.identities[a].ordinal < out.identities[b].ordinal;
-      });
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return out.identities[a].ordinal < out.identities[b].ordinal; });
       for (size_t i : order) {
         sentinel_identity& id = out.identities[i];
         if (id.ordinal == SENTINEL_NO_ORDINAL) {
@@ -296,8 +293,8 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
       }
       for (auto& g : out.groups) g.phase = spec.profiled_phase;
     }
-    d.profile(spec.granularity, spec.profiled, spec.profiled_phase, out.first_profiled_step,
-              out.faults, out.faults * 3500, 0, spec.counter_names);
+    d.profile(spec.granularity, spec.profiled, spec.profiled_phase, out.first_profiled_step, out.faults,
+              out.faults * 3500, 0, spec.counter_names);
     d.identities(out.identities, spec.format_12 ? 64 : 56, spec.format_12);
     d.touches(out.touches);
     d.groups(out.groups, spec.format_12 ? 40 : 32, spec.format_12);
@@ -345,15 +342,15 @@ inline LoopSpec small_loop_spec() {
   s.profiled = 2;
   s.granularity = 65536;
   s.touches = {
-      {0, -1, 0, 1.0},  {0, -1, 2, 1.0},                    // weight 0: intervals 0 and 2, fully
-      {1, -1, 1, 0.5},                                      // weight 1: half of it in interval 1
+      {0, -1, 0, 1.0},  {0, -1, 2, 1.0},                     // weight 0: intervals 0 and 2, fully
+      {1, -1, 1, 0.5},                                       // weight 1: half of it in interval 1
       {2, -1, 0, 0.25}, {2, -1, 1, 0.25}, {2, -1, 2, 0.25},  // weight 2: a quarter in each
-      {-1, 0, 0, 1.0},  {-1, 0, 2, 1.0},                    // activation 0
-      {-1, 1, 0, 1.0},                                      // temporary 1
-      {-1, 2, 1, 1.0},  {-1, 2, 2, 0.5},                    // activation 2
-      {-1, 3, 1, 1.0},  {-1, 3, 2, 1.0},                    // gradient 3
-      {-1, 4, 2, 1.0},                                      // temporary 4
-      {-1, 5, 2, 1.0},                                      // state 5
+      {-1, 0, 0, 1.0},  {-1, 0, 2, 1.0},                     // activation 0
+      {-1, 1, 0, 1.0},                                       // temporary 1
+      {-1, 2, 1, 1.0},  {-1, 2, 2, 0.5},                     // activation 2
+      {-1, 3, 1, 1.0},  {-1, 3, 2, 1.0},                     // gradient 3
+      {-1, 4, 2, 1.0},                                       // temporary 4
+      {-1, 5, 2, 1.0},                                       // state 5
   };
   s.counter_names = {"PAPI_TOT_INS", "PAPI_L3_TCM"};
   return s;
@@ -384,11 +381,11 @@ inline LoopSpec demo_loop_spec() {
   auto bwd_of = [&](uint32_t l) { return bwd0 + 5 * (L - 1 - l); };          // first ordinal
   for (uint32_t l = 0; l < L; ++l) {
     uint32_t b = bwd_of(l);
-    train.pattern.push_back({30, 1536 * KiB, b + 3});  // qkv activation, freed in its backward
-    train.pattern.push_back({31, 4 * MiB, 5 * l + 2}); // attention scores, short-lived
-    train.pattern.push_back({32, 512 * KiB, b + 3});   // attention output
-    train.pattern.push_back({33, 2 * MiB, b + 2});     // feed-forward hidden
-    train.pattern.push_back({34, 512 * KiB, b + 4});   // layer output
+    train.pattern.push_back({30, 1536 * KiB, b + 3});   // qkv activation, freed in its backward
+    train.pattern.push_back({31, 4 * MiB, 5 * l + 2});  // attention scores, short-lived
+    train.pattern.push_back({32, 512 * KiB, b + 3});    // attention output
+    train.pattern.push_back({33, 2 * MiB, b + 2});      // feed-forward hidden
+    train.pattern.push_back({34, 512 * KiB, b + 4});    // layer output
   }
   train.pattern.push_back({35, 64 * KiB, P});  // loss
   for (uint32_t i = 0; i < L; ++i) {
@@ -415,8 +412,7 @@ inline LoopSpec demo_loop_spec() {
   eval.step_ns = 30'000'000;
   s.phases = {train, eval};
 
-  for (uint32_t id : {10u, 11u, 12u, 13u, 14u, 15u, 20u, 21u, 30u, 31u, 32u, 33u, 34u, 35u, 40u, 41u,
-                      50u, 51u, 52u})
+  for (uint32_t id : {10u, 11u, 12u, 13u, 14u, 15u, 20u, 21u, 30u, 31u, 32u, 33u, 34u, 35u, 40u, 41u, 50u, 51u, 52u})
     s.sites.push_back({id, 0x1000u + id, {0x7f5500001000ull + id * 0x40, 0x7f5500100000ull + id}});
   s.first_profiled = 1;
   s.profiled = 2;
@@ -441,11 +437,11 @@ inline LoopSpec demo_loop_spec() {
       s.touches.push_back({-1, b + k, opt_iv, 1.0});
     }
   }
-  s.touches.push_back({0, -1, 0, 0.12});  // embedding rows of the batch
+  s.touches.push_back({0, -1, 0, 0.12});     // embedding rows of the batch
   s.touches.push_back({1, -1, L - 1, 1.0});  // head (the optimizer's touches follow)
   s.touches.push_back({1, -1, L, 1.0});
   s.touches.push_back({-1, static_cast<int32_t>(fwd), L, 1.0});  // the loss
-  for (size_t i = 0; i < nw; ++i) {  // the optimizer: every weight and both moments
+  for (size_t i = 0; i < nw; ++i) {                              // the optimizer: every weight and both moments
     s.touches.push_back({static_cast<int32_t>(i), -1, opt_iv, i == 0 ? 0.12 : 1.0});
     s.touches.push_back({static_cast<int32_t>(nw + i), -1, opt_iv, i == 0 ? 0.12 : 1.0});
     s.touches.push_back({static_cast<int32_t>(2 * nw + i), -1, opt_iv, i == 0 ? 0.12 : 1.0});

@@ -53,21 +53,33 @@ static size_t size_of(const char* kind, int k) {
    * 2 MiB (W: 4 MiB): every object's slot is then of a size class that may hold huge pages. */
   if (g_huge) {
     switch (kind[0]) {
-      case 'W': return 4 * MIB - (size_t)(1 + k) * PAGE;
-      case 'X': return 2 * MIB - PAGE;
-      case 'A': return 2 * MIB - (size_t)(2 + k) * PAGE;
-      case 'T': return 2 * MIB - (size_t)(10 + k) * PAGE;
-      case 'G': return 2 * MIB - (size_t)(20 + k) * PAGE;
-      default: return 2 * MIB - (size_t)(30 + k) * PAGE;
+      case 'W':
+        return 4 * MIB - (size_t)(1 + k) * PAGE;
+      case 'X':
+        return 2 * MIB - PAGE;
+      case 'A':
+        return 2 * MIB - (size_t)(2 + k) * PAGE;
+      case 'T':
+        return 2 * MIB - (size_t)(10 + k) * PAGE;
+      case 'G':
+        return 2 * MIB - (size_t)(20 + k) * PAGE;
+      default:
+        return 2 * MIB - (size_t)(30 + k) * PAGE;
     }
   }
   switch (kind[0]) {
-    case 'W': return 4 * MIB + (size_t)k * PAGE;
-    case 'X': return 2 * MIB + PAGE;
-    case 'A': return 2 * MIB + (size_t)(2 + k) * PAGE;
-    case 'T': return 1 * MIB + (size_t)(10 + k) * PAGE;
-    case 'G': return 2 * MIB + (size_t)(20 + k) * PAGE;
-    default: return 1 * MIB + (size_t)(30 + k) * PAGE;
+    case 'W':
+      return 4 * MIB + (size_t)k * PAGE;
+    case 'X':
+      return 2 * MIB + PAGE;
+    case 'A':
+      return 2 * MIB + (size_t)(2 + k) * PAGE;
+    case 'T':
+      return 1 * MIB + (size_t)(10 + k) * PAGE;
+    case 'G':
+      return 2 * MIB + (size_t)(20 + k) * PAGE;
+    default:
+      return 1 * MIB + (size_t)(30 + k) * PAGE;
   }
 }
 
@@ -79,7 +91,7 @@ static void make(struct buf* b, const char* name, const char* kind, int k) {
     fprintf(stderr, "schedule_loop: out of memory\n");
     exit(2);
   }
-  memset(b->p, 0, b->n);  /* the creator writes it (first touch), and nothing depends on old contents */
+  memset(b->p, 0, b->n); /* the creator writes it (first touch), and nothing depends on old contents */
 }
 
 static void drop(struct buf* b) {
@@ -140,15 +152,24 @@ int main(int argc, char** argv) {
   int steps = 24, fork_at = -1, free_early = 0, end_with_pthread_exit = 0;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = (unsigned)atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(argv[i], "--fork-at") && i + 1 < argc) fork_at = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--free-early")) free_early = 1;
-    else if (!strcmp(argv[i], "--pthread-exit")) end_with_pthread_exit = 1;
-    else if (!strcmp(argv[i], "--huge")) g_huge = 1;
+    if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      g_reps = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+      out = argv[++i];
+    else if (!strcmp(argv[i], "--fork-at") && i + 1 < argc)
+      fork_at = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--free-early"))
+      free_early = 1;
+    else if (!strcmp(argv[i], "--pthread-exit"))
+      end_with_pthread_exit = 1;
+    else if (!strcmp(argv[i], "--huge"))
+      g_huge = 1;
     else {
-      fprintf(stderr, "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit] [--huge]\n");
+      fprintf(stderr,
+              "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit] "
+              "[--huge]\n");
       return 2;
     }
   }
@@ -171,9 +192,9 @@ int main(int argc, char** argv) {
   for (int s = 0; s < steps; ++s) {
     if (s == fork_at) {
       pid_t pid = fork();
-      if (pid == 0) {  /* the child computes on what it inherited, while the parent's pages move */
+      if (pid == 0) { /* the child computes on what it inherited, while the parent's pages move */
         uint64_t c = checksum(w);
-        for (int k = 0; k < 3; ++k) {  /* the child's own allocations: placed by no plan, moved by nobody */
+        for (int k = 0; k < 3; ++k) { /* the child's own allocations: placed by no plan, moved by nobody */
           struct buf x;
           make(&x, "child", "C", k);
           work(&x, &w[k], (uint64_t)k);
@@ -207,7 +228,7 @@ int main(int argc, char** argv) {
         read_all(&t);
         drop(&t);
       } else if (i <= 11) {
-        int j = i - 8;  /* layer 3, 2, 1, 0 */
+        int j = i - 8; /* layer 3, 2, 1, 0 */
         make(&g[j], gn[j], "G", j);
         work(&g[j], &a[4 - j], (uint64_t)i);
         read_all(&w[3 - j]);
@@ -216,8 +237,10 @@ int main(int argc, char** argv) {
       } else {
         int j = i - 12;
         make(&u, un[j], "U", j);
-        if (g[3 - j].p) work(&u, &g[3 - j], (uint64_t)i);
-        else work(&u, NULL, (uint64_t)i);
+        if (g[3 - j].p)
+          work(&u, &g[3 - j], (uint64_t)i);
+        else
+          work(&u, NULL, (uint64_t)i);
         work(&w[j], &u, (uint64_t)i);
         drop(&u);
         if (g[3 - j].p) drop(&g[3 - j]);
@@ -230,7 +253,7 @@ int main(int argc, char** argv) {
   }
   if (g_out) fclose(g_out);
   printf("schedule_loop: %d steps, checksum %016llx\n", steps, (unsigned long long)checksum(w));
-  if (g_huge) {  /* how much of the process huge pages back now (the weights are alive) */
+  if (g_huge) { /* how much of the process huge pages back now (the weights are alive) */
     FILE* f = fopen("/proc/self/smaps_rollup", "r");
     char line[256];
     while (f && fgets(line, sizeof(line), f))

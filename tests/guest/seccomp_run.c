@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const struct {
-  const char *name;
+  const char* name;
   long nr;
 } kCalls[] = {{"mbind", SYS_mbind},
               {"set_mempolicy", SYS_set_mempolicy},
@@ -24,7 +24,7 @@ static const struct {
               {"migrate_pages", SYS_migrate_pages}};
 enum { kCallCount = sizeof(kCalls) / sizeof(kCalls[0]) };
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 4 || strcmp(argv[2], "--") != 0) {
     fprintf(stderr, "usage: seccomp_run CALL[,CALL...]|all -- COMMAND [ARG...]\n");
     return 2;
@@ -33,10 +33,11 @@ int main(int argc, char **argv) {
   int n = 0;
   char list[256];
   snprintf(list, sizeof(list), "%s", argv[1]);
-  for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+  for (char* name = strtok(list, ","); name; name = strtok(NULL, ",")) {
     int found = 0;
     for (int i = 0; i < kCallCount; ++i)
-      if ((!strcmp(name, "all") || !strcmp(name, kCalls[i].name)) && n < kCallCount) deny[n++] = kCalls[i].nr, found = 1;
+      if ((!strcmp(name, "all") || !strcmp(name, kCalls[i].name)) && n < kCallCount)
+        deny[n++] = kCalls[i].nr, found = 1;
     if (!found) {
       fprintf(stderr, "seccomp_run: unknown call %s\n", name);
       return 2;

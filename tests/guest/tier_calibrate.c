@@ -258,8 +258,9 @@ int main(int argc, char** argv) {
       *eq = 0;
       bands[nbands++] = (struct band){spec, strtod(eq + 1, NULL), strtod(colon + 1, NULL)};
     } else {
-      fprintf(stderr, "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--host-min-read GBPS] "
-                      "[--host-max-latency NS] [--check NAME=LO:HI]...\n");
+      fprintf(stderr,
+              "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--host-min-read GBPS] "
+              "[--host-max-latency NS] [--check NAME=LO:HI]...\n");
       return 2;
     }
   }

@@ -9,18 +9,18 @@
 
 int t_failures;
 
-int cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
-int cudaMallocHost(void **ptr, size_t size);
-int cudaFreeHost(void *ptr);
+int cudaHostAlloc(void** ptr, size_t size, unsigned int flags);
+int cudaMallocHost(void** ptr, size_t size);
+int cudaFreeHost(void* ptr);
 
 static const size_t pinned_sizes[] = {1000, 4096, 65536, 1048576, 3145733, 16777216};
 #define NP (sizeof pinned_sizes / sizeof pinned_sizes[0])
 
-static void *thread_main(void *arg) {
+static void* thread_main(void* arg) {
   intptr_t id = (intptr_t)arg;
   int ok = 1;
   for (int i = 0; i < 20; i++) {
-    void *p = NULL;
+    void* p = NULL;
     size_t n = 8192 * (size_t)(i + 1);
     ok &= cudaMallocHost(&p, n) == 0 && p != NULL;
     if (p) {
@@ -29,16 +29,16 @@ static void *thread_main(void *arg) {
       ok &= cudaFreeHost(p) == 0;
     }
   }
-  return (void *)(intptr_t)ok;
+  return (void*)(intptr_t)ok;
 }
 
 int main(void) {
   int ok_all = 1;
-  void *held[NP][5];
+  void* held[NP][5];
   for (size_t i = 0; i < NP; i++) {
     size_t n = pinned_sizes[i];
     for (unsigned flags = 0; flags < 4; flags++) {
-      void *p = NULL;
+      void* p = NULL;
       int r = cudaHostAlloc(&p, n, flags);
       int ok = r == 0 && p != NULL;
       if (ok) {
@@ -50,7 +50,7 @@ int main(void) {
       ok_all &= ok;
       held[i][flags] = p;
     }
-    void *p = NULL;
+    void* p = NULL;
     int r = cudaMallocHost(&p, n);
     int ok = r == 0 && p != NULL;
     if (ok) {
@@ -74,39 +74,39 @@ int main(void) {
   }
 
   /* Error cases. */
-  void *p = (void *)&p;
+  void* p = (void*)&p;
   int r = cudaHostAlloc(&p, t_opaque((size_t)1 << 62), 0);
   printf("cudaHostAlloc(2^62) -> %d (2 = cudaErrorMemoryAllocation)\n", r);
   r = cudaMallocHost(&p, t_opaque((size_t)1 << 62));
   printf("cudaMallocHost(2^62) -> %d\n", r);
   r = cudaHostAlloc(&p, 4096, 0x100);
   printf("cudaHostAlloc(bad flags) -> %d\n", r);
-  p = (void *)&p;
+  p = (void*)&p;
   r = cudaMallocHost(&p, 0);
   printf("cudaMallocHost(0) -> %d, null %d\n", r, p == NULL);
   printf("cudaFreeHost(NULL) -> %d\n", cudaFreeHost(NULL));
   int on_stack = 0;
   printf("cudaFreeHost(stack address) -> %d\n", cudaFreeHost(&on_stack));
-  void *heap = malloc(100000);
+  void* heap = malloc(100000);
   printf("cudaFreeHost(malloc'd block) -> %d\n", cudaFreeHost(heap));
   free(heap);
-  void *twice = NULL;
+  void* twice = NULL;
   cudaMallocHost(&twice, 8192);
   printf("cudaFreeHost(first) -> %d\n", cudaFreeHost(twice));
   printf("cudaFreeHost(double free) -> %d\n", cudaFreeHost(t_opaque_ptr(twice)));
 
   /* Threads. */
   pthread_t th[4];
-  for (intptr_t i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_main, (void *)i);
+  for (intptr_t i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_main, (void*)i);
   int threads_ok = 1;
   for (int i = 0; i < 4; i++) {
-    void *res;
+    void* res;
     pthread_join(th[i], &res);
     threads_ok &= (int)(intptr_t)res;
   }
   printf("4 threads x 20 pinned buffers: ok %d\n", threads_ok);
   /* One pinned buffer left alive at exit. */
-  void *alive = NULL;
+  void* alive = NULL;
   printf("cudaMallocHost(alive at exit, 2 MiB) -> %d\n", cudaMallocHost(&alive, 2u << 20));
   memset(alive, 1, 2u << 20);
   ok_all &= threads_ok;

@@ -12,18 +12,18 @@
 #define STUB_MAX_BLOCKS 4096
 
 static struct {
-  void *p;
+  void* p;
   size_t n;
 } blocks[STUB_MAX_BLOCKS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
-static int stub_alloc(void **out, size_t n) {
+static int stub_alloc(void** out, size_t n) {
   if (out == NULL) return STUB_INVALID_VALUE;
   if (n == 0) {
     *out = NULL;
     return STUB_SUCCESS;
   }
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return STUB_MEMORY_ALLOCATION;
   pthread_mutex_lock(&mu);
   for (int i = 0; i < STUB_MAX_BLOCKS; i++) {
@@ -40,14 +40,16 @@ static int stub_alloc(void **out, size_t n) {
   return STUB_MEMORY_ALLOCATION;
 }
 
-__attribute__((visibility("default"))) int cudaHostAlloc(void **ptr, size_t size, unsigned int flags) {
+__attribute__((visibility("default"))) int cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
   if (flags > 0xFu) return STUB_INVALID_VALUE; /* Default|Portable|Mapped|WriteCombined */
   return stub_alloc(ptr, size);
 }
 
-__attribute__((visibility("default"))) int cudaMallocHost(void **ptr, size_t size) { return stub_alloc(ptr, size); }
+__attribute__((visibility("default"))) int cudaMallocHost(void** ptr, size_t size) {
+  return stub_alloc(ptr, size);
+}
 
-__attribute__((visibility("default"))) int cudaFreeHost(void *ptr) {
+__attribute__((visibility("default"))) int cudaFreeHost(void* ptr) {
   if (ptr == NULL) return STUB_SUCCESS;
   pthread_mutex_lock(&mu);
   for (int i = 0; i < STUB_MAX_BLOCKS; i++) {

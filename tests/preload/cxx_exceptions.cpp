@@ -42,18 +42,21 @@ long recurse(int depth, int throw_at, size_t payload, int kind) {
   std::vector<double> local(600 + static_cast<size_t>(depth), 2.0);  // 4.8 KiB+: tracked
   if (depth == throw_at) {
     switch (kind % 4) {
-    case 0: throw Payload(depth, payload);
-    case 1: throw std::out_of_range(std::string(5000, 'x'));  // message of tracked size
-    case 2: throw depth;
-    default: {
-      auto *p = new char[payload];  // leaked if the unwinder is wrong: it is freed in the catch below
-      try {
-        throw std::logic_error("inner");
-      } catch (...) {
-        delete[] p;
-        throw;  // rethrow
+      case 0:
+        throw Payload(depth, payload);
+      case 1:
+        throw std::out_of_range(std::string(5000, 'x'));  // message of tracked size
+      case 2:
+        throw depth;
+      default: {
+        auto* p = new char[payload];  // leaked if the unwinder is wrong: it is freed in the catch below
+        try {
+          throw std::logic_error("inner");
+        } catch (...) {
+          delete[] p;
+          throw;  // rethrow
+        }
       }
-    }
     }
   }
   return recurse(depth + 1, throw_at, payload, kind) + static_cast<long>(local[0]);
@@ -71,16 +74,16 @@ Totals run(int iterations, uint64_t seed) {
     size_t payload = 4096 + t_rand(&s) % 200000;
     try {
       recurse(0, throw_at, payload, i);
-    } catch (const Payload &p) {
+    } catch (const Payload& p) {
       t.caught++;
       if (p.depth == throw_at && p.data.size() == payload && p.data[payload - 1] == 0x3C) t.payload_ok++;
-    } catch (const std::out_of_range &e) {
+    } catch (const std::out_of_range& e) {
       t.caught++;
       if (std::strlen(e.what()) == 5000) t.payload_ok++;
     } catch (int d) {
       t.caught++;
       if (d == throw_at) t.payload_ok++;
-    } catch (const std::logic_error &e) {
+    } catch (const std::logic_error& e) {
       t.caught++;
       if (std::string(e.what()) == "inner") t.payload_ok++;
     }
@@ -88,26 +91,26 @@ Totals run(int iterations, uint64_t seed) {
     if (i % 10 == 0) {
       try {
         size_t huge = t_opaque(static_cast<size_t>(1) << 62);
-        auto *p = new char[huge];
+        auto* p = new char[huge];
         p[0] = 1;
         delete[] p;
-      } catch (const std::bad_alloc &) {
+      } catch (const std::bad_alloc&) {
         t.bad_alloc++;
       }
       try {
         std::vector<char> v(t_opaque(static_cast<size_t>(1) << 61));
         v[0] = 1;
-      } catch (const std::bad_alloc &) {
+      } catch (const std::bad_alloc&) {
         t.bad_alloc++;
       }
       try {
-        auto *p = ::operator new(t_opaque(SIZE_MAX - 10), std::align_val_t{64});
-        ::operator delete(p, std::align_val_t{64});
-      } catch (const std::bad_alloc &) {
+        auto* p = ::operator new (t_opaque(SIZE_MAX - 10), std::align_val_t{64});
+        ::operator delete (p, std::align_val_t{64});
+      } catch (const std::bad_alloc&) {
         t.bad_alloc++;
       }
       // nothrow new returns nullptr.
-      auto *q = new (std::nothrow) char[t_opaque(static_cast<size_t>(1) << 62)];
+      auto* q = new (std::nothrow) char[t_opaque(static_cast<size_t>(1) << 62)];
       if (q == nullptr) t.bad_alloc++;
       delete[] q;
     }
@@ -119,10 +122,10 @@ Totals run(int iterations, uint64_t seed) {
         } catch (...) {
           std::throw_with_nested(std::runtime_error("outer"));
         }
-      } catch (const std::exception &e) {
+      } catch (const std::exception& e) {
         try {
           std::rethrow_if_nested(e);
-        } catch (const Payload &p) {
+        } catch (const Payload& p) {
           if (p.data.size() == 8192) t.nested++;
         }
       }
@@ -132,13 +135,13 @@ Totals run(int iterations, uint64_t seed) {
   return t;
 }
 
-void print(const char *who, const Totals &t) {
+void print(const char* who, const Totals& t) {
   std::printf("%s: caught %ld, payload ok %ld, bad_alloc %ld, nested %ld, guards destroyed %ld\n", who, t.caught,
               t.payload_ok, t.bad_alloc, t.nested, t.guards);
 }
 
 Totals thread_totals[4];
-void *thread_main(void *arg) {
+void* thread_main(void* arg) {
   auto i = reinterpret_cast<intptr_t>(arg);
   thread_totals[i] = run(400, 1000 + static_cast<uint64_t>(i));
   return nullptr;
@@ -150,15 +153,15 @@ int main() {
   Totals t = run(1500, 1);
   print("main", t);
   pthread_t th[4];
-  for (intptr_t i = 0; i < 4; i++) pthread_create(&th[i], nullptr, thread_main, reinterpret_cast<void *>(i));
-  for (auto &x : th) pthread_join(x, nullptr);
+  for (intptr_t i = 0; i < 4; i++) pthread_create(&th[i], nullptr, thread_main, reinterpret_cast<void*>(i));
+  for (auto& x : th) pthread_join(x, nullptr);
   for (int i = 0; i < 4; i++) {
     char name[16];
     std::snprintf(name, sizeof name, "thread %d", i);
     print(name, thread_totals[i]);
   }
   bool ok = t.caught == t.payload_ok && t.caught == 1500;
-  for (auto &x : thread_totals) ok = ok && x.caught == x.payload_ok && x.caught == 400;
+  for (auto& x : thread_totals) ok = ok && x.caught == x.payload_ok && x.caught == 400;
   std::printf("all exceptions caught with intact payloads: %d\n", ok ? 1 : 0);
   return ok ? 0 : 1;
 }

@@ -30,11 +30,11 @@ __attribute__((visibility("default"))) unsigned long long dl_work(int n) {
   uint64_t s = 3;
   for (int i = 0; i < n; i++) {
     size_t len = (i % 3 == 0) ? 4096 + (size_t)(t_rand(&s) % 500000) : 1 + (size_t)(t_rand(&s) % 4000);
-    unsigned char *p = (i % 4 == 1) ? calloc(1, len) : malloc(len);
+    unsigned char* p = (i % 4 == 1) ? calloc(1, len) : malloc(len);
     if (!p) return 0;
     t_fill_sparse(p, len, (uint64_t)i);
     if (i % 5 == 0) {
-      unsigned char *q = realloc(p, len * 2);
+      unsigned char* q = realloc(p, len * 2);
       if (!q) return 0;
       p = q;
     }
@@ -46,14 +46,14 @@ __attribute__((visibility("default"))) unsigned long long dl_work(int n) {
 }
 
 /* Memory handed to the caller, freed there. */
-__attribute__((visibility("default"))) void *dl_alloc(size_t len, uint64_t seed) {
-  void *p = malloc(len);
+__attribute__((visibility("default"))) void* dl_alloc(size_t len, uint64_t seed) {
+  void* p = malloc(len);
   if (p) t_fill_sparse(p, len, seed);
   return p;
 }
 
 /* Frees memory the caller allocated (not under RTLD_DEEPBIND, where the two sides use different mallocs). */
-__attribute__((visibility("default"))) int dl_free_checked(void *p, size_t len, uint64_t seed) {
+__attribute__((visibility("default"))) int dl_free_checked(void* p, size_t len, uint64_t seed) {
   int ok = t_check_sparse(p, len, seed);
   free(p);
   return ok;

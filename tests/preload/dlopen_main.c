@@ -11,10 +11,10 @@ int t_failures;
 
 typedef int (*ctor_ok_fn)(void);
 typedef unsigned long long (*work_fn)(int);
-typedef void *(*alloc_fn)(size_t, uint64_t);
-typedef int (*free_fn)(void *, size_t, uint64_t);
+typedef void* (*alloc_fn)(size_t, uint64_t);
+typedef int (*free_fn)(void*, size_t, uint64_t);
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s LIB [deepbind]\n", argv[0]);
     return 2;
@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
   int flags = RTLD_NOW | RTLD_LOCAL | (deep ? RTLD_DEEPBIND : 0);
   printf("mode %s\n", deep ? "RTLD_DEEPBIND" : "plain");
   for (int round = 0; round < 3; round++) {
-    void *h = dlopen(argv[1], flags);
+    void* h = dlopen(argv[1], flags);
     if (!h) {
       printf("dlopen failed: %s\n", dlerror());
       return 1;
@@ -43,10 +43,10 @@ int main(int argc, char **argv) {
     static const size_t lens[] = {10, 4000, 4096, 70000, 1u << 20, 3u << 20};
     int ok = 1;
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-      unsigned char *p = lalloc(lens[i], 40 + i);
+      unsigned char* p = lalloc(lens[i], 40 + i);
       ok &= p != NULL && t_check_sparse(p, lens[i], 40 + i) && malloc_usable_size(p) >= lens[i];
       if (i % 2) {
-        unsigned char *q = realloc(p, lens[i] + 9000);
+        unsigned char* q = realloc(p, lens[i] + 9000);
         ok &= q != NULL && t_check_sparse(q, lens[i], 40 + i);
         p = q;
       }
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
     if (!deep) {
       ok = 1;
       for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-        unsigned char *p = malloc(lens[i]);
+        unsigned char* p = malloc(lens[i]);
         t_fill_sparse(p, lens[i], 60 + i);
         ok &= lfree(p, lens[i], 60 + i);
       }
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     printf("round %d: dlclose %d\n", round, rc);
   }
   /* Still allocating normally after the library is gone. */
-  void *p = malloc(1u << 20);
+  void* p = malloc(1u << 20);
   memset(p, 1, 1u << 20);
   free(p);
   printf("done\n");

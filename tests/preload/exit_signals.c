@@ -10,7 +10,7 @@
 
 #include "common.h"
 
-static void *keep[8];
+static void* keep[8];
 
 static void allocate(void) {
   for (int i = 0; i < 8; i++) {
@@ -37,8 +37,8 @@ static int is_default(int sig) {
   return sigaction(sig, NULL, &a) == 0 && !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL;
 }
 
-int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "term";
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "term";
   allocate();
   fflush(stdout);
   if (strcmp(mode, "handler") == 0) {
@@ -62,8 +62,10 @@ int main(int argc, char **argv) {
     signal(SIGINT, SIG_DFL);
     kill(getpid(), SIGINT);
   } else {
-    int sig = strcmp(mode, "int") == 0 ? SIGINT : strcmp(mode, "hup") == 0 ? SIGHUP
-              : strcmp(mode, "quit") == 0 ? SIGQUIT : SIGTERM;
+    int sig = strcmp(mode, "int") == 0    ? SIGINT
+              : strcmp(mode, "hup") == 0  ? SIGHUP
+              : strcmp(mode, "quit") == 0 ? SIGQUIT
+                                          : SIGTERM;
     raise(sig);
   }
   printf("still running\n");

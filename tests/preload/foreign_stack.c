@@ -19,40 +19,41 @@ int t_failures;
 enum { kBlockPages = 16, kSteps = 48, kCanaryBytes = 32768 };
 
 /* Sums the first word of each page of p with rsp = top; no push, call or red-zone use in between. */
-static uint64_t sum_pages_with_stack(const uint64_t *p, uint64_t pages, void *top) {
+static uint64_t sum_pages_with_stack(const uint64_t* p, uint64_t pages, void* top) {
   uint64_t sum;
-  __asm__ volatile("mov %%rsp, %%r12\n\t"
-                   "mov %[top], %%rsp\n\t"
-                   "xor %[sum], %[sum]\n\t"
-                   "1:\n\t"
-                   "add (%[p]), %[sum]\n\t"
-                   "add $4096, %[p]\n\t"
-                   "dec %[pages]\n\t"
-                   "jnz 1b\n\t"
-                   "mov %%r12, %%rsp\n\t"
-                   : [sum] "=&r"(sum), [p] "+r"(p), [pages] "+r"(pages)
-                   : [top] "r"(top)
-                   : "r12", "memory", "cc");
+  __asm__ volatile(
+      "mov %%rsp, %%r12\n\t"
+      "mov %[top], %%rsp\n\t"
+      "xor %[sum], %[sum]\n\t"
+      "1:\n\t"
+      "add (%[p]), %[sum]\n\t"
+      "add $4096, %[p]\n\t"
+      "dec %[pages]\n\t"
+      "jnz 1b\n\t"
+      "mov %%r12, %%rsp\n\t"
+      : [sum] "=&r"(sum), [p] "+r"(p), [pages] "+r"(pages)
+      : [top] "r"(top)
+      : "r12", "memory", "cc");
   return sum;
 }
 
 static pthread_barrier_t step_start, step_end;
 
 struct reader {
-  unsigned char *area; /* canary below, the "stack" at its middle */
-  uint64_t *block;     /* tracked: protected by every profiled interval */
+  unsigned char* area; /* canary below, the "stack" at its middle */
+  uint64_t* block;     /* tracked: protected by every profiled interval */
   int ok;
 };
 
-static int read_once(struct reader *r) {
+static int read_once(struct reader* r) {
   uint64_t expect = 0;
   for (int i = 0; i < kBlockPages; i++) expect += (uint64_t)i * 3 + 1;
   uint64_t sum = sum_pages_with_stack(r->block, kBlockPages, r->area + kCanaryBytes);
   return sum == expect && t_all(r->area, kCanaryBytes, 0xA5);
 }
 
-static void *reader_thread(void *arg) {
-  struct reader *r = arg;
+static void* reader_thread(void* arg) {
+  struct reader* r = arg;
   for (int s = 0; s < kSteps; s++) {
     pthread_barrier_wait(&step_start);
     r->ok &= read_once(r);
@@ -61,7 +62,7 @@ static void *reader_thread(void *arg) {
   return NULL;
 }
 
-static int new_reader(struct reader *r) {
+static int new_reader(struct reader* r) {
   r->area = mmap(NULL, 2 * kCanaryBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (r->area == MAP_FAILED) return 0;
   memset(r->area, 0xA5, 2 * kCanaryBytes);
@@ -82,7 +83,7 @@ int main(void) {
   if (pthread_create(&threads[1], NULL, reader_thread, &readers[1]) != 0) return 2;
   for (int s = 0; s < kSteps; s++) {
     /* 19 short-lived tracked blocks, then the reads. */
-    void *tmp[19];
+    void* tmp[19];
     for (int i = 0; i < 19; i++) {
       tmp[i] = malloc(T_TRACKED + (size_t)i * 64);
       if (tmp[i]) memset(tmp[i], i, 64);

@@ -21,7 +21,7 @@ static const size_t obj_sizes[] = {24, 1000, 4096, 65536, 1u << 20, 3000, 8192 +
 #define NOBJ (sizeof obj_sizes / sizeof obj_sizes[0])
 
 /* Child work: returns a bit mask of failed checks (0 = fine). */
-static int child_work(unsigned char **inherited, const size_t *sizes, size_t n, uint64_t seed0) {
+static int child_work(unsigned char** inherited, const size_t* sizes, size_t n, uint64_t seed0) {
   int fail = 0;
   for (size_t i = 0; i < n; i++) {
     if (!t_check_sparse(inherited[i], sizes[i], seed0 + i)) fail |= 1;
@@ -29,7 +29,7 @@ static int child_work(unsigned char **inherited, const size_t *sizes, size_t n, 
     memset(inherited[i], 0xEE, sizes[i] < 100000 ? sizes[i] : 100000);
   }
   /* Allocate and free our own, tracked and untracked. */
-  void *mine[64];
+  void* mine[64];
   for (int i = 0; i < 64; i++) {
     size_t s = (i % 4 == 0) ? (size_t)(4096 << (i % 9)) : (size_t)(16 + i * 50);
     mine[i] = (i % 3 == 0) ? calloc(1, s) : malloc(s);
@@ -44,7 +44,7 @@ static int child_work(unsigned char **inherited, const size_t *sizes, size_t n, 
     size_t s = (i % 4 == 0) ? (size_t)(4096 << (i % 9)) : (size_t)(16 + i * 50);
     if (mine[i] && !t_check_sparse(mine[i], s, 999 + (uint64_t)i)) fail |= 4;
     if (i % 5 == 0) {
-      void *r = realloc(mine[i], s * 3 + 5000);
+      void* r = realloc(mine[i], s * 3 + 5000);
       if (!r) {
         fail |= 8;
         free(mine[i]);
@@ -55,7 +55,7 @@ static int child_work(unsigned char **inherited, const size_t *sizes, size_t n, 
       free(mine[i]);
     }
   }
-  void *al = NULL;
+  void* al = NULL;
   if (posix_memalign(&al, 1u << 16, 200000) || !t_aligned(al, 1u << 16)) fail |= 16;
   free(al);
   /* Free the parent's objects. */
@@ -63,7 +63,7 @@ static int child_work(unsigned char **inherited, const size_t *sizes, size_t n, 
   return fail;
 }
 
-static int wait_child(pid_t pid, const char *what) {
+static int wait_child(pid_t pid, const char* what) {
   /* Poll so that a hung child becomes a clear message, not a test timeout. */
   for (int ms = 0; ms < 30000; ms += 5) {
     int st;
@@ -91,7 +91,7 @@ static int wait_child(pid_t pid, const char *what) {
 static void single_threaded(void) {
   printf("== single-threaded parent\n");
   for (int variant = 0; variant < 3; variant++) {
-    unsigned char *objs[NOBJ];
+    unsigned char* objs[NOBJ];
     for (size_t i = 0; i < NOBJ; i++) {
       objs[i] = malloc(obj_sizes[i]);
       t_fill_sparse(objs[i], obj_sizes[i], 100 * (uint64_t)variant + i);
@@ -107,7 +107,7 @@ static void single_threaded(void) {
       int fail = child_work(objs, obj_sizes, NOBJ, 100 * (uint64_t)variant);
       if (variant == 2) {
         /* Grandchild. */
-        unsigned char *g[NOBJ];
+        unsigned char* g[NOBJ];
         for (size_t i = 0; i < NOBJ; i++) {
           g[i] = malloc(obj_sizes[i]);
           t_fill_sparse(g[i], obj_sizes[i], 5000 + i);
@@ -139,9 +139,9 @@ static void single_threaded(void) {
 static atomic_int stop_flag;
 static atomic_int thread_bad;
 
-static void *churn(void *arg) {
+static void* churn(void* arg) {
   uint64_t s = (uint64_t)(intptr_t)arg;
-  void *slot[32] = {0};
+  void* slot[32] = {0};
   size_t len[32] = {0};
   while (!atomic_load(&stop_flag)) {
     uint64_t r = t_rand(&s);
@@ -167,10 +167,10 @@ static void *churn(void *arg) {
 static void multi_threaded(void) {
   printf("== multi-threaded parent\n");
   pthread_t th[4];
-  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, churn, (void *)(intptr_t)(i + 1));
+  for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, churn, (void*)(intptr_t)(i + 1));
   int child_fail = 0, hung = 0;
   for (int round = 0; round < 40; round++) {
-    unsigned char *objs[NOBJ];
+    unsigned char* objs[NOBJ];
     for (size_t i = 0; i < NOBJ; i++) {
       objs[i] = malloc(obj_sizes[i]);
       t_fill_sparse(objs[i], obj_sizes[i], 7000 + i);
@@ -183,7 +183,7 @@ static void multi_threaded(void) {
       /* A thread in the child, allocating too. */
       atomic_store(&stop_flag, 0);
       pthread_t t;
-      if (pthread_create(&t, NULL, churn, (void *)(intptr_t)99) == 0) {
+      if (pthread_create(&t, NULL, churn, (void*)(intptr_t)99) == 0) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
         atomic_store(&stop_flag, 1);
@@ -214,14 +214,16 @@ static void multi_threaded(void) {
 }
 
 /* pthread_atfork handlers that allocate (tracked and untracked) in prepare, parent and child. */
-static unsigned char *atfork_block;
-static void *atfork_small;
+static unsigned char* atfork_block;
+static void* atfork_small;
 static atomic_int atfork_bad;
 static void prep(void) {
   atfork_block = malloc(100000);
   atfork_small = malloc(50);
-  if (!atfork_block || !atfork_small) atomic_fetch_add(&atfork_bad, 1);
-  else t_fill_sparse(atfork_block, 100000, 31);
+  if (!atfork_block || !atfork_small)
+    atomic_fetch_add(&atfork_bad, 1);
+  else
+    t_fill_sparse(atfork_block, 100000, 31);
 }
 static void in_parent(void) {
   if (!t_check_sparse(atfork_block, 100000, 31)) atomic_fetch_add(&atfork_bad, 1);
@@ -230,11 +232,11 @@ static void in_parent(void) {
 }
 static void in_child(void) {
   if (!t_check_sparse(atfork_block, 100000, 31)) atomic_fetch_add(&atfork_bad, 1);
-  unsigned char *r = realloc(atfork_block, 300000);
+  unsigned char* r = realloc(atfork_block, 300000);
   if (!r) atomic_fetch_add(&atfork_bad, 1);
   free(r);
   free(atfork_small);
-  void *p = calloc(1, 70000);
+  void* p = calloc(1, 70000);
   free(p);
 }
 

@@ -12,13 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *mode(void) {
-  const char *m = getenv("COMPARE_SELFTEST_MODE");
+static const char* mode(void) {
+  const char* m = getenv("COMPARE_SELFTEST_MODE");
   return m ? m : "none";
 }
 
 __attribute__((constructor)) static void selftest_init(void) {
-  const char *m = mode();
+  const char* m = mode();
   if (!strcmp(m, "stdout")) printf("an extra line\n");
   if (!strcmp(m, "stderr")) fprintf(stderr, "an extra stderr line\n");
   if (!strcmp(m, "message")) {
@@ -28,7 +28,7 @@ __attribute__((constructor)) static void selftest_init(void) {
 }
 
 __attribute__((destructor)) static void selftest_fini(void) {
-  const char *m = mode();
+  const char* m = mode();
   fflush(stdout);
   if (!strcmp(m, "status")) _exit(9);
   if (!strcmp(m, "signal")) {

@@ -9,7 +9,7 @@
 
 int t_failures;
 
-static int full_write(int fd, const unsigned char *p, size_t n) {
+static int full_write(int fd, const unsigned char* p, size_t n) {
   while (n) {
     ssize_t w = write(fd, p, n);
     if (w <= 0) return 0;
@@ -18,7 +18,7 @@ static int full_write(int fd, const unsigned char *p, size_t n) {
   }
   return 1;
 }
-static int full_read(int fd, unsigned char *p, size_t n) {
+static int full_read(int fd, unsigned char* p, size_t n) {
   while (n) {
     ssize_t r = read(fd, p, n);
     if (r <= 0) return 0;
@@ -86,7 +86,7 @@ int main(void) {
   mh.msg_iov = sv_iov;
   mh.msg_iovlen = 2;
   ok &= sendmsg(sv[0], &mh, 0) == 60000;
-  unsigned char *r1 = malloc(60000);
+  unsigned char* r1 = malloc(60000);
   struct iovec rv_iov[1] = {{r1, 60000}};
   mh.msg_iov = rv_iov;
   mh.msg_iovlen = 1;
@@ -112,7 +112,7 @@ int main(void) {
   memset(dst, 0, 60000);
   ok &= full_read(pp[0], dst, 60000) && memcmp(src, dst, 60000) == 0;
   /* A read into a freshly allocated, never touched tracked buffer. */
-  unsigned char *fresh = malloc(32768);
+  unsigned char* fresh = malloc(32768);
   ok &= write(pp[1], src, 32768) == 32768 && full_read(pp[0], fresh, 32768) && memcmp(fresh, src, 32768) == 0;
   printf("pipe: %d\n", ok);
   close(pp[0]);

@@ -14,13 +14,13 @@
 
 int t_failures;
 
-extern "C" void late_keep(void *p, size_t n, uint64_t seed);
+extern "C" void late_keep(void* p, size_t n, uint64_t seed);
 extern "C" int late_early_ok();
 
 namespace {
 
 struct GlobalOwner {
-  std::vector<unsigned char *> blocks;
+  std::vector<unsigned char*> blocks;
   std::string label = std::string(5000, 'L');  // tracked-size string owned by a global
   ~GlobalOwner() {
     int ok = label.size() == 5000;
@@ -35,10 +35,10 @@ struct GlobalOwner {
 };
 GlobalOwner owner;
 
-unsigned char *atexit_block;
+unsigned char* atexit_block;
 
 void inner_atexit() {
-  void *p = malloc(70000);
+  void* p = malloc(70000);
   memset(p, 2, 70000);
   free(p);
   std::printf("atexit handler registered during exit: ran\n");
@@ -47,9 +47,9 @@ void inner_atexit() {
 void outer_atexit() {
   int ok = t_check_sparse(atexit_block, 1u << 20, 77);
   free(atexit_block);
-  void *p = calloc(1, 40000);
+  void* p = calloc(1, 40000);
   ok &= p != nullptr && t_all(p, 40000, 0);
-  void *small = malloc(10);
+  void* small = malloc(10);
   free(small);
   free(p);
   std::atexit(inner_atexit);
@@ -61,17 +61,17 @@ void outer_atexit() {
 int main() {
   std::printf("library constructor allocations intact in main: %d\n", late_early_ok());
   for (size_t i = 0; i < 4; i++) {
-    auto *p = static_cast<unsigned char *>(malloc(8192 * (i + 1)));
+    auto* p = static_cast<unsigned char*>(malloc(8192 * (i + 1)));
     t_fill_sparse(p, 8192 * (i + 1), 300 + i);
     owner.blocks.push_back(p);
   }
   for (uint64_t i = 0; i < 6; i++) {
     size_t n = i % 2 ? 100 : 50000 * (i + 1);
-    void *p = malloc(n);
+    void* p = malloc(n);
     t_fill_sparse(p, n, 500 + i);
     late_keep(p, n, 500 + i);
   }
-  atexit_block = static_cast<unsigned char *>(malloc(1u << 20));
+  atexit_block = static_cast<unsigned char*>(malloc(1u << 20));
   t_fill_sparse(atexit_block, 1u << 20, 77);
   std::atexit(outer_atexit);
   std::printf("main returns\n");

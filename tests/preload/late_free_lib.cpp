@@ -10,20 +10,20 @@
 namespace {
 
 struct Kept {
-  void *p;
+  void* p;
   size_t n;
   uint64_t seed;
 };
 
 struct LateHolder {
-  unsigned char *early_big = nullptr;
-  unsigned char *early_small = nullptr;
+  unsigned char* early_big = nullptr;
+  unsigned char* early_small = nullptr;
   Kept kept[16] = {};
   int nkept = 0;
   LateHolder() {
     // Before the preloaded runtime's constructor.
-    early_big = static_cast<unsigned char *>(malloc(200000));
-    early_small = static_cast<unsigned char *>(malloc(50));
+    early_big = static_cast<unsigned char*>(malloc(200000));
+    early_small = static_cast<unsigned char*>(malloc(50));
     if (early_big) t_fill_sparse(early_big, 200000, 1);
     if (early_small) t_fill(early_small, 50, 2);
   }
@@ -36,15 +36,15 @@ struct LateHolder {
       free(kept[i].p);
     }
     // Allocate, realloc and free after teardown.
-    auto *p = static_cast<unsigned char *>(malloc(65536));
+    auto* p = static_cast<unsigned char*>(malloc(65536));
     ok &= p != nullptr;
     if (p) {
       memset(p, 1, 65536);
-      auto *q = static_cast<unsigned char *>(realloc(p, 300000));
+      auto* q = static_cast<unsigned char*>(realloc(p, 300000));
       ok &= q != nullptr && t_all(q, 65536, 1);
       free(q ? q : p);
     }
-    void *a = nullptr;
+    void* a = nullptr;
     ok &= posix_memalign(&a, 4096, 10000) == 0;
     free(a);
     std::printf("late library global destructor: freed %d kept blocks, ok=%d\n", nkept, ok);
@@ -53,16 +53,16 @@ struct LateHolder {
 
 LateHolder holder;
 
-unsigned char *fini_block;
+unsigned char* fini_block;
 
 __attribute__((constructor)) void late_ctor() {
-  fini_block = static_cast<unsigned char *>(calloc(1, 123456));
+  fini_block = static_cast<unsigned char*>(calloc(1, 123456));
 }
 
 __attribute__((destructor)) void late_dtor() {
   int ok = fini_block != nullptr && t_all(fini_block, 123456, 0);
   free(fini_block);
-  void *p = malloc(1u << 20);
+  void* p = malloc(1u << 20);
   ok &= p != nullptr;
   free(p);
   std::printf("late library ELF destructor: ok=%d\n", ok);
@@ -70,7 +70,7 @@ __attribute__((destructor)) void late_dtor() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void late_keep(void *p, size_t n, uint64_t seed) {
+extern "C" __attribute__((visibility("default"))) void late_keep(void* p, size_t n, uint64_t seed) {
   if (holder.nkept < 16) holder.kept[holder.nkept++] = Kept{p, n, seed};
 }
 

@@ -13,18 +13,22 @@
 
 int t_failures;
 
-static int cmp_int(const void *a, const void *b) {
-  int x = *(const int *)a, y = *(const int *)b;
+static int cmp_int(const void* a, const void* b) {
+  int x = *(const int*)a, y = *(const int*)b;
   return (x > y) - (x < y);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+static int cmp_str(const void* a, const void* b) {
+  return strcmp((const char*)a, (const char*)b);
+}
 
-static void noop_free(void *p) { (void)p; }
+static void noop_free(void* p) {
+  (void)p;
+}
 
 int main(void) {
   /* strdup / strndup of big and small strings. */
-  char *big = malloc(200001);
+  char* big = malloc(200001);
   for (int i = 0; i < 200000; i++) big[i] = (char)('a' + i % 26);
   big[200000] = '\0';
   char *d1 = strdup(big), *d2 = strndup(big, 5000), *d3 = strdup("short");
@@ -35,15 +39,15 @@ int main(void) {
   free(d3);
 
   /* asprintf. */
-  char *s = NULL;
+  char* s = NULL;
   int n = asprintf(&s, "%s-%d", big + 190000, 42);
   printf("asprintf: %d %d\n", n, s != NULL && strlen(s) == (size_t)n);
   free(s);
 
   /* open_memstream grows its buffer with realloc. */
-  char *ms = NULL;
+  char* ms = NULL;
   size_t mlen = 0;
-  FILE *mf = open_memstream(&ms, &mlen);
+  FILE* mf = open_memstream(&ms, &mlen);
   for (int i = 0; i < 20000; i++) fprintf(mf, "line %d\n", i);
   fclose(mf);
   unsigned long sum = 0;
@@ -51,8 +55,8 @@ int main(void) {
   printf("open_memstream: %zu bytes, hash %lx\n", mlen, sum);
 
   /* getline / getdelim on a memory stream holding long and short lines. */
-  FILE *in = fmemopen(ms, mlen, "r");
-  char *line = NULL;
+  FILE* in = fmemopen(ms, mlen, "r");
+  char* line = NULL;
   size_t cap = 0;
   long lines = 0, chars = 0;
   ssize_t got;
@@ -64,7 +68,7 @@ int main(void) {
   free(line);
   printf("getline: %ld lines, %ld chars\n", lines, chars);
   free(ms);
-  FILE *in2 = fmemopen(big, 200000, "r");
+  FILE* in2 = fmemopen(big, 200000, "r");
   line = NULL;
   cap = 0;
   got = getdelim(&line, &cap, 'z', in2);
@@ -77,12 +81,12 @@ int main(void) {
   /* A temp file with a large stdio buffer set by the program and one chosen by glibc. */
   char path[] = "/tmp/sentinel-libc-XXXXXX";
   int fd = mkstemp(path);
-  FILE *f = fd >= 0 ? fdopen(fd, "w+") : NULL;
+  FILE* f = fd >= 0 ? fdopen(fd, "w+") : NULL;
   if (!f) {
     printf("mkstemp failed\n");
     return 1;
   }
-  char *buf = malloc(65536);
+  char* buf = malloc(65536);
   setvbuf(f, buf, _IOFBF, 65536);
   for (int i = 0; i < 10000; i++) fprintf(f, "%08d\n", i);
   fflush(f);
@@ -99,7 +103,7 @@ int main(void) {
   printf("stdio file: %d numbers (bad %d), %d lines\n", count, bad, count2);
 
   /* realpath(NULL) allocates. */
-  char *rp = realpath(path, NULL);
+  char* rp = realpath(path, NULL);
   printf("realpath: %d\n", rp != NULL && strcmp(rp, path) == 0);
   free(rp);
   unlink(path);
@@ -113,10 +117,10 @@ int main(void) {
   for (int i = 0; i < 300; i++) {
     char p[128];
     snprintf(p, sizeof p, "%s/file-%03d", dir, i);
-    FILE *t = fopen(p, "w");
+    FILE* t = fopen(p, "w");
     if (t) fclose(t);
   }
-  struct dirent **list = NULL;
+  struct dirent** list = NULL;
   int ents = scandir(dir, &list, NULL, alphasort);
   int order_ok = ents == 302;
   for (int i = 0; i < ents; i++) {
@@ -142,7 +146,7 @@ int main(void) {
   printf("regex: compiled %d, match %d, no match %d\n", rc == 0, m1, !m2);
 
   /* qsort of a big array (glibc may allocate a temporary buffer). */
-  int *arr = malloc(200000 * sizeof(int));
+  int* arr = malloc(200000 * sizeof(int));
   uint64_t seed = 5;
   for (int i = 0; i < 200000; i++) arr[i] = (int)(t_rand(&seed) % 1000000);
   qsort(arr, 200000, sizeof(int), cmp_int);
@@ -152,7 +156,7 @@ int main(void) {
   printf("qsort: sorted %d\n", sorted);
 
   /* tsearch allocates nodes. */
-  void *root = NULL;
+  void* root = NULL;
   static char keys[500][8];
   for (int i = 0; i < 500; i++) {
     snprintf(keys[i], sizeof keys[i], "k%03d", (i * 7) % 500);

@@ -13,7 +13,7 @@ static const size_t sizes[] = {1, 100, 4000, 4095, 4096, 4097, 100000, 3u << 20}
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* Writes the whole block, reads it back, checks alignment and usable size. */
-static void report(const char *what, size_t align, size_t size, void *p, int err) {
+static void report(const char* what, size_t align, size_t size, void* p, int err) {
   if (p == NULL) {
     printf("%s align=%zu size=%zu -> NULL errno=%s\n", what, align, size, t_errname(err));
     return;
@@ -33,7 +33,7 @@ static void aligned_family(void) {
   for (size_t a = 16; a <= (2u << 20); a <<= 1) {
     for (size_t i = 0; i < NSIZES; i++) {
       size_t s = sizes[i];
-      void *p = NULL;
+      void* p = NULL;
       int r = posix_memalign(&p, a, s);
       if (r != 0) {
         printf("posix_memalign align=%zu size=%zu -> %s\n", a, s, t_errname(r));
@@ -52,7 +52,7 @@ static void aligned_family(void) {
   /* Small alignments that glibc accepts. */
   for (size_t a = 1; a <= 8; a <<= 1) {
     size_t s = (a & 1) ? 5000 : 40;
-    void *p = NULL;
+    void* p = NULL;
     int r = posix_memalign(&p, a, s);
     printf("posix_memalign align=%zu size=%zu -> %s\n", a, s, r == 0 ? "0" : t_errname(r));
     if (r == 0) free(p);
@@ -71,8 +71,8 @@ static void einval_cases(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     for (size_t k = 0; k < 2; k++) {
       size_t s = k ? 8192 : 64;
-      void *sentinel_value = (void *)&bad[i];
-      void *p = sentinel_value;
+      void* sentinel_value = (void*)&bad[i];
+      void* p = sentinel_value;
       int r = posix_memalign(&p, t_opaque(bad[i]), s);
       printf("posix_memalign align=%zu size=%zu -> %s memptr_unchanged=%d\n", bad[i], s, r == 0 ? "0" : t_errname(r),
              p == sentinel_value);
@@ -88,7 +88,7 @@ static void einval_cases(void) {
       size_t want = 1;
       while (want < odd[i]) want <<= 1;
       errno = 0;
-      void *p = aligned_alloc(t_opaque(odd[i]), s);
+      void* p = aligned_alloc(t_opaque(odd[i]), s);
       int e = errno;
       if (p) {
         printf("aligned_alloc align=%zu size=%zu -> ok aligned_to_pow2=%d usable=%d\n", odd[i], s, t_aligned(p, want),
@@ -112,22 +112,20 @@ static void einval_cases(void) {
     }
   }
   static const size_t huge_align[] = {SIZE_MAX / 2 + 2, SIZE_MAX, SIZE_MAX / 2 + 1};
-  static const char *const huge_name[] = {"SIZE_MAX/2+2", "SIZE_MAX", "2^63"};
+  static const char* const huge_name[] = {"SIZE_MAX/2+2", "SIZE_MAX", "2^63"};
   for (size_t i = 0; i < 3; i++) {
     errno = 0;
-    void *p = aligned_alloc(t_opaque(huge_align[i]), 64);
-    printf("aligned_alloc align=%s size=64 -> %s errno=%s\n", huge_name[i],
-           p ? "ok" : "NULL", p ? "-" : t_errname(errno));
+    void* p = aligned_alloc(t_opaque(huge_align[i]), 64);
+    printf("aligned_alloc align=%s size=64 -> %s errno=%s\n", huge_name[i], p ? "ok" : "NULL",
+           p ? "-" : t_errname(errno));
     free(p);
     errno = 0;
     p = memalign(t_opaque(huge_align[i]), 8192);
-    printf("memalign align=%s size=8192 -> %s errno=%s\n", huge_name[i], p ? "ok" : "NULL",
-           p ? "-" : t_errname(errno));
+    printf("memalign align=%s size=8192 -> %s errno=%s\n", huge_name[i], p ? "ok" : "NULL", p ? "-" : t_errname(errno));
     free(p);
     p = NULL;
     int r = posix_memalign(&p, t_opaque(huge_align[i]), 64);
-    printf("posix_memalign align=%s size=64 -> %s\n", huge_name[i],
-           r == 0 ? "0" : t_errname(r));
+    printf("posix_memalign align=%s size=64 -> %s\n", huge_name[i], r == 0 ? "0" : t_errname(r));
     if (r == 0) free(p);
   }
 }
@@ -138,7 +136,7 @@ static void enomem_cases(void) {
   for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
     size_t n = t_opaque(huge[i]);
     errno = 0;
-    void *p = malloc(n);
+    void* p = malloc(n);
     printf("malloc(huge#%zu) -> %s errno=%s\n", i, p ? "ok" : "NULL", p ? "-" : t_errname(errno));
     free(p);
     p = NULL;
@@ -163,12 +161,16 @@ static void enomem_cases(void) {
     free(p);
   }
   /* calloc overflow. */
-  static const size_t cn[][2] = {
-      {SIZE_MAX, 2}, {SIZE_MAX / 2 + 1, 2}, {2, SIZE_MAX / 2 + 1}, {(size_t)1 << 32, (size_t)1 << 32},
-      {(size_t)1 << 31, (size_t)1 << 31}, {SIZE_MAX / 4096 + 1, 4096}, {(size_t)1 << 40, 1024}};
+  static const size_t cn[][2] = {{SIZE_MAX, 2},
+                                 {SIZE_MAX / 2 + 1, 2},
+                                 {2, SIZE_MAX / 2 + 1},
+                                 {(size_t)1 << 32, (size_t)1 << 32},
+                                 {(size_t)1 << 31, (size_t)1 << 31},
+                                 {SIZE_MAX / 4096 + 1, 4096},
+                                 {(size_t)1 << 40, 1024}};
   for (size_t i = 0; i < sizeof cn / sizeof cn[0]; i++) {
     errno = 0;
-    void *p = calloc(t_opaque(cn[i][0]), t_opaque(cn[i][1]));
+    void* p = calloc(t_opaque(cn[i][0]), t_opaque(cn[i][1]));
     printf("calloc(case %zu) -> %s errno=%s\n", i, p ? "ok" : "NULL", p ? "-" : t_errname(errno));
     free(p);
   }
@@ -181,11 +183,11 @@ static void calloc_zeroing(void) {
     size_t n = cs[i];
     int zero_all = 1;
     for (int round = 0; round < 8; round++) {
-      unsigned char *p = malloc(n);
+      unsigned char* p = malloc(n);
       T_EXPECT(p != NULL, "malloc(%zu)", n);
       memset(p, 0xAB, n);
       free(p);
-      unsigned char *q = calloc(1, n);
+      unsigned char* q = calloc(1, n);
       T_EXPECT(q != NULL, "calloc(1, %zu)", n);
       int z = t_all(q, n, 0);
       zero_all &= z;
@@ -201,7 +203,7 @@ static void calloc_zeroing(void) {
     T_EXPECT(zero_all, "calloc(%zu) not zero", n);
   }
   /* Several dirty blocks freed, then several callocs (any block may be reused). */
-  void *blocks[16];
+  void* blocks[16];
   for (int i = 0; i < 16; i++) {
     blocks[i] = malloc(16384 + (size_t)i * 4096);
     memset(blocks[i], 0xAB, 16384 + (size_t)i * 4096);
@@ -216,7 +218,7 @@ static void calloc_zeroing(void) {
   printf("calloc after 16 dirty frees: zeroed=%d\n", ok);
   T_EXPECT(ok, "calloc reuse");
   /* calloc with count*size crossing the threshold. */
-  unsigned *v = calloc(2048, sizeof(unsigned));
+  unsigned* v = calloc(2048, sizeof(unsigned));
   printf("calloc(2048, 4) zeroed=%d usable=%d\n", t_all(v, 8192, 0), malloc_usable_size(v) >= 8192);
   free(v);
 }
@@ -234,7 +236,7 @@ static void malloc_zero(void) {
   free(c);
   free(d);
   free(e);
-  void *p = NULL;
+  void* p = NULL;
   int r = posix_memalign(&p, 64, 0);
   printf("posix_memalign(64, 0) -> %d non-null=%d\n", r, p != NULL);
   free(p);
@@ -255,10 +257,10 @@ static void malloc_zero(void) {
 
 /* realloc from size a to size b, with contents preserved over min(a, b). */
 static void realloc_case(size_t a, size_t b, uint64_t seed) {
-  unsigned char *p = malloc(a);
+  unsigned char* p = malloc(a);
   T_EXPECT(p != NULL, "malloc(%zu)", a);
   t_fill(p, a, seed);
-  unsigned char *q = realloc(p, b);
+  unsigned char* q = realloc(p, b);
   if (q == NULL) {
     printf("realloc %zu -> %zu: NULL errno=%s\n", a, b, t_errname(errno));
     T_EXPECT(0, "realloc failed");
@@ -273,29 +275,28 @@ static void realloc_case(size_t a, size_t b, uint64_t seed) {
   printf("realloc %zu -> %zu: preserved=%d writable=%d usable=%d\n", a, b, preserved, writable, usable);
   T_EXPECT(preserved && writable && usable, "realloc %zu -> %zu", a, b);
   /* Realloc back (and once more in the same class). */
-  unsigned char *r = realloc(q, a);
+  unsigned char* r = realloc(q, a);
   T_EXPECT(r != NULL && t_all(r, keep, 0x11), "realloc back %zu -> %zu", b, a);
   free(r);
 }
 
 static void realloc_cases(void) {
   printf("== realloc\n");
-  static const size_t rs[][2] = {
-      {10, 100},          {100, 10},           {100, 4000},        /* untracked -> untracked */
-      {100, 4096},        {100, 100000},       {4000, 5u << 20},   /* untracked -> tracked */
-      {4096, 8192},       {8192, 1u << 20},    {1u << 20, 4u << 20}, /* tracked grow */
-      {1u << 20, 16384},  {65536, 4096},       {8192, 8191},       /* tracked shrink */
-      {65536, 64},        {4096, 4095},        {5u << 20, 100},    /* tracked -> untracked */
-      {4096, 4096},       {100000, 100000},    {1, 1}};
+  static const size_t rs[][2] = {{10, 100},         {100, 10},        {100, 4000},          /* untracked -> untracked */
+                                 {100, 4096},       {100, 100000},    {4000, 5u << 20},     /* untracked -> tracked */
+                                 {4096, 8192},      {8192, 1u << 20}, {1u << 20, 4u << 20}, /* tracked grow */
+                                 {1u << 20, 16384}, {65536, 4096},    {8192, 8191},         /* tracked shrink */
+                                 {65536, 64},       {4096, 4095},     {5u << 20, 100},      /* tracked -> untracked */
+                                 {4096, 4096},      {100000, 100000}, {1, 1}};
   for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) realloc_case(rs[i][0], rs[i][1], 1000 + i);
 
   /* A chain of reallocs through every class, one pointer. */
   size_t chain[] = {8, 3000, 5000, 70000, 2000, 1u << 21, 4096, 17, 9000, 0};
-  unsigned char *p = NULL;
+  unsigned char* p = NULL;
   size_t have = 0;
   int ok = 1;
   for (size_t i = 0; chain[i]; i++) {
-    unsigned char *q = realloc(p, chain[i]);
+    unsigned char* q = realloc(p, chain[i]);
     if (!q) {
       ok = 0;
       break;
@@ -313,7 +314,7 @@ static void realloc_cases(void) {
   /* realloc(NULL, n) behaves as malloc. */
   static const size_t rn[] = {0, 1, 100, 4096, 100000};
   for (size_t i = 0; i < sizeof rn / sizeof rn[0]; i++) {
-    void *q = realloc(NULL, rn[i]);
+    void* q = realloc(NULL, rn[i]);
     int w = 1;
     if (q) {
       memset(q, 3, rn[i]);
@@ -326,9 +327,9 @@ static void realloc_cases(void) {
   /* realloc(p, 0): glibc frees p and returns NULL. */
   static const size_t rz[] = {1, 100, 4096, 100000};
   for (size_t i = 0; i < sizeof rz / sizeof rz[0]; i++) {
-    void *q = malloc(rz[i]);
+    void* q = malloc(rz[i]);
     memset(q, 1, rz[i]);
-    void *r = realloc(t_opaque_ptr(q), t_opaque(0));
+    void* r = realloc(t_opaque_ptr(q), t_opaque(0));
     printf("realloc(p[%zu], 0): returned %s\n", rz[i], r ? "non-null" : "NULL");
     free(r);
   }
@@ -336,14 +337,14 @@ static void realloc_cases(void) {
   /* A failing realloc leaves the block alone. */
   static const size_t rf[] = {100, 4096, 100000};
   for (size_t i = 0; i < sizeof rf / sizeof rf[0]; i++) {
-    unsigned char *q = malloc(rf[i]);
+    unsigned char* q = malloc(rf[i]);
     t_fill(q, rf[i], 77 + i);
     errno = 0;
-    void *r = realloc(t_opaque_ptr(q), t_opaque(SIZE_MAX - 64));
+    void* r = realloc(t_opaque_ptr(q), t_opaque(SIZE_MAX - 64));
     int e = errno;
     if (r) q = r;
     errno = 0;
-    void *r2 = realloc(t_opaque_ptr(q), t_opaque((size_t)1 << 62));
+    void* r2 = realloc(t_opaque_ptr(q), t_opaque((size_t)1 << 62));
     int e2 = errno;
     if (r2) q = r2;
     printf("realloc(p[%zu], huge): %s errno=%s, 2^62: %s errno=%s, block intact=%d\n", rf[i], r ? "ok" : "NULL",
@@ -353,10 +354,10 @@ static void realloc_cases(void) {
 
   /* reallocarray. */
   errno = 0;
-  void *q = reallocarray(NULL, t_opaque(SIZE_MAX / 2), 3);
+  void* q = reallocarray(NULL, t_opaque(SIZE_MAX / 2), 3);
   printf("reallocarray(NULL, SIZE_MAX/2, 3): %s errno=%s\n", q ? "ok" : "NULL", t_errname(errno));
   free(q);
-  unsigned char *base = reallocarray(NULL, 16, 1024);
+  unsigned char* base = reallocarray(NULL, 16, 1024);
   printf("reallocarray(NULL, 16, 1024): non-null=%d usable=%d\n", base != NULL, malloc_usable_size(base) >= 16384);
   t_fill(base, 16384, 5);
   errno = 0;
@@ -374,7 +375,7 @@ static void usable_size(void) {
   printf("== malloc_usable_size\n");
   int ok = 1;
   for (size_t n = 1; n < (1u << 23); n = n * 3 + 1) {
-    void *p = malloc(n);
+    void* p = malloc(n);
     ok &= malloc_usable_size(p) >= n;
     /* The whole usable size may be written. */
     size_t u = malloc_usable_size(p);
@@ -391,7 +392,7 @@ static void page_allocs(void) {
   static const size_t vs[] = {1, 100, 4095, 4096, 4097, 10000, 65536, 1u << 20, 3000000};
   for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
     size_t n = vs[i];
-    void *p = valloc(n);
+    void* p = valloc(n);
     int al = t_aligned(p, page);
     memset(p, 9, n);
     int us = malloc_usable_size(p) >= n;
@@ -412,18 +413,28 @@ static void page_allocs(void) {
 static void mixed_live(void) {
   printf("== mixed live set\n");
   enum { N = 2000 };
-  static void *ptr[N];
+  static void* ptr[N];
   static size_t len[N];
   uint64_t s = 42;
   for (int i = 0; i < N; i++) {
     uint64_t r = t_rand(&s);
     len[i] = (r & 3) == 0 ? 4096 + (r >> 8) % 200000 : 1 + (r >> 8) % 4200;
     switch ((r >> 40) % 5) {
-    case 0: ptr[i] = malloc(len[i]); break;
-    case 1: ptr[i] = calloc(1, len[i]); break;
-    case 2: ptr[i] = memalign((size_t)64 << ((r >> 50) % 7), len[i]); break;
-    case 3: ptr[i] = aligned_alloc(4096, len[i]); break;
-    default: if (posix_memalign(&ptr[i], 256, len[i])) ptr[i] = NULL; break;
+      case 0:
+        ptr[i] = malloc(len[i]);
+        break;
+      case 1:
+        ptr[i] = calloc(1, len[i]);
+        break;
+      case 2:
+        ptr[i] = memalign((size_t)64 << ((r >> 50) % 7), len[i]);
+        break;
+      case 3:
+        ptr[i] = aligned_alloc(4096, len[i]);
+        break;
+      default:
+        if (posix_memalign(&ptr[i], 256, len[i])) ptr[i] = NULL;
+        break;
     }
     t_fill_sparse(ptr[i], len[i], (uint64_t)i);
   }

@@ -27,14 +27,14 @@ static void on_alarm(int sig) {
   errno = saved;
 }
 
-static void on_usr1(int sig, siginfo_t *si, void *uc) {
+static void on_usr1(int sig, siginfo_t* si, void* uc) {
   (void)uc;
   if (sig != SIGUSR1 || si->si_signo != SIGUSR1) atomic_fetch_add(&usr1_bad, 1);
   atomic_fetch_add(&usr1s, 1);
 }
 
 static pthread_t main_thread;
-static void *sender(void *arg) {
+static void* sender(void* arg) {
   (void)arg;
   for (int i = 0; i < 300; i++) {
     int before = atomic_load(&usr1s);
@@ -48,9 +48,9 @@ static void *sender(void *arg) {
 }
 
 static sigjmp_buf jump;
-static void *volatile fault_page;
+static void* volatile fault_page;
 static atomic_int segv_ok;
-static void on_segv(int sig, siginfo_t *si, void *uc) {
+static void on_segv(int sig, siginfo_t* si, void* uc) {
   (void)uc;
   if (sig == SIGSEGV && si->si_addr == fault_page) atomic_fetch_add(&segv_ok, 1);
   siglongjmp(jump, 1);
@@ -76,7 +76,7 @@ static void alloc_under_signals(void) {
   pthread_create(&t, NULL, sender, NULL);
 
   uint64_t s = 9;
-  void *slot[64] = {0};
+  void* slot[64] = {0};
   size_t len[64] = {0};
   int bad = 0;
   long iterations = 0;
@@ -88,7 +88,7 @@ static void alloc_under_signals(void) {
       if (!t_check_sparse(slot[k], len[k], (uint64_t)k)) bad++;
       if (r & 0x100) {
         size_t n = len[k] > 300000 ? len[k] / 5 : len[k] * 2 + 1;
-        unsigned char *q = realloc(slot[k], n);
+        unsigned char* q = realloc(slot[k], n);
         if (!q) {
           bad++;
         } else {
@@ -140,16 +140,16 @@ static void program_segv_handler(void) {
   printf("sigaction(SIGSEGV) reports our handler: %d, SA_SIGINFO kept: %d\n", back.sa_sigaction == on_segv,
          (back.sa_flags & SA_SIGINFO) != 0);
   long page = sysconf(_SC_PAGESIZE);
-  unsigned char *m = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char* m = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   fault_page = m;
   int caught = 0;
   for (int i = 0; i < 5; i++) {
     if (sigsetjmp(jump, 1) == 0) {
       /* Allocation between faults. */
-      void *p = malloc(8192);
+      void* p = malloc(8192);
       memset(p, 1, 8192);
       free(p);
-      ((volatile unsigned char *)m)[0] = 1;
+      ((volatile unsigned char*)m)[0] = 1;
     } else {
       caught++;
     }
@@ -158,24 +158,24 @@ static void program_segv_handler(void) {
          atomic_load(&segv_ok));
   /* signal() API as well. */
   void (*prev)(int) = signal(SIGSEGV, SIG_DFL);
-  printf("signal(SIGSEGV, SIG_DFL) returned the previous handler: %d\n", (void *)prev == (void *)on_segv);
+  printf("signal(SIGSEGV, SIG_DFL) returned the previous handler: %d\n", (void*)prev == (void*)on_segv);
   munmap(m, (size_t)page);
   T_EXPECT(caught == 5, "segv handler");
 }
 
 static void crash(void) {
-  void *p = malloc(100000);
+  void* p = malloc(100000);
   memset(p, 1, 100000);
   printf("about to fault under SIG_DFL\n");
   fflush(stdout);
   signal(SIGSEGV, SIG_DFL);
   long page = sysconf(_SC_PAGESIZE);
-  unsigned char *m = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  ((volatile unsigned char *)m)[0] = 1;
+  unsigned char* m = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ((volatile unsigned char*)m)[0] = 1;
   printf("still alive after the fault\n");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "crash") == 0) {
     crash();
     return 0;

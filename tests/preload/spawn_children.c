@@ -8,14 +8,14 @@
 
 #include "common.h"
 
-extern char **environ;
+extern char** environ;
 
 /* Blocks of sizes that never repeat in the same order: no step to find. */
 static int helper(void) {
   int ok = 1;
   for (int i = 0; i < 40; i++) {
     size_t n = (size_t)T_TRACKED * (size_t)(1 + (i * 7919) % 97) + (size_t)i * 4096u;
-    unsigned char *p = malloc(n);
+    unsigned char* p = malloc(n);
     if (!p) return 0;
     t_fill(p, n, (uint64_t)i);
     ok &= t_check(p, n, (uint64_t)i);
@@ -29,7 +29,7 @@ static int trainer(void) {
   static const size_t sizes[] = {65536, 131072, 98304, 262144};
   int ok = 1;
   for (int step = 0; step < 40; step++) {
-    unsigned char *keep[4];
+    unsigned char* keep[4];
     for (int k = 0; k < 4; k++) {
       keep[k] = malloc(sizes[k]);
       if (!keep[k]) return 0;
@@ -43,8 +43,8 @@ static int trainer(void) {
   return ok;
 }
 
-static int spawn(const char *self, const char *role) {
-  char *argv[] = {(char *)"spawn_children", (char *)role, NULL};
+static int spawn(const char* self, const char* role) {
+  char* argv[] = {(char*)"spawn_children", (char*)role, NULL};
   pid_t pid;
   fflush(stdout);
   if (posix_spawn(&pid, self, NULL, NULL, argv, environ) != 0) return -1;
@@ -53,10 +53,10 @@ static int spawn(const char *self, const char *role) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "helper") == 0) return helper() ? 0 : 1;
   if (argc > 1 && strcmp(argv[1], "trainer") == 0) return trainer() ? 0 : 1;
-  void *own = malloc(1u << 20);
+  void* own = malloc(1u << 20);
   memset(own, 1, 1u << 20);
   printf("helper child: status %d\n", spawn("/proc/self/exe", "helper"));
   printf("trainer child: status %d\n", spawn("/proc/self/exe", "trainer"));

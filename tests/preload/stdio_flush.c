@@ -11,7 +11,7 @@ int t_failures;
 
 static void allocate_some(int n) {
   for (int k = 0; k < n; k++) {
-    unsigned char *p = malloc(8192 + (size_t)k * 64);
+    unsigned char* p = malloc(8192 + (size_t)k * 64);
     memset(p, 1, 8192);
     free(p);
   }
@@ -24,7 +24,7 @@ int main(void) {
     if (fflush(stdout) != 0) return 2; /* stdio reports the lost write; the plain run never gets here */
   }
   /* A long line from a tracked block that has not been touched since an interval started. */
-  char *big = malloc(20000);
+  char* big = malloc(20000);
   memset(big, 'x', 19998);
   big[19998] = '\n';
   big[19999] = '\0';
@@ -36,7 +36,7 @@ int main(void) {
   int fd = mkstemp(path);
   if (fd < 0) return 1;
   unlink(path);
-  FILE *f = fdopen(fd, "w+");
+  FILE* f = fdopen(fd, "w+");
   unsigned char *src = malloc(100000), *dst = malloc(100000);
   t_fill(src, 100000, 9);
   allocate_some(50);

@@ -13,7 +13,7 @@ int t_failures;
 enum { NTHREADS = 8, PER_THREAD = 3000, QCAP = 16 };
 
 struct item {
-  unsigned char *p;
+  unsigned char* p;
   size_t n;
   uint64_t seed;
   int from;
@@ -35,12 +35,12 @@ struct result {
 };
 static struct result results[NTHREADS];
 
-static int try_pop(struct queue *q, struct item *out);
-static void consume(int self, struct item *it);
+static int try_pop(struct queue* q, struct item* out);
+static void consume(int self, struct item* it);
 
 /* Pushes to q; while q is full, keeps draining our own queue so that a cycle of full queues cannot
  * deadlock. Returns the number of items this thread consumed meanwhile. */
-static int push(int self, struct queue *q, struct item it) {
+static int push(int self, struct queue* q, struct item it) {
   int drained = 0;
   pthread_mutex_lock(&q->mu);
   while (q->count == QCAP) {
@@ -72,7 +72,7 @@ static int push(int self, struct queue *q, struct item it) {
 }
 
 /* Non-blocking pop: 1 when an item was taken. */
-static int try_pop(struct queue *q, struct item *out) {
+static int try_pop(struct queue* q, struct item* out) {
   int got = 0;
   pthread_mutex_lock(&q->mu);
   if (q->count > 0) {
@@ -86,18 +86,24 @@ static int try_pop(struct queue *q, struct item *out) {
   return got;
 }
 
-static size_t pick_size(uint64_t *s) {
+static size_t pick_size(uint64_t* s) {
   uint64_t r = t_rand(s);
   switch (r % 16) {
-  case 0: return (size_t)(4096 + (r >> 8) % ((4u << 20) - 4096 + 1)); /* up to 4 MiB */
-  case 1: case 2: return (size_t)(4096 + (r >> 8) % 65536);
-  case 3: return 4096;
-  case 4: return 4095;
-  default: return (size_t)(16 + (r >> 8) % 4000);
+    case 0:
+      return (size_t)(4096 + (r >> 8) % ((4u << 20) - 4096 + 1)); /* up to 4 MiB */
+    case 1:
+    case 2:
+      return (size_t)(4096 + (r >> 8) % 65536);
+    case 3:
+      return 4096;
+    case 4:
+      return 4095;
+    default:
+      return (size_t)(16 + (r >> 8) % 4000);
   }
 }
 
-static uint64_t block_sum(const unsigned char *p, size_t n) {
+static uint64_t block_sum(const unsigned char* p, size_t n) {
   uint64_t h = 1469598103934665603ull;
   /* Only bytes that t_fill_sparse wrote (the rest is uninitialised). */
   for (size_t i = 0; i < n; i += 61 * 3) h = (h ^ p[i]) * 1099511628211ull;
@@ -105,8 +111,8 @@ static uint64_t block_sum(const unsigned char *p, size_t n) {
   return h ^ n;
 }
 
-static void consume(int self, struct item *it) {
-  struct result *r = &results[self];
+static void consume(int self, struct item* it) {
+  struct result* r = &results[self];
   if (!t_check_sparse(it->p, it->n, it->seed)) r->bad++;
   r->checksum_in += block_sum(it->p, it->n) ^ ((uint64_t)it->from << 56);
   r->consumed_bytes += it->n;
@@ -114,7 +120,7 @@ static void consume(int self, struct item *it) {
   /* Every 5th block is realloced by the receiver (cross-thread realloc) before being freed. */
   if ((it->seed % 5) == 0) {
     size_t m = (it->seed % 2) ? it->n * 2 + 1 : it->n / 2 + 1;
-    unsigned char *q = realloc(it->p, m);
+    unsigned char* q = realloc(it->p, m);
     if (!q) {
       r->bad++;
       free(it->p);
@@ -133,30 +139,38 @@ static void consume(int self, struct item *it) {
   }
 }
 
-static void *worker(void *arg) {
+static void* worker(void* arg) {
   int self = (int)(intptr_t)arg;
   uint64_t s = 0x1234 + (uint64_t)self * 7777;
-  struct result *r = &results[self];
+  struct result* r = &results[self];
   int produced = 0;
   int received = 0;
   while (produced < PER_THREAD || received < expected_in[self]) {
     if (produced < PER_THREAD) {
       size_t n = pick_size(&s);
       uint64_t seed = ((uint64_t)self << 32) | (uint64_t)produced;
-      unsigned char *p = NULL;
+      unsigned char* p = NULL;
       switch (produced % 5) {
-      case 0: p = malloc(n); break;
-      case 1: p = calloc(1, n); break;
-      case 2: if (posix_memalign((void **)&p, 64, n)) p = NULL; break;
-      case 3: p = aligned_alloc(4096, n); break;
-      default: {
-        /* Grown by realloc from a smaller block of this thread. */
-        p = malloc(n / 3 + 1);
-        if (p) p[0] = 1;
-        unsigned char *q = realloc(p, n);
-        if (!q) free(p);
-        p = q;
-      }
+        case 0:
+          p = malloc(n);
+          break;
+        case 1:
+          p = calloc(1, n);
+          break;
+        case 2:
+          if (posix_memalign((void**)&p, 64, n)) p = NULL;
+          break;
+        case 3:
+          p = aligned_alloc(4096, n);
+          break;
+        default: {
+          /* Grown by realloc from a smaller block of this thread. */
+          p = malloc(n / 3 + 1);
+          if (p) p[0] = 1;
+          unsigned char* q = realloc(p, n);
+          if (!q) free(p);
+          p = q;
+        }
       }
       if (!p) {
         r->bad++;
@@ -191,13 +205,13 @@ static void *worker(void *arg) {
 }
 
 struct leftovers {
-  void *p[4];
+  void* p[4];
   size_t n[4];
 };
 
-static void *short_lived(void *arg) {
+static void* short_lived(void* arg) {
   int id = (int)(intptr_t)arg;
-  struct leftovers *l = malloc(sizeof *l);
+  struct leftovers* l = malloc(sizeof *l);
   if (!l) return NULL;
   static const size_t sz[4] = {5000, 100, 300000, 4096};
   for (int k = 0; k < 4; k++) {
@@ -207,7 +221,7 @@ static void *short_lived(void *arg) {
     t_fill_sparse(l->p[k], l->n[k], (uint64_t)id * 4 + (uint64_t)k);
   }
   /* Some allocation that dies with the thread. */
-  void *tmp = calloc(1, 20000);
+  void* tmp = calloc(1, 20000);
   free(tmp);
   return l;
 }
@@ -223,7 +237,7 @@ int main(void) {
   for (int i = 0; i < NTHREADS; i++) expected_in[i] = PER_THREAD;
   pthread_t th[NTHREADS];
   for (int i = 0; i < NTHREADS; i++) {
-    if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i)) {
+    if (pthread_create(&th[i], NULL, worker, (void*)(intptr_t)i)) {
       printf("pthread_create failed\n");
       return 1;
     }
@@ -235,11 +249,11 @@ int main(void) {
   int churn_bad = 0;
   for (int batch = 0; batch < 16; batch++) {
     pthread_t ct[16];
-    for (int i = 0; i < 16; i++) pthread_create(&ct[i], NULL, short_lived, (void *)(intptr_t)(batch * 16 + i));
+    for (int i = 0; i < 16; i++) pthread_create(&ct[i], NULL, short_lived, (void*)(intptr_t)(batch * 16 + i));
     for (int i = 0; i < 16; i++) {
-      void *res = NULL;
+      void* res = NULL;
       pthread_join(ct[i], &res);
-      struct leftovers *l = res;
+      struct leftovers* l = res;
       if (!l) {
         churn_bad++;
         continue;

@@ -28,10 +28,10 @@ int churn_in_dtor(uint64_t seed) {
   int ok = 1;
   for (int i = 0; i < 8; i++) {
     size_t n = (i % 2) ? 4096u << (i % 5) : 24u + 100u * static_cast<unsigned>(i);
-    auto *p = static_cast<unsigned char *>(malloc(n));
+    auto* p = static_cast<unsigned char*>(malloc(n));
     if (!p) return 0;
     t_fill(p, n, seed + static_cast<uint64_t>(i));
-    auto *q = static_cast<unsigned char *>(realloc(p, n * 3));
+    auto* q = static_cast<unsigned char*>(realloc(p, n * 3));
     if (!q) {
       free(p);
       return 0;
@@ -39,29 +39,29 @@ int churn_in_dtor(uint64_t seed) {
     ok &= t_check(q, n, seed + static_cast<uint64_t>(i));
     free(q);
   }
-  void *a = aligned_alloc(4096, 3 * 4096);
+  void* a = aligned_alloc(4096, 3 * 4096);
   ok &= a != nullptr && t_aligned(a, 4096);
   free(a);
   return ok;
 }
 
 struct Block {
-  unsigned char *p;
+  unsigned char* p;
   size_t n;
   uint64_t seed;
 };
 
-Block *make_block(size_t n, uint64_t seed) {
-  auto *b = static_cast<Block *>(malloc(sizeof(Block)));
-  b->p = static_cast<unsigned char *>(malloc(n));
+Block* make_block(size_t n, uint64_t seed) {
+  auto* b = static_cast<Block*>(malloc(sizeof(Block)));
+  b->p = static_cast<unsigned char*>(malloc(n));
   b->n = n;
   b->seed = seed;
   t_fill_sparse(b->p, n, seed);
   return b;
 }
 
-void key_dtor(void *v) {
-  auto *b = static_cast<Block *>(v);
+void key_dtor(void* v) {
+  auto* b = static_cast<Block*>(v);
   key_dtor_runs++;
   if (!t_check_sparse(b->p, b->n, b->seed)) key_dtor_bad++;
   if (!churn_in_dtor(b->seed)) key_dtor_bad++;
@@ -77,8 +77,8 @@ void key_dtor(void *v) {
 }
 
 struct TlsObject {
-  std::vector<unsigned char> big;   // tracked
-  std::string small;                // untracked
+  std::vector<unsigned char> big;  // tracked
+  std::string small;               // untracked
   std::unique_ptr<int[]> mid;
   uint64_t seed = 0;
   bool armed = false;
@@ -93,7 +93,8 @@ struct TlsObject {
   ~TlsObject() {
     if (!armed) return;
     tl_dtor_runs++;
-    bool ok = big.size() == 100000 && big[99999] == static_cast<unsigned char>(seed) && mid[2047] == static_cast<int>(seed);
+    bool ok =
+        big.size() == 100000 && big[99999] == static_cast<unsigned char>(seed) && mid[2047] == static_cast<int>(seed);
     // Allocate from a destructor: a vector of tracked size and a string.
     std::vector<double> tmp(20000, 1.5);
     std::string s(3000, 'x');
@@ -104,7 +105,7 @@ struct TlsObject {
 
 thread_local TlsObject tl_obj;
 
-void *thread_main(void *arg) {
+void* thread_main(void* arg) {
   auto idx = static_cast<uint64_t>(reinterpret_cast<intptr_t>(arg));
   pthread_setspecific(key_big, make_block(8192 + idx * 4096, idx * 2));  // even seeds re-arm
   pthread_setspecific(key_small, make_block(64 + idx, idx * 2 + 1));
@@ -118,7 +119,7 @@ struct MainTls {
   ~MainTls() {
     if (!armed) return;
     std::vector<char> v(1u << 20, 'm');
-    auto *p = static_cast<char *>(calloc(1, 5000));
+    auto* p = static_cast<char*>(calloc(1, 5000));
     bool ok = p != nullptr && v[12345] == 'm' && churn_in_dtor(4242);
     free(p);
     std::printf("main thread_local destructor at exit: allocations ok=%d\n", ok ? 1 : 0);
@@ -133,7 +134,7 @@ void at_exit_report() {
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   bool via_pthread_exit = argc > 1 && std::strcmp(argv[1], "pthread_exit") == 0;
   pthread_key_create(&key_big, key_dtor);
   pthread_key_create(&key_small, key_dtor);
@@ -142,8 +143,8 @@ int main(int argc, char **argv) {
   for (int round = 0; round < 3; round++) {
     pthread_t th[6];
     for (int i = 0; i < 6; i++)
-      pthread_create(&th[i], nullptr, thread_main, reinterpret_cast<void *>(static_cast<intptr_t>(round * 6 + i)));
-    for (auto &t : th) pthread_join(t, nullptr);
+      pthread_create(&th[i], nullptr, thread_main, reinterpret_cast<void*>(static_cast<intptr_t>(round * 6 + i)));
+    for (auto& t : th) pthread_join(t, nullptr);
     std::printf("round %d: key destructor runs %d (bad %d, re-armed %d), thread_local destructor runs %d (bad %d)\n",
                 round, key_dtor_runs.load(), key_dtor_bad.load(), rearmed.load(), tl_dtor_runs.load(),
                 tl_dtor_bad.load());

@@ -9,33 +9,37 @@
 
 int t_failures;
 
-static int churn(uint64_t seed, void **keep, int nkeep) {
+static int churn(uint64_t seed, void** keep, int nkeep) {
   int ok = 1;
   for (int i = 0; i < 200; i++) {
     size_t n = (i % 2) ? 4096 + (size_t)i * 100 : 64 + (size_t)i;
-    unsigned char *p = malloc(n);
+    unsigned char* p = malloc(n);
     if (!p) return 0;
     t_fill_sparse(p, n, seed + (uint64_t)i);
     ok &= t_check_sparse(p, n, seed + (uint64_t)i);
-    if (i < nkeep) keep[i] = p;
-    else free(p);
+    if (i < nkeep)
+      keep[i] = p;
+    else
+      free(p);
   }
   return ok;
 }
 
 int main(void) {
-  void *keep[40];
+  void* keep[40];
   int ok = churn(1, keep, 20);
   for (int round = 0; round < 6; round++) {
     fflush(stdout);
     pid_t pid = vfork();
     if (pid == 0) {
       switch (round % 3) {
-      case 0: _exit(round);
-      case 1: _Exit(round);
-      default:
-        execl("/nonexistent/missing-program", "missing", (char *)NULL);
-        _exit(100 + round);
+        case 0:
+          _exit(round);
+        case 1:
+          _Exit(round);
+        default:
+          execl("/nonexistent/missing-program", "missing", (char*)NULL);
+          _exit(100 + round);
       }
     }
     int st = 0;
@@ -52,7 +56,7 @@ int main(void) {
   printf("parent allocations ok %d\n", ok);
   /* Tracked objects alive at exit, born after the vfork children: the dump must show them. */
   for (int i = 0; i < 3; i++) {
-    unsigned char *p = malloc(777777 + (size_t)i);
+    unsigned char* p = malloc(777777 + (size_t)i);
     if (p) p[0] = 1; /* left alive on purpose */
   }
   return ok ? 0 : 1;

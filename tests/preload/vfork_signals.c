@@ -27,7 +27,7 @@ static int handler_is(int sig, void (*fn)(int)) {
 }
 
 int main(void) {
-  void *keep = malloc(1u << 20);
+  void* keep = malloc(1u << 20);
   memset(keep, 1, 1u << 20);
   signal(SIGSEGV, on_segv);
   signal(SIGTERM, on_term);
@@ -35,7 +35,7 @@ int main(void) {
   if (pid == 0) {
     signal(SIGSEGV, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    execl("/bin/true", "true", (char *)NULL);
+    execl("/bin/true", "true", (char*)NULL);
     _exit(127);
   }
   int st = 0;
@@ -45,7 +45,7 @@ int main(void) {
   raise(SIGTERM);
   printf("SIGTERM handled %d time(s)\n", (int)g_terms);
   if (sigsetjmp(g_jump, 1) == 0) {
-    volatile int *p = (volatile int *)t_opaque_ptr(NULL);
+    volatile int* p = (volatile int*)t_opaque_ptr(NULL);
     *p = 1;
     printf("no fault\n");
   } else {

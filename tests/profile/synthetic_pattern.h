@@ -19,8 +19,12 @@ constexpr int kActivations = 16;
 constexpr int kWeights = 8;
 constexpr int kSteps = 24;
 constexpr size_t kUnit = 64 * 1024;
-constexpr size_t activation_size(int i) { return static_cast<size_t>(i + 1) * kUnit; }
-constexpr size_t weight_size(int j) { return static_cast<size_t>(20 + j) * kUnit; }
+constexpr size_t activation_size(int i) {
+  return static_cast<size_t>(i + 1) * kUnit;
+}
+constexpr size_t weight_size(int j) {
+  return static_cast<size_t>(20 + j) * kUnit;
+}
 // Objects touched in interval i, as (is_weight, index) pairs; returns how many.
 inline int touched_in(int i, bool* is_weight, int* index) {
   if (i < 8) {

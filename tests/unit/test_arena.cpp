@@ -10,8 +10,8 @@
 using namespace sentinel;
 
 TEST_CASE("size classes cover every size with at most 25% waste", "[arena]") {
-  for (size_t n : {size_t{1}, size_t{4096}, size_t{4097}, size_t{65536}, size_t{65537}, size_t{100000},
-                   size_t{1} << 20, (size_t{1} << 30) + 1}) {
+  for (size_t n : {size_t{1}, size_t{4096}, size_t{4097}, size_t{65536}, size_t{65537}, size_t{100000}, size_t{1} << 20,
+                   (size_t{1} << 30) + 1}) {
     int c = class_of(n);
     REQUIRE(c >= 0);
     CHECK(class_size(static_cast<unsigned>(c)) >= n);

@@ -1,6 +1,5 @@
 // CRC-32C: the SSE4.2 path (when the CPU has it) and the table agree on every length and alignment.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <random>
 #include <vector>

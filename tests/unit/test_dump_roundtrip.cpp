@@ -1,11 +1,12 @@
 // The runtime's dump writer and the reader library agree: write a state, read it back field by field.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <memory>
 #include <string>
-#include <unistd.h>
 
 #include "format/format_reader.h"
 #include "runtime/dump_writer.h"
@@ -68,7 +69,8 @@ TEST_CASE("dump write -> read round trip", "[dump]") {
     o.flags = i % 2;
     REQUIRE(s->log.append(o) == uint32_t(i));
     s->sequencer.process_direct(TrackEvent{o.birth_ns, int64_t(o.size), o.site, uint32_t(i), 77, kEventAlloc, 0});
-    if (i % 10 == 9 && i / 10 < 12) s->sequencer.process_direct(TrackEvent{o.birth_ns, 0, 0, kNoLogIndex, 77, kEventMark, 0});
+    if (i % 10 == 9 && i / 10 < 12)
+      s->sequencer.process_direct(TrackEvent{o.birth_ns, 0, 0, kNoLogIndex, 77, kEventMark, 0});
   }
   uint64_t live = 0;
   for (int i = 0; i < kObjects; ++i) live += 65536 + uint64_t(i);

@@ -16,8 +16,8 @@
 #include "format/format_reader.h"
 
 using sentinel::fmt::FormatError;
-using sentinel::fmt::ParseOptions;
 using sentinel::fmt::parse_profile;
+using sentinel::fmt::ParseOptions;
 using sentinel::fmt::Profile;
 using sentinel::testing::Bytes;
 using sentinel::testing::DumpBuilder;
@@ -202,8 +202,7 @@ TEST_CASE("format reader: truncation at every byte is an error, never a crash", 
   }
 }
 
-TEST_CASE("format reader: a file cut at a record boundary reports where the data stopped",
-          "[format]") {
+TEST_CASE("format reader: a file cut at a record boundary reports where the data stopped", "[format]") {
   const auto bytes = sample_dump();
   auto offs = record_offsets(bytes);
   REQUIRE(offs.size() == 13);
@@ -298,9 +297,7 @@ TEST_CASE("format reader: versions", "[format]") {
 
   // A newer minor version: larger object entries and extra payload bytes are ignored.
   DumpBuilder minor(1, 7);
-  minor.objects({make_object(0x1000, 5000, 1, 2, 0, 1, 9), make_object(0x3000, 7000, 3, 0, 1,
-                                                                        UINT64_MAX, 9)},
-                80);
+  minor.objects({make_object(0x1000, 5000, 1, 2, 0, 1, 9), make_object(0x3000, 7000, 3, 0, 1, UINT64_MAX, 9)}, 80);
   Bytes stats;
   stats.u32(1).str("x").u64(5).u64(0xffff).str("future field");
   minor.record(SENTINEL_REC_STATS, stats);
@@ -589,8 +586,7 @@ TEST_CASE("format reader: 1.1 records of a synthetic training loop", "[format]")
   CHECK_FALSE(old.has_profiler_records());
 }
 
-TEST_CASE("format reader: larger 1.1 entries (a newer minor) decode from their known prefix",
-          "[format]") {
+TEST_CASE("format reader: larger 1.1 entries (a newer minor) decode from their known prefix", "[format]") {
   const LoopDump want = make_loop_dump(small_loop_spec());
   DumpBuilder d(1, 9);
   d.steps(want.steps, 40);
@@ -651,10 +647,9 @@ TEST_CASE("format reader: huge 1.1 counts are rejected before anything is alloca
       std::string needle;
     };
     std::vector<Case> cases;
-    for (auto [type, entry, what] : {std::tuple{SENTINEL_REC_STEPS, 32u, "step"},
-                                     std::tuple{SENTINEL_REC_IDENTITIES, 56u, "identity"},
-                                     std::tuple{SENTINEL_REC_TOUCHES, 24u, "touch"},
-                                     std::tuple{SENTINEL_REC_GROUPS, 32u, "group"}}) {
+    for (auto [type, entry, what] :
+         {std::tuple{SENTINEL_REC_STEPS, 32u, "step"}, std::tuple{SENTINEL_REC_IDENTITIES, 56u, "identity"},
+          std::tuple{SENTINEL_REC_TOUCHES, 24u, "touch"}, std::tuple{SENTINEL_REC_GROUPS, 32u, "group"}}) {
       Bytes b;
       b.u32(count).u32(entry);
       cases.push_back({static_cast<uint32_t>(type), b, 0, std::string(what) + " count " + std::to_string(count)});

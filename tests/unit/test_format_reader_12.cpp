@@ -12,8 +12,8 @@
 #include "format/format_reader.h"
 
 using sentinel::fmt::FormatError;
-using sentinel::fmt::ParseOptions;
 using sentinel::fmt::parse_profile;
+using sentinel::fmt::ParseOptions;
 using sentinel::fmt::Profile;
 using sentinel::testing::Bytes;
 using sentinel::testing::DumpBuilder;
@@ -30,7 +30,9 @@ FormatError error_of(const std::vector<uint8_t>& bytes) {
   return FormatError(0, "");
 }
 
-bool has(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+bool has(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
 
 sentinel_tiering sample_tiering() {
   sentinel_tiering t{};
@@ -43,8 +45,8 @@ sentinel_tiering sample_tiering() {
   t.move_method = 1;
   uint64_t v = 1000;
   for (uint64_t* f : {&t.migrate_bytes_per_s, &t.fallback_objects, &t.fallback_bytes, &t.pinned_objects,
-                      &t.pinned_bytes, &t.fast_peak_bytes, &t.migrated_bytes, &t.late_migrations,
-                      &t.failed_pages, &t.raced_frees, &t.placed_at_birth_fast, &t.placed_at_birth_slow})
+                      &t.pinned_bytes, &t.fast_peak_bytes, &t.migrated_bytes, &t.late_migrations, &t.failed_pages,
+                      &t.raced_frees, &t.placed_at_birth_fast, &t.placed_at_birth_slow})
     *f = v++ * 0x10001;
   return t;
 }
@@ -125,8 +127,8 @@ void check_dump12(const Profile& p) {
          m.fast_bytes_max == 5000 && m.fast_bytes_sum == 6000));
   REQUIRE(p.migration_log.size() == 1);
   const sentinel_migration_batch& b = p.migration_log[0];
-  CHECK((b.start_ns == 11 && b.end_ns == 22 && b.bytes == 33 && b.phase == 2 && b.interval == 4 &&
-         b.objects == 5 && b.flags == 3 && b.failed_pages == 6));
+  CHECK((b.start_ns == 11 && b.end_ns == 22 && b.bytes == 33 && b.phase == 2 && b.interval == 4 && b.objects == 5 &&
+         b.flags == 3 && b.failed_pages == 6));
   REQUIRE(p.placement.size() == 1);
   const sentinel_placement_entry& pl = p.placement[0];
   CHECK((pl.phase == 2 && pl.interval == 4 && pl.touched_bytes == 8000 && pl.fast_bytes == 6000 && pl.steps == 10 &&
@@ -195,12 +197,10 @@ TEST_CASE("format reader 1.2: entry and header sizes below the 1.2 sizes are ref
     const char* needle;  // after "RECORD record: "
     bool count_first;    // "u32 count, u32 entry_size" (else the size comes first)
   };
-  for (const Case& c : {Case{SENTINEL_REC_TIERING, 128, "entry size", false},
-                        Case{SENTINEL_REC_PLAN, 72, "header size", false},
-                        Case{SENTINEL_REC_MIGRATIONS, 64, "entry size", true},
-                        Case{SENTINEL_REC_MIGRATION_LOG, 48, "entry size", true},
-                        Case{SENTINEL_REC_PLACEMENT, 32, "entry size", true},
-                        Case{SENTINEL_REC_DETECTION, 64, "entry size", true}}) {
+  for (const Case& c :
+       {Case{SENTINEL_REC_TIERING, 128, "entry size", false}, Case{SENTINEL_REC_PLAN, 72, "header size", false},
+        Case{SENTINEL_REC_MIGRATIONS, 64, "entry size", true}, Case{SENTINEL_REC_MIGRATION_LOG, 48, "entry size", true},
+        Case{SENTINEL_REC_PLACEMENT, 32, "entry size", true}, Case{SENTINEL_REC_DETECTION, 64, "entry size", true}}) {
     for (uint32_t size : {0u, c.min - 1}) {
       Bytes b;
       if (c.count_first) b.u32(1);
@@ -232,8 +232,8 @@ TEST_CASE("format reader 1.2: entry and header sizes below the 1.2 sizes are ref
 }
 
 TEST_CASE("format reader 1.2: huge counts and short payloads are refused before allocating", "[format]") {
-  for (uint32_t type : {SENTINEL_REC_MIGRATIONS, SENTINEL_REC_MIGRATION_LOG, SENTINEL_REC_PLACEMENT,
-                        SENTINEL_REC_DETECTION}) {
+  for (uint32_t type :
+       {SENTINEL_REC_MIGRATIONS, SENTINEL_REC_MIGRATION_LOG, SENTINEL_REC_PLACEMENT, SENTINEL_REC_DETECTION}) {
     Bytes b;
     b.u32(0xFFFFFFFFu).u32(64);
     for (int i = 0; i < 64; ++i) b.u8(0);
@@ -291,10 +291,11 @@ TEST_CASE("format reader 1.2: truncating a 1.2 dump anywhere is an error, never 
 }
 
 TEST_CASE("format reader 1.2: record names", "[format]") {
-  for (auto [type, name] : {std::pair{SENTINEL_REC_PHASE_COUNTERS, "PHASE_COUNTERS"}, std::pair{SENTINEL_REC_TIERING, "TIERING"},
-                            std::pair{SENTINEL_REC_PLAN, "PLAN"}, std::pair{SENTINEL_REC_MIGRATIONS, "MIGRATIONS"},
-                            std::pair{SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG"},
-                            std::pair{SENTINEL_REC_PLACEMENT, "PLACEMENT"}, std::pair{SENTINEL_REC_DETECTION, "DETECTION"}})
+  for (auto [type, name] :
+       {std::pair{SENTINEL_REC_PHASE_COUNTERS, "PHASE_COUNTERS"}, std::pair{SENTINEL_REC_TIERING, "TIERING"},
+        std::pair{SENTINEL_REC_PLAN, "PLAN"}, std::pair{SENTINEL_REC_MIGRATIONS, "MIGRATIONS"},
+        std::pair{SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG"}, std::pair{SENTINEL_REC_PLACEMENT, "PLACEMENT"},
+        std::pair{SENTINEL_REC_DETECTION, "DETECTION"}})
     CHECK(sentinel::fmt::record_type_name(type) == name);
   CHECK(sentinel::fmt::record_type_name(23) == "type 23");
 }
@@ -306,7 +307,7 @@ TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[
     const sentinel_plan_header h = sample_header();
     const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
     for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
-    b.u32(0).u32(24);         // no entries
+    b.u32(0).u32(24);          // no entries
     b.u32(2).u64(11).u64(22);  // interval durations
     b.u32(trial_size);
     b.u32(state).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);

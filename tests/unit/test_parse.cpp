@@ -48,8 +48,10 @@ TEST_CASE("executable name lists: commas, * and ?", "[parse]") {
   const char* list = "cc1plus,ld.*,g++-*,*-linux-gnu-gcc*,a?c";
   for (const char* yes : {"cc1plus", "ld.gold", "ld.", "g++-12", "x86_64-linux-gnu-gcc-12", "abc"})
     CHECK(name_list_matches(list, yes));
-  for (const char* no : {"cc1", "cc1plusx", "ld", "g++", "python3", "ac", "abbc", ""}) CHECK_FALSE(name_list_matches(list, no));
+  for (const char* no : {"cc1", "cc1plusx", "ld", "g++", "python3", "ac", "abbc", ""})
+    CHECK_FALSE(name_list_matches(list, no));
   for (const char* tool : {"cc1plus", "as", "collect2", "ld", "x86_64-linux-gnu-g++-12", "ninja"})
     CHECK(name_list_matches(kDefaultExclude, tool));
-  for (const char* user : {"python3", "python3.11", "torchrun", "bash"}) CHECK_FALSE(name_list_matches(kDefaultExclude, user));
+  for (const char* user : {"python3", "python3.11", "torchrun", "bash"})
+    CHECK_FALSE(name_list_matches(kDefaultExclude, user));
 }

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "format/format_reader.h"
+#include "parse_cases.h"
 #include "tier/plan_input.h"
 #include "tier/planner.h"
-#include "parse_cases.h"
 
 using namespace sentinel;
 
@@ -66,22 +66,35 @@ void* operator new[](size_t n, const std::nothrow_t&) noexcept {
   if (g_armed) ++g_allocs;
   return std::malloc(n ? n : 1);
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 namespace {
 
 constexpr sentinel_policy kPolicies[] = {SENTINEL_POLICY_SENTINEL, SENTINEL_POLICY_FIRST_TOUCH,
-                                         SENTINEL_POLICY_ALL_SLOW, SENTINEL_POLICY_ALL_FAST,
-                                         SENTINEL_POLICY_HOT};
+                                         SENTINEL_POLICY_ALL_SLOW, SENTINEL_POLICY_ALL_FAST, SENTINEL_POLICY_HOT};
 constexpr uint32_t kSharesPct[] = {5, 10, 20, 30, 50, 75, 100};
 const char* const kFixtures[] = {"mlp", "cnn", "lstm", "transformer"};
 
-uint64_t bit(uint32_t i) { return uint64_t{1} << i; }
+uint64_t bit(uint32_t i) {
+  return uint64_t{1} << i;
+}
 
 // A plan with its own scratch (kept alive with the plan's entries).
 struct Planned {
@@ -280,8 +293,7 @@ struct Synth {
   std::vector<uint64_t> interval_ns;
   uint64_t bandwidth = 0;
 
-  uint32_t add(uint64_t size, uint8_t life, uint32_t birth, uint32_t death, uint32_t flags = 0,
-               uint32_t group = 0) {
+  uint32_t add(uint64_t size, uint8_t life, uint32_t birth, uint32_t death, uint32_t flags = 0, uint32_t group = 0) {
     sentinel_identity d{};
     d.id = static_cast<uint32_t>(ids.size()) + 100;
     d.size = size;
@@ -334,7 +346,9 @@ const sentinel_plan_entry& entry_of(const Plan& p, uint32_t id) {
   return p.entries[0];
 }
 
-double share(const Plan& p) { return p.header.predicted_hit_ppm / 1e6; }
+double share(const Plan& p) {
+  return p.header.predicted_hit_ppm / 1e6;
+}
 
 }  // namespace
 
@@ -388,8 +402,8 @@ TEST_CASE("planner: sentinel beats first-touch on the recorded profiles at small
 
 // Not a test: the figures of docs/planner.md. Run: planner-tests "[planner-figures]" -s
 TEST_CASE("planner figures on the recorded profiles", "[.][planner-figures]") {
-  std::printf("%-12s %5s %9s %9s %9s %9s %9s  %s\n", "fixture", "budget", "sentinel", "first-t",
-              "all-slow", "all-fast", "hot", "sentinel: lead gap pool moved/step trials, CPU ms");
+  std::printf("%-12s %5s %9s %9s %9s %9s %9s  %s\n", "fixture", "budget", "sentinel", "first-t", "all-slow", "all-fast",
+              "hot", "sentinel: lead gap pool moved/step trials, CPU ms");
   for (const char* name : kFixtures) {
     offline::PlanSource src = load_fixture(name);
     for (uint32_t pct : kSharesPct) {
@@ -405,10 +419,10 @@ TEST_CASE("planner figures on the recorded profiles", "[.][planner-figures]") {
         if (pol == SENTINEL_POLICY_SENTINEL) keep = std::move(r);
       }
       const Plan& p = keep.plan;
-      std::printf("  L%u G%u%s%s pool %.2f MiB moved %.2f MiB late %u, %u trials %.1f ms\n",
-                  p.header.lead_intervals, p.gap_intervals, p.grouped ? " grouped" : "",
-                  p.first_fit ? " first-fit" : "", p.header.fast_pool_bytes / 1048576.0,
-                  p.header.moved_bytes_per_step / 1048576.0, p.late_moves, p.trials, keep.cpu_seconds * 1e3);
+      std::printf("  L%u G%u%s%s pool %.2f MiB moved %.2f MiB late %u, %u trials %.1f ms\n", p.header.lead_intervals,
+                  p.gap_intervals, p.grouped ? " grouped" : "", p.first_fit ? " first-fit" : "",
+                  p.header.fast_pool_bytes / 1048576.0, p.header.moved_bytes_per_step / 1048576.0, p.late_moves,
+                  p.trials, keep.cpu_seconds * 1e3);
     }
   }
 }
@@ -447,8 +461,8 @@ TEST_CASE("planner: moving ahead of use beats first touch and reactive promotion
 
 TEST_CASE("planner: the cost model falls back to resident placement when moves cannot keep up", "[planner]") {
   Synth s = layered();
-  s.bandwidth = 1 << 20;                  // 1 MiB/s: a 1 MiB move takes a second
-  s.interval_ns.assign(8, 1'000'000);    // 1 ms intervals
+  s.bandwidth = 1 << 20;               // 1 MiB/s: a 1 MiB move takes a second
+  s.interval_ns.assign(8, 1'000'000);  // 1 ms intervals
   PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
   Planned st = run_plan(in);
   REQUIRE(st.ok);
@@ -607,8 +621,7 @@ TEST_CASE("planner: co-allocation groups can move as units", "[planner]") {
   Synth s;
   std::vector<uint32_t> members;
   for (int i = 0; i < 8; ++i) {
-    members.push_back(s.add(256 << 10, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL,
-                            0, 7));
+    members.push_back(s.add(256 << 10, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL, 0, 7));
     s.touch(members.back(), 5, 256 << 10);
   }
   PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
@@ -635,15 +648,19 @@ TEST_CASE("planner: randomized profiles keep every guarantee", "[planner]") {
         id = s.weight(size, flags);
       } else {
         const uint32_t b = static_cast<uint32_t>(rng() % n);
-        if (kind == 1) id = s.add(size, SENTINEL_LIFE_SHORT, b, b, flags);
-        else if (kind == 2) id = s.add(size, SENTINEL_LIFE_STEP, b, b + static_cast<uint32_t>(rng() % (n - b)), flags);
-        else id = s.add(size, SENTINEL_LIFE_PERSISTENT, b, SENTINEL_NO_ORDINAL, flags);
+        if (kind == 1)
+          id = s.add(size, SENTINEL_LIFE_SHORT, b, b, flags);
+        else if (kind == 2)
+          id = s.add(size, SENTINEL_LIFE_STEP, b, b + static_cast<uint32_t>(rng() % (n - b)), flags);
+        else
+          id = s.add(size, SENTINEL_LIFE_PERSISTENT, b, SENTINEL_NO_ORDINAL, flags);
       }
       const sentinel_identity& d = s.ids.back();
       for (uint32_t k = 0; k < n; ++k) {
         const bool in_life = d.birth_interval == SENTINEL_NO_ORDINAL || d.death_interval == SENTINEL_NO_ORDINAL ||
                              (k >= d.birth_interval && k <= d.death_interval);
-        if (in_life && rng() % 3 == 0) s.touch(id, k, (1 + rng() % (size >> 13)) << 13, static_cast<uint32_t>(rng() % 2));
+        if (in_life && rng() % 3 == 0)
+          s.touch(id, k, (1 + rng() % (size >> 13)) << 13, static_cast<uint32_t>(rng() % 2));
       }
     }
     if (rng() % 2) {
@@ -655,8 +672,7 @@ TEST_CASE("planner: randomized profiles keep every guarantee", "[planner]") {
     for (sentinel_policy pol : kPolicies) {
       PlanInput in = s.input(pol, FastBudget{0, pct * 10000});
       in.profiled_steps = 2;
-      INFO("round " << round << " intervals " << n << " objects " << objects << " " << pct << "% "
-                    << policy_name(pol));
+      INFO("round " << round << " intervals " << n << " objects " << objects << " " << pct << "% " << policy_name(pol));
       Planned r = run_plan(in);
       REQUIRE(r.ok);
       CHECK(r.allocations == 0);
@@ -717,8 +733,7 @@ TEST_CASE("planner: bad inputs are refused with a reason", "[planner]") {
   refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "identity death interval out of range");
   t = s;
   t.add(MiB, SENTINEL_LIFE_STEP, 3, 2);
-  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}),
-          "identity death interval before its birth interval");
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "identity death interval before its birth interval");
   t = s;
   t.add(MiB, SENTINEL_LIFE_SHORT, 1, 2);
   refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "short-lived identity spans several intervals");

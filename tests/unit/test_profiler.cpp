@@ -1,12 +1,13 @@
 // The profiler's protection, fault recording, I/O pins and signal chaining, on a real arena.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <set>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "profile/classify.h"
 #include "profile/profiler.h"
@@ -17,7 +18,9 @@ using namespace sentinel;
 
 namespace {
 Profiler* g_profiler;
-bool fault_hook(void* addr) { return g_profiler->handle_fault(addr); }
+bool fault_hook(void* addr) {
+  return g_profiler->handle_fault(addr);
+}
 
 struct Obj {
   char* p;
@@ -59,9 +62,9 @@ TEST_CASE("protected objects record one touch per granule and interval", "[profi
   memset(x.p, 1, x.size);
 
   prof.begin_interval(0, 0);
-  x.p[10] = 2;          // granule 0 of x
-  x.p[65536 * 3] = 3;   // granule 3
-  x.p[65536 * 3 + 5] = 4;  // same granule: no new fault
+  x.p[10] = 2;                    // granule 0 of x
+  x.p[65536 * 3] = 3;             // granule 3
+  x.p[65536 * 3 + 5] = 4;         // same granule: no new fault
   volatile char r = y.p[150000];  // granule 2 of y, a read
   (void)r;
   prof.begin_interval(0, 1);
@@ -103,7 +106,7 @@ TEST_CASE("sweeps give back doubling runs and record every granule", "[profiler]
   memset(y.p, 1, size);
 
   prof.begin_interval(0, 0);
-  for (size_t i = 0; i < size; i += 64) x.p[i] = 2;  // in order: 1+2+4 granules, then runs of 8
+  for (size_t i = 0; i < size; i += 64) x.p[i] = 2;              // in order: 1+2+4 granules, then runs of 8
   for (size_t g = 0; g < 128; g += 16) y.p[g * 8192 + 100] = 3;  // every 16th granule: no run grows
   prof.begin_interval(0, 1);
   for (size_t i = 0; i < 3 * 8192; i += 4096) x.p[i] = 4;  // a new interval: 1, then 2 granules
@@ -161,11 +164,12 @@ TEST_CASE("system calls on protected memory succeed through pins", "[profiler]")
 TEST_CASE("faults that are not Sentinel's reach the program's handler", "[profiler][signals]") {
   sig::set_real_sigaction(&::sigaction);
   REQUIRE(sig::install(fault_hook));
-  struct sigaction app{}, old{};
+  struct sigaction app {
+  }, old{};
   app.sa_handler = app_handler;
   sigemptyset(&app.sa_mask);
   REQUIRE(sig::app_sigaction(SIGSEGV, &app, &old) == 0);
-  struct sigaction kernel{};
+  struct sigaction kernel {};
   ::sigaction(SIGSEGV, nullptr, &kernel);
   CHECK((kernel.sa_flags & SA_SIGINFO));  // ours stays installed
   g_app_handler_ran = 0;
@@ -178,7 +182,7 @@ TEST_CASE("faults that are not Sentinel's reach the program's handler", "[profil
   }
   munmap(page, 4096);
   CHECK(g_app_handler_ran == 1);
-  struct sigaction back{};
+  struct sigaction back {};
   sig::app_sigaction(SIGSEGV, &old, &back);
   CHECK(back.sa_handler == app_handler);
 }
@@ -199,14 +203,31 @@ TEST_CASE("classification: identities, lifetimes, touches and groups", "[classif
     uint64_t b = starts[k];
     sentinel_object o{};
     o = sentinel_object{};
-    o.size = 100000; o.site = 1; o.birth_seq = b + 0; o.death_seq = b + 1; log.append(o);
-    o.size = 200000; o.site = 2; o.birth_seq = b + 1; o.death_seq = b + 4; log.append(o);
-    o.size = 300000; o.site = 3; o.birth_seq = b + 2; o.death_seq = UINT64_MAX; log.append(o);
-    o.size = 100000; o.site = 1; o.birth_seq = b + 3; o.death_seq = b + 4; log.append(o);
+    o.size = 100000;
+    o.site = 1;
+    o.birth_seq = b + 0;
+    o.death_seq = b + 1;
+    log.append(o);
+    o.size = 200000;
+    o.site = 2;
+    o.birth_seq = b + 1;
+    o.death_seq = b + 4;
+    log.append(o);
+    o.size = 300000;
+    o.site = 3;
+    o.birth_seq = b + 2;
+    o.death_seq = UINT64_MAX;
+    log.append(o);
+    o.size = 100000;
+    o.site = 1;
+    o.birth_seq = b + 3;
+    o.death_seq = b + 4;
+    log.append(o);
   }
   uint32_t ends[] = {2, 4};  // intervals: ordinals [0,2) and [2,4)
   // Profiled steps: 1 and 2. Touches: weight in both intervals, the step-scoped object in interval 1.
-  TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 1, 0, 0, 0}, {0, 1, 0, 0, 1}, {0, 1, 0, 0, 1}, {6, 1, 0, 0, 0}, {0, 0, 1, 0, 0}};
+  TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 1, 0, 0, 0}, {0, 1, 0, 0, 1},
+                           {0, 1, 0, 0, 1}, {6, 1, 0, 0, 0}, {0, 0, 1, 0, 0}};
   ClassifyInput in;
   in.log = &log;
   in.step_starts = starts;
@@ -232,7 +253,8 @@ TEST_CASE("classification: identities, lifetimes, touches and groups", "[classif
   };
   CHECK(find(9).lifetime == SENTINEL_LIFE_PERSISTENT);
   CHECK(find(9).ordinal == SENTINEL_NO_ORDINAL);
-  CHECK(find(9).touched_bytes == 4 * 65536);  // step 0: granule 0 in interval 0, granules 0 and 1 in interval 1; step 1: granule 0
+  CHECK(find(9).touched_bytes ==
+        4 * 65536);  // step 0: granule 0 in interval 0, granules 0 and 1 in interval 1; step 1: granule 0
   CHECK(find(1).lifetime == SENTINEL_LIFE_SHORT);
   CHECK(find(2).lifetime == SENTINEL_LIFE_STEP);
   CHECK(find(2).birth_interval == 0);

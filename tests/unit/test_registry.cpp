@@ -1,7 +1,8 @@
+#include <pthread.h>
+
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstring>
-#include <pthread.h>
 #include <thread>
 #include <vector>
 

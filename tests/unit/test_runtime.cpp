@@ -75,8 +75,8 @@ TEST_CASE("bad frees are reported and ignored", "[runtime]") {
   ensure_runtime();
   void* p = rt::allocate(70000, 0, false, {});
   rt::release(p);
-  rt::release(p);                                     // double free
-  rt::release(static_cast<char*>(p) + 8);            // interior pointer
+  rt::release(p);                          // double free
+  rt::release(static_cast<char*>(p) + 8);  // interior pointer
   int e = errno = 1234;
   rt::release(p);
   CHECK(errno == e);

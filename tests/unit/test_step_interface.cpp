@@ -31,8 +31,8 @@ Stream stream_of(const std::vector<Token>& prologue, const std::vector<Token>& p
 }
 
 // A step with repeated (site, size) pairs: k matters.
-const std::vector<Token> kStep = {{1, 65536}, {2, 131072}, {2, 131072}, {3, 65536}, {2, 131072},
-                                  {4, 262144}, {1, 65536}, {5, 65536}, {6, 98304}};
+const std::vector<Token> kStep = {{1, 65536},  {2, 131072}, {2, 131072}, {3, 65536}, {2, 131072},
+                                  {4, 262144}, {1, 65536},  {5, 65536},  {6, 98304}};
 const std::vector<Token> kPrologue = {{90, 65536}, {91, 70000}, {92, 80000}, {93, 90000}, {94, 100000}};
 
 }  // namespace

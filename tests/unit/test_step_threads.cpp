@@ -26,18 +26,20 @@ uint64_t nearest(const std::vector<uint64_t>& v, uint64_t a) {
 // steps, the first step of a later phase) are not required to have a detected start nearby, and detected
 // starts near them are not counted.
 struct Measure {
-  size_t true_steps = 0;     // marks not excluded
-  size_t found = 0;          // detected starts from the fourth true one on, not near an excluded mark
-  uint64_t worst_slack = 0;  // farthest detected start from a true one, and true from detected
-  double id_share = 0;       // mean share of a step's bytes whose identity the next step has (main phase)
-  double id_worst = 1;       // the worst consecutive pair
+  size_t true_steps = 0;      // marks not excluded
+  size_t found = 0;           // detected starts from the fourth true one on, not near an excluded mark
+  uint64_t worst_slack = 0;   // farthest detected start from a true one, and true from detected
+  double id_share = 0;        // mean share of a step's bytes whose identity the next step has (main phase)
+  double id_worst = 1;        // the worst consecutive pair
   double id_range_share = 0;  // the same with identities counted in [start, next start) ranges
   uint16_t main_phase = 0;
 };
 
 Measure measure(const Stream& s, const Run& r, uint64_t slack, const std::vector<size_t>& excluded) {
   Measure m;
-  auto is_excluded = [&](size_t k) { return k < 3 || std::find(excluded.begin(), excluded.end(), k) != excluded.end(); };
+  auto is_excluded = [&](size_t k) {
+    return k < 3 || std::find(excluded.begin(), excluded.end(), k) != excluded.end();
+  };
   std::vector<uint64_t> truth, all(s.marks.begin(), s.marks.end()), det(r.starts.begin(), r.starts.end());
   for (size_t k = 0; k < s.marks.size(); k++)
     if (!is_excluded(k)) truth.push_back(s.marks[k]);
@@ -78,7 +80,7 @@ Measure measure(const Stream& s, const Run& r, uint64_t slack, const std::vector
   double sum = 0;
   size_t pairs = 0;
   for (size_t k = 0; k + 2 < steps.size(); k++) {  // the last step may be cut short by the end
-    if (step_seq[k] < from) continue;                // from the fourth step on, like the counts
+    if (step_seq[k] < from) continue;              // from the fourth step on, like the counts
     if (step_phase[k] != m.main_phase || step_phase[k + 1] != m.main_phase) continue;
     uint64_t a = 0, b = 0;
     for (auto& [id, bytes] : steps[k]) {
@@ -122,8 +124,8 @@ Measure measure(const Stream& s, const Run& r, uint64_t slack, const std::vector
 
 struct ThreadFixture {
   const char* file;
-  uint32_t period;                // steady-state allocations per step (of the main phase)
-  uint64_t slack;                 // allowed distance between a detected and a marked step start
+  uint32_t period;               // steady-state allocations per step (of the main phase)
+  uint64_t slack;                // allowed distance between a detected and a marked step start
   std::vector<size_t> excluded;  // 0-based marks of steps that begin a later phase
   size_t lock_by = 5;            // the main period is locked before this step (0-based mark) begins
   size_t steps_short = 3;        // steps() may count this many fewer steps than there are marks
@@ -152,9 +154,16 @@ const ThreadFixture kThreadFixtureCases[] = {
     {"torch_phases.txt", 23, 0, {32, 48}},           // train, eval (11 a step), train
 };
 
-const char* kThreadFixtures[] = {"keras_mlp.txt",     "keras_tfdata.txt", "keras_cnn.txt",
-                                 "keras_batch.txt",   "keras_batch_contended.txt", "keras_mlp_contended.txt",
-                                 "torch_threads.txt", "torch_pin.txt", "torch_pin_alternating.txt", "torch_phases.txt"};
+const char* kThreadFixtures[] = {"keras_mlp.txt",
+                                 "keras_tfdata.txt",
+                                 "keras_cnn.txt",
+                                 "keras_batch.txt",
+                                 "keras_batch_contended.txt",
+                                 "keras_mlp_contended.txt",
+                                 "torch_threads.txt",
+                                 "torch_pin.txt",
+                                 "torch_pin_alternating.txt",
+                                 "torch_phases.txt"};
 
 }  // namespace
 
@@ -172,33 +181,39 @@ TEST_CASE("step detector on thread-pool fixtures, report", "[.][step-report]") {
                 static_cast<unsigned long long>(s.marks[0]));
     for (auto [seq, P] : r.locks)
       std::printf(" P%u in step %ld", P, std::upper_bound(s.marks.begin(), s.marks.end(), seq) - s.marks.begin());
-    std::printf(" | steps() %llu, found %zu of %zu after step 3, worst slack %llu | ids %.4f (worst %.3f) ranges %.4f | noise %llu "
-                "missing %llu late %llu displaced %llu unlocks %llu retracted %llu phases %u\n",
-                static_cast<unsigned long long>(r.steps), m.found, m.true_steps,
-                static_cast<unsigned long long>(m.worst_slack), m.id_share, m.id_worst, m.id_range_share,
-                static_cast<unsigned long long>(d->noise_tokens()), static_cast<unsigned long long>(d->skipped_tokens()),
-                static_cast<unsigned long long>(d->late_tokens()), static_cast<unsigned long long>(d->displaced_tokens()),
-                static_cast<unsigned long long>(d->unlocks()), static_cast<unsigned long long>(d->retracted()),
-                d->phases());
+    std::printf(
+        " | steps() %llu, found %zu of %zu after step 3, worst slack %llu | ids %.4f (worst %.3f) ranges %.4f | noise "
+        "%llu "
+        "missing %llu late %llu displaced %llu unlocks %llu retracted %llu phases %u\n",
+        static_cast<unsigned long long>(r.steps), m.found, m.true_steps, static_cast<unsigned long long>(m.worst_slack),
+        m.id_share, m.id_worst, m.id_range_share, static_cast<unsigned long long>(d->noise_tokens()),
+        static_cast<unsigned long long>(d->skipped_tokens()), static_cast<unsigned long long>(d->late_tokens()),
+        static_cast<unsigned long long>(d->displaced_tokens()), static_cast<unsigned long long>(d->unlocks()),
+        static_cast<unsigned long long>(d->retracted()), d->phases());
     {
       std::vector<uint64_t> det(r.starts.begin(), r.starts.end());
       std::vector<uint64_t> truth(s.marks.begin() + 3, s.marks.end());
       for (size_t k = 3; k < s.marks.size(); k++)
-        if (nearest(det, s.marks[k]) > 1) std::printf("    true step %zu at %llu: nearest detected %llu away\n", k + 1, (unsigned long long)s.marks[k], (unsigned long long)nearest(det, s.marks[k]));
+        if (nearest(det, s.marks[k]) > 1)
+          std::printf("    true step %zu at %llu: nearest detected %llu away\n", k + 1, (unsigned long long)s.marks[k],
+                      (unsigned long long)nearest(det, s.marks[k]));
       for (uint64_t x : det)
-        if (x + 2 >= s.marks[3] && nearest(truth, x) > 1) std::printf("    detected %llu: nearest true %llu away\n", (unsigned long long)x, (unsigned long long)nearest(truth, x));
+        if (x + 2 >= s.marks[3] && nearest(truth, x) > 1)
+          std::printf("    detected %llu: nearest true %llu away\n", (unsigned long long)x,
+                      (unsigned long long)nearest(truth, x));
     }
     if (const char* show = std::getenv("STEP_REPORT_SHOW")) {  // "lo-hi": the stream with starts and flags
       unsigned long lo = 0, hi = 0;
       std::sscanf(show, "%lu-%lu", &lo, &hi);
       std::map<std::pair<uint32_t, uint64_t>, int> names;
       for (size_t i = lo; i < hi && i < s.tokens.size(); i++) {
-        int nm = names.emplace(std::make_pair(s.tokens[i].site, s.tokens[i].size), static_cast<int>(names.size())).first->second;
+        int nm = names.emplace(std::make_pair(s.tokens[i].site, s.tokens[i].size), static_cast<int>(names.size()))
+                     .first->second;
         bool mk = std::binary_search(s.marks.begin(), s.marks.end(), i);
         bool st = std::binary_search(r.starts.begin(), r.starts.end(), i);
         const FeedResult& f = r.fed[i];
-        std::printf("%s%s%d%s%s ", mk ? "^" : "", st ? "|" : "", nm, (f.flags & kFedNoise) ? "*" : ((f.flags & kFedLocked) ? "" : "_"),
-                    (f.flags & kFedLate) ? "L" : "");
+        std::printf("%s%s%d%s%s ", mk ? "^" : "", st ? "|" : "", nm,
+                    (f.flags & kFedNoise) ? "*" : ((f.flags & kFedLocked) ? "" : "_"), (f.flags & kFedLate) ? "L" : "");
       }
       std::printf("\n");
     }
@@ -216,9 +231,9 @@ TEST_CASE("step detector finds the steps of thread-pool training loops", "[step]
       auto d = make();
       Run r = run_detector(*d, s, s.tokens.size());  // the marks are not fed
       Measure m = measure(s, r, fc.slack, fc.excluded);
-      INFO(fc.file << ": " << r.starts.size() << " step starts, steps() " << r.steps << ", found " << m.found
-                   << " of " << m.true_steps << ", worst slack " << m.worst_slack << ", identity share "
-                   << m.id_share << " (worst pair " << m.id_worst << ")");
+      INFO(fc.file << ": " << r.starts.size() << " step starts, steps() " << r.steps << ", found " << m.found << " of "
+                   << m.true_steps << ", worst slack " << m.worst_slack << ", identity share " << m.id_share
+                   << " (worst pair " << m.id_worst << ")");
       // Steps found within 2 of the real number after the first three, each within the slack.
       CHECK(m.found + 2 >= m.true_steps);
       CHECK(m.found <= m.true_steps + 2);
@@ -351,9 +366,11 @@ Synthetic permuted(const std::vector<Token>& m, int steps, int every, uint32_t s
     shuffle(b, g);
     Disturbance d = kClean;
     if (k == 0)
-      for (int e = 0; e < 5; e++) b.insert(b.begin() + g.below(static_cast<uint32_t>(b.size())), Token{6000u + e, 70000});
+      for (int e = 0; e < 5; e++)
+        b.insert(b.begin() + g.below(static_cast<uint32_t>(b.size())), Token{6000u + e, 70000});
     if (k >= 4 && every && k % every == 0) d = static_cast<Disturbance>(1 + turn++ % 3);
-    if (d == kForeign) b.insert(b.begin() + g.below(static_cast<uint32_t>(b.size())), Token{7000u + g.below(1000), 90000});
+    if (d == kForeign)
+      b.insert(b.begin() + g.below(static_cast<uint32_t>(b.size())), Token{7000u + g.below(1000), 90000});
     if (d == kMissing) b.erase(b.begin() + g.below(static_cast<uint32_t>(b.size())));
     body.push_back(b);
     out.what.push_back(d);
@@ -384,8 +401,9 @@ TEST_CASE("step detector locks on steps that are random permutations of one mult
         if (e.flags & (kStepLock | kStepUnlock))
           lk += std::to_string(e.seq) + ((e.flags & kStepUnlock) ? "U" : "L") + std::to_string(e.period) + " ";
       INFO("events " << lk);
-      INFO("P " << P << ", a disturbance every " << every << " steps: locks " << d->locks() << ", unlocks " << d->unlocks()
-                << ", steps() " << r.steps << ", noise " << d->noise_tokens() << ", missing " << d->skipped_tokens());
+      INFO("P " << P << ", a disturbance every " << every << " steps: locks " << d->locks() << ", unlocks "
+                << d->unlocks() << ", steps() " << r.steps << ", noise " << d->noise_tokens() << ", missing "
+                << d->skipped_tokens());
       CHECK(d->locked());
       CHECK(d->period() == P);
       CHECK(d->phases() == 1);

@@ -59,8 +59,7 @@ int phdr_callback(dl_phdr_info* info, size_t, void* data) {
         const auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p + off);
         size_t name_at = off + sizeof(ElfW(Nhdr));
         size_t desc_at = name_at + ((n->n_namesz + 3) & ~size_t{3});
-        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-            std::memcmp(p + name_at, "GNU", 4) == 0)
+        if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0)
           m->build_id.assign(reinterpret_cast<const char*>(p + desc_at), n->n_descsz);
         off = desc_at + ((n->n_descsz + 3) & ~size_t{3});
       }
@@ -117,8 +116,7 @@ int main(int argc, char** argv) {
     std::vector<sentinel_object> objs;
     for (uint32_t i = 0; i < 15; ++i) {
       sites.push_back({i, 0x100u + i, {0x1000u + i}});
-      objs.push_back(make_object(0x100000ull * (i + 1), 4096ull * (i + 1), 1000 + i, 0, i,
-                                 UINT64_MAX, i));
+      objs.push_back(make_object(0x100000ull * (i + 1), 4096ull * (i + 1), 1000 + i, 0, i, UINT64_MAX, i));
     }
     d.sites(sites);
     d.objects(objs);
@@ -161,10 +159,11 @@ int main(int argc, char** argv) {
     // Markup in every string the report prints: it must come out as text.
     auto xss = spec;
     xss.executable = "/opt/</script><img src=x onerror=alert(1)>/python";
-    xss.argv = {"python3", "</title><script>alert(2)</script>", "a&b \"q\" 'q'", "\x01" "ctl\xff"};
+    xss.argv = {"python3", "</title><script>alert(2)</script>", "a&b \"q\" 'q'",
+                "\x01"
+                "ctl\xff"};
     ok &= write_file(dir + "/xss.prof", sentinel::testing::make_loop_dump(xss).bytes);
-    ok &= write_file(dir + "/demo.prof",
-                     sentinel::testing::make_loop_dump(sentinel::testing::demo_loop_spec()).bytes);
+    ok &= write_file(dir + "/demo.prof", sentinel::testing::make_loop_dump(sentinel::testing::demo_loop_spec()).bytes);
   }
   {  // broken files
     auto trunc = sample;

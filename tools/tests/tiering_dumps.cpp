@@ -178,11 +178,11 @@ bool write_tiering_dumps(const std::string& dir) {
   // sentinel-view plan takes those settings.
   auto hot = sentinel::testing::small_loop_spec();
   hot.format_12 = true;
-  hot.extra = [](DumpBuilder& d, const LoopDump&) {
-    d.config({"SENTINEL_POLICY=hot", "SENTINEL_FAST_BYTES=3M"});
-  };
+  hot.extra = [](DumpBuilder& d, const LoopDump&) { d.config({"SENTINEL_POLICY=hot", "SENTINEL_FAST_BYTES=3M"}); };
   ok &= write_file(dir + "/loop-hot-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
-  hot.extra = [](DumpBuilder& d, const LoopDump&) { d.config({"SENTINEL_POLICY=all-fast", "SENTINEL_FAST_BYTES=auto"}); };
+  hot.extra = [](DumpBuilder& d, const LoopDump&) {
+    d.config({"SENTINEL_POLICY=all-fast", "SENTINEL_FAST_BYTES=auto"});
+  };
   ok &= write_file(dir + "/loop-auto-config.prof", sentinel::testing::make_loop_dump(hot).bytes);
 
   {  // A run whose allocations never formed a step: only the detector's diagnosis.

@@ -1,6 +1,7 @@
 /* The part of QEMU's TCG plugin API (include/qemu/qemu-plugin.h, API version 1, QEMU 6.0-8.0) that the
- * slow-tier plugin uses, declared here because Debian ships no header for it (signatures as in QEMU 7.2's header). Only used when meson does not
- * find a real qemu-plugin.h. The functions are resolved from the QEMU binary when it loads the plugin. */
+ * slow-tier plugin uses, declared here because Debian ships no header for it (signatures as in QEMU 7.2's header). Only
+ * used when meson does not find a real qemu-plugin.h. The functions are resolved from the QEMU binary when it loads the
+ * plugin. */
 #ifndef SENTINEL_QEMU_PLUGIN_API_H
 #define SENTINEL_QEMU_PLUGIN_API_H
 
