@@ -19,6 +19,7 @@
 #include "symbolizer.h"
 #include "tiering_model.h"
 #include "view.h"
+#include "warmup.h"
 
 namespace sentinel::view {
 
@@ -227,6 +228,7 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
         os << "    intervals (in-step ordinals) " << bounds_text(*ph.table) << "\n";
       const std::string status = phase_status(ph, v.tm.find(ph.phase));
       if (!status.empty()) os << "    " << status << "\n";
+      if (const auto w = warmup_of(p, ph.phase)) os << "    warm-up: " << warmup_text(*w) << "\n";
     }
     if (stepless)
       os << "  (" << stepless << (stepless == 1 ? " lock" : " locks")
@@ -473,6 +475,32 @@ void session_json(std::ostream& os, const fmt::ProfileSession* s) {
   os << "]}";
 }
 
+// "warmup": the steps spent locking, profiling, trialling and checking (warmup.h); null without a live step.
+void print_warmup_json(std::ostream& os, const std::optional<Warmup>& w) {
+  os << ",\"warmup\":";
+  if (!w) {
+    os << "null";
+    return;
+  }
+  os << "{\"lock_step\":" << w->lock_step << ",\"found_before\":" << w->found_before
+     << ",\"profiled_steps\":" << w->profiled << ",\"first_profiled\":" << w->first_profiled
+     << ",\"checked_steps\":" << w->checked << ",\"first_checked\":" << w->first_checked
+     << ",\"trial_steps\":" << w->trial_steps << ",\"steady_from\":" << w->steady_from
+     << ",\"steps_to_steady\":" << w->steps_to_steady
+     << ",\"ended_in_warmup\":" << (w->ended_in_warmup ? "true" : "false")
+     << ",\"steady_step_ns\":" << w->steady_step_ns << ",\"profiled_cost\":";
+  auto ratio = [&](double x) {  // 0: unknown
+    if (x > 0)
+      os << x;
+    else
+      os << "null";
+  };
+  ratio(w->profiled_cost);
+  os << ",\"checked_cost\":";
+  ratio(w->checked_cost);
+  os << "}";
+}
+
 void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, const Options& o) {
   const StepModel& sm = v.sm;
   const AccessModel& am = v.am;
@@ -521,6 +549,7 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
     }
     os << ",\"first_step_ns\":" << first_ns << ",\"last_step_ns\":" << last_ns
        << ",\"steady_from_ns\":" << (flagged ? steady_ns : first_ns);
+    print_warmup_json(os, warmup_of(p, ph.phase));
     print_phase_tiering_json(os, v.tm.find(ph.phase));
     os << "}";
   }

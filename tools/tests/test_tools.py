@@ -843,6 +843,19 @@ def test_guest(a, tmp):
               and isinstance(got.get("fast_hit_share"), float) and abs(got["fast_hit_share"] - share) < 1e-5
               and got.get("misplaced_objects") == 0 and got.get("verified_objects") == 0,
               f"phase {n}: profiled, planned, checked, measured {share:.4f}, nothing verified (32-byte PLACEMENT)")
+    # The warm-up (tools/warmup.h): where each phase locked, was profiled and checked, and runs steady.
+    for n, want in {1: {"lock_step": 83, "found_before": 83, "profiled_steps": 2, "first_profiled": 147,
+                        "checked_steps": 2, "first_checked": 152, "steady_from": 154, "steps_to_steady": 71},
+                    2: {"lock_step": 442, "found_before": 0, "profiled_steps": 2, "first_profiled": 443,
+                        "checked_steps": 2, "first_checked": 448, "steady_from": 450, "steps_to_steady": 8}}.items():
+        w = ph.get(n, {}).get("warmup") or {}
+        check(all(w.get(k) == v for k, v in want.items()) and w.get("ended_in_warmup") is False
+              and w.get("steady_step_ns", 0) > 0 and (w.get("profiled_cost") or 0) > 0,
+              f"phase {n} warmup {want} (got {w})")
+    r = run([view, "summary", "--no-symbols", "--top", "0", dump])
+    check("    warm-up: locked at step #442, profiled #443-#444 (" in r.stdout
+          and "checked #448-#449 (" in r.stdout and "steady from #450, 8 steps after the lock" in r.stdout,
+          "summary: phase 2's warm-up line")
     p2 = GUEST_PHASES[2]
     share2 = p2["placement_fast_bytes"] / p2["placement_touched_bytes"]
     for k, v in {"policy": "sentinel", "fast_budget_bytes": 2789715, "fast_peak_bytes": 5330561, "migrated_bytes": 74826449,
