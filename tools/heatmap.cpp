@@ -164,6 +164,12 @@ Rows identity_rows(const AccessModel& am, const Options& o) {
       r.live_first = 0;
       r.live_last = n - 1;
       span = "all";
+    } else if (id.id.lifetime == SENTINEL_LIFE_NEXT_STEP && id.id.death_interval != SENTINEL_NO_ORDINAL) {
+      // Alive from its birth to the end of the step and, in the next step, up to its death (the ' marks
+      // the next step's interval): the row is not cut.
+      r.live_first = 0;
+      r.live_last = n - 1;
+      span = std::to_string(id.id.birth_interval) + "-" + std::to_string(id.id.death_interval) + "'";
     } else {
       r.live_first = std::min(id.id.birth_interval, n - 1);
       r.live_last = id.id.death_interval == SENTINEL_NO_ORDINAL ? n - 1 : std::min(id.id.death_interval, n - 1);

@@ -17,16 +17,18 @@ uint64_t sat_add(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-int lifetime_rank(uint8_t life) {  // drawing order: persistent, step, short, unknown
+int lifetime_rank(uint8_t life) {  // drawing order: persistent, next-step, step, short, unknown
   switch (life) {
     case SENTINEL_LIFE_PERSISTENT:
       return 0;
-    case SENTINEL_LIFE_STEP:
+    case SENTINEL_LIFE_NEXT_STEP:
       return 1;
-    case SENTINEL_LIFE_SHORT:
+    case SENTINEL_LIFE_STEP:
       return 2;
-    default:
+    case SENTINEL_LIFE_SHORT:
       return 3;
+    default:
+      return 4;
   }
 }
 
@@ -58,6 +60,8 @@ const char* lifetime_name(uint8_t lifetime) {
       return "step-scoped";
     case SENTINEL_LIFE_PERSISTENT:
       return "persistent";
+    case SENTINEL_LIFE_NEXT_STEP:
+      return "next-step";
     default:
       return "unknown";
   }
@@ -71,6 +75,8 @@ const char* lifetime_short(uint8_t lifetime) {
       return "step";
     case SENTINEL_LIFE_PERSISTENT:
       return "persistent";
+    case SENTINEL_LIFE_NEXT_STEP:
+      return "next";
     default:
       return "unknown";
   }

@@ -21,9 +21,9 @@
 
 namespace sentinel::view {
 
-// "short-lived", "step-scoped", "persistent", "unknown".
+// "short-lived", "step-scoped", "next-step", "persistent", "unknown".
 const char* lifetime_name(uint8_t lifetime);
-// "short", "step", "persistent", "unknown" (for narrow columns).
+// "short", "step", "next", "persistent", "unknown" (for narrow columns).
 const char* lifetime_short(uint8_t lifetime);
 
 struct PhaseSummary {

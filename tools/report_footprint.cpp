@@ -153,12 +153,10 @@ struct StepLayer {
   const char* name;
   const char* color;
 };
-const StepLayer kStepLayers[] = {{"alive before the step", "#4e79a7"},
-                                 {"persistent (born in the step)", "#76b7b2"},
-                                 {"step-scoped", "#f28e2b"},
-                                 {"short-lived", "#59a14f"},
-                                 {"unclassified", "#bab0ac"}};
-constexpr size_t kLayers = 5;
+const StepLayer kStepLayers[] = {{"alive before the step", "#4e79a7"}, {"persistent (born in the step)", "#76b7b2"},
+                                 {"step-scoped", "#f28e2b"},           {"short-lived", "#59a14f"},
+                                 {"unclassified", "#bab0ac"},          {"into the next step", "#edc948"}};
+constexpr size_t kLayers = 6;
 
 // The interval of in-step ordinal `ord` in the table, -1 when none (or no table).
 int64_t interval_of(const fmt::IntervalTable* table, uint64_t ord) {
@@ -188,6 +186,8 @@ size_t layer_of(const Ctx& c, size_t i, const StepClock& st) {
         return 2;
       case SENTINEL_LIFE_SHORT:
         return 3;
+      case SENTINEL_LIFE_NEXT_STEP:
+        return 5;
       default:
         return 4;
     }

@@ -96,8 +96,8 @@ Span span_of(const Ctx& c, const Lives& l, size_t i) {
   bool after = false;
   if (l.death_ord[i] < UINT64_MAX - 1 && l.death_ord[i] <= l.P) {
     b = static_cast<double>(l.death_ord[i]);
-  } else if (id.lifetime == SENTINEL_LIFE_PERSISTENT || id.death_interval == SENTINEL_NO_ORDINAL ||
-             l.death_ord[i] != UINT64_MAX) {
+  } else if (id.lifetime == SENTINEL_LIFE_PERSISTENT || id.lifetime == SENTINEL_LIFE_NEXT_STEP ||
+             id.death_interval == SENTINEL_NO_ORDINAL || l.death_ord[i] != UINT64_MAX) {
     b = static_cast<double>(l.P);
     after = true;
   } else if (table && id.death_interval < table->bounds.size()) {
@@ -169,7 +169,8 @@ void identity_row(std::ostream& s, const Frame& f, const sentinel_identity& id, 
 void lifetime_legend(std::ostream& s, double ly) {
   s << "<g class=\"legend\" transform=\"translate(" << c2(kLeft) << "," << c2(ly) << ")\">";
   double lx = 0;
-  for (uint8_t l : {uint8_t{SENTINEL_LIFE_PERSISTENT}, uint8_t{SENTINEL_LIFE_STEP}, uint8_t{SENTINEL_LIFE_SHORT}}) {
+  for (uint8_t l : {uint8_t{SENTINEL_LIFE_PERSISTENT}, uint8_t{SENTINEL_LIFE_NEXT_STEP}, uint8_t{SENTINEL_LIFE_STEP},
+                    uint8_t{SENTINEL_LIFE_SHORT}}) {
     s << "<rect x=\"" << c2(lx) << "\" width=\"10\" height=\"10\" fill=\"" << life_color(l) << "\"/><text x=\""
       << c2(lx + 14) << "\" y=\"9\">" << lifetime_name(l) << "</text>";
     lx += 110;

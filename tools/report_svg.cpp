@@ -74,6 +74,8 @@ const char* life_color(uint8_t life) {
       return "#f28e2b";
     case SENTINEL_LIFE_SHORT:
       return "#59a14f";
+    case SENTINEL_LIFE_NEXT_STEP:
+      return "#edc948";
     default:
       return "#9d9d9d";
   }

@@ -248,10 +248,11 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
     os << "profile          none for phase " << am.phase << " (profiled phases: " << profiled_phases(sm) << ")\n";
   }
   if (am.present) {
-    uint64_t by_class[4] = {0, 0, 0, 0};
-    for (const auto& r : am.identities) ++by_class[r.id.lifetime <= 3 ? r.id.lifetime : 0];
-    os << "identities       " << am.identities.size() << " (" << by_class[3] << " persistent, " << by_class[2]
-       << " step-scoped, " << by_class[1] << " short-lived";
+    uint64_t by_class[5] = {0, 0, 0, 0, 0};
+    for (const auto& r : am.identities) ++by_class[r.id.lifetime <= 4 ? r.id.lifetime : 0];
+    os << "identities       " << am.identities.size() << " (" << by_class[3] << " persistent, ";
+    if (by_class[SENTINEL_LIFE_NEXT_STEP]) os << by_class[SENTINEL_LIFE_NEXT_STEP] << " into the next step, ";
+    os << by_class[2] << " step-scoped, " << by_class[1] << " short-lived";
     if (by_class[0]) os << ", " << by_class[0] << " unknown";
     os << "), " << am.groups.size() << " groups, " << human_bytes(per_step(am.total_touched, am))
        << " touched per profiled step (phase " << am.phase << ")\n";

@@ -118,6 +118,9 @@ enum sentinel_lifetime {
   SENTINEL_LIFE_SHORT = 1,      /* born and freed within one interval */
   SENTINEL_LIFE_STEP = 2,       /* born and freed within one step */
   SENTINEL_LIFE_PERSISTENT = 3, /* outlives the step it was born in (weights, optimizer state) */
+  SENTINEL_LIFE_NEXT_STEP = 4,  /* freed in the next step, at death_interval of that step: a step's output
+                                   kept until the next step replaces it (written since 2026-12-03; older
+                                   readers show it as unknown) */
 };
 
 #define SENTINEL_NO_ORDINAL 0xFFFFFFFFu

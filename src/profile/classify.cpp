@@ -21,6 +21,7 @@ namespace {
 
 struct IdentitySlot {
   uint32_t index_plus_one;
+  bool determined;  // an instance's lifetime was seen whole (see ObjectIdentity::undetermined)
 };
 struct TouchSlot {
   uint32_t index_plus_one;
@@ -61,7 +62,32 @@ struct ObjectIdentity {
   uint32_t ordinal = SENTINEL_NO_ORDINAL, occurrence = SENTINEL_NO_ORDINAL;
   uint32_t birth_iv = SENTINEL_NO_ORDINAL, death_iv = SENTINEL_NO_ORDINAL, flags = 0;
   uint8_t life = SENTINEL_LIFE_PERSISTENT;
+  // Born in the last profiled step and still alive when it ended: whether it dies in the next step or
+  // lives on is not known yet. Another instance's class decides; alone, it counts as persistent.
+  bool undetermined = false;
 };
+
+// Longer-lived ranks higher: instances of one identity that disagree keep the longest-lived class.
+int life_rank(uint8_t life) {
+  switch (life) {
+    case SENTINEL_LIFE_SHORT:
+      return 1;
+    case SENTINEL_LIFE_STEP:
+      return 2;
+    case SENTINEL_LIFE_NEXT_STEP:
+      return 3;
+    case SENTINEL_LIFE_PERSISTENT:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+// The interval of an in-step position from the step's start (a death: the allocations made before it).
+uint32_t death_interval(const ClassifyInput& in, uint64_t step_start, uint64_t death_seq) {
+  uint64_t d = death_seq - step_start;
+  return interval_of(in.interval_ends, in.intervals, static_cast<uint32_t>(d ? d - 1 : 0));
+}
 
 ObjectIdentity identify(const ClassifyInput& in, uint64_t i, const sentinel_object* o) {
   ObjectIdentity r;
@@ -76,11 +102,18 @@ ObjectIdentity identify(const ClassifyInput& in, uint64_t i, const sentinel_obje
     r.birth_iv = interval_of(in.interval_ends, in.intervals, r.ordinal);
     // An identity is its (site, size, k): the same tensor in every step, whatever the interleaving.
     r.key = combine_key(combine_key(o->site, o->size), r.occurrence);
-    if (o->death_seq != UINT64_MAX && o->death_seq <= in.step_starts[k + 1]) {
-      uint64_t d = o->death_seq - in.step_starts[k];
-      r.death_iv = interval_of(in.interval_ends, in.intervals, static_cast<uint32_t>(d ? d - 1 : 0));
+    const bool dead = o->death_seq != UINT64_MAX;
+    if (dead && o->death_seq <= in.step_starts[k + 1]) {
+      r.death_iv = death_interval(in, in.step_starts[k], o->death_seq);
       if (r.death_iv < r.birth_iv) r.death_iv = r.birth_iv;  // a reordered stream: never dies before its birth
       r.life = r.death_iv == r.birth_iv ? SENTINEL_LIFE_SHORT : SENTINEL_LIFE_STEP;
+    } else if (static_cast<uint64_t>(k) + 2 < in.step_bounds) {
+      if (dead && o->death_seq <= in.step_starts[k + 2]) {  // freed in the next step: a step's output
+        r.death_iv = death_interval(in, in.step_starts[k + 1], o->death_seq);
+        r.life = SENTINEL_LIFE_NEXT_STEP;
+      }  // else it outlived the next step too: persistent
+    } else {
+      r.undetermined = true;  // the window ended in the step after its birth
     }
   } else {
     // Born before the window (weights, optimizer state, data) or in a step but outside its pattern:
@@ -129,13 +162,16 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
       id.death_interval = oi.death_iv;
       id.lifetime = oi.life;
       slot->index_plus_one = ++out->identity_count;
+      slot->determined = !oi.undetermined;
     }
     uint32_t index = slot->index_plus_one - 1;
     sentinel_identity& id = out->identities[index];
     ++id.instances;
-    if (oi.life > id.lifetime) {  // instances disagree: keep the longest-lived class
+    // Instances disagree: keep the longest-lived class among those whose lifetime was seen whole.
+    if (!oi.undetermined && (!slot->determined || life_rank(oi.life) > life_rank(id.lifetime))) {
       id.lifetime = oi.life;
       id.death_interval = oi.death_iv;
+      slot->determined = true;
     }
     out->identity_objects[index] = static_cast<uint32_t>(i);
     identity_of_log[i] = slot->index_plus_one;

@@ -79,6 +79,11 @@ const char* make_item(const Model& m, const sentinel_identity& d, Item* it) {
   it->start = d.birth_interval;
   if (d.death_interval == SENTINEL_NO_ORDINAL) {
     it->len = n;  // outlives its step: alive until the identity is born again
+  } else if (d.lifetime == SENTINEL_LIFE_NEXT_STEP) {
+    if (d.death_interval >= n) return "identity death interval out of range";
+    // Alive to the end of its step and into the next one up to its death there (at most a whole cycle).
+    const uint32_t len = n - d.birth_interval + d.death_interval + 1;
+    it->len = len < n ? len : n;
   } else {
     if (d.death_interval >= n) return "identity death interval out of range";
     if (d.death_interval < d.birth_interval) return "identity death interval before its birth interval";

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Lifetime classes as a user reads them: tests/steps/step_output.py keeps a step's 512 KiB output in a
+variable until the next step replaces it. Profiled (profile mode, 16 steps), that output's identity is
+"next-step" (SENTINEL_LIFE_NEXT_STEP, 4: freed in the step after its birth, docs/format.md), not
+persistent; no identity born inside a step is persistent (nothing the loop allocates lives longer);
+the planner accepts the profile (`sentinel-view plan --fast-bytes 20%`); the result is bit-identical.
+
+usage: check_lifetimes.py      (env: SENTINEL_LIB, SENTINEL_VIEW)
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import torch_builds  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sentinel_dump  # noqa: E402  (tests/lib)
+
+LIFE_PERSISTENT, LIFE_NEXT_STEP = 3, 4
+OUTPUT_BYTES = 256 * 512 * 4
+
+
+def main():
+    python = torch_builds.DEBIAN
+    why = torch_builds.skip_reason(python)
+    if why:
+        print(f"skip: {why}")
+        return 77
+    lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
+    env = torch_builds.child_env({k: v for k, v in os.environ.items()
+                                  if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    cmd = [python, os.path.join(HERE, "step_output.py"), "16"]
+    plain = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="sentinel-life.") as tmp:
+        dump = os.path.join(tmp, "p.prof")
+        got = subprocess.run(cmd, env=dict(env, LD_PRELOAD=lib, SENTINEL_MODE="profile", SENTINEL_DUMP=dump),
+                             capture_output=True, text=True, timeout=300)
+        if plain.returncode or got.returncode or plain.stdout != got.stdout:
+            print(f"FAIL: status {plain.returncode}/{got.returncode}, outputs {plain.stdout!r} vs {got.stdout!r}")
+            return 1
+        ids = sentinel_dump.read(dump, only=["IDENTITIES"], view=view).get("IDENTITIES", [])
+        inside = [i for i in ids if not i["flags"] & sentinel_dump.IDENTITY_OUTSIDE]
+        outputs = [i for i in inside if i["size"] == OUTPUT_BYTES]
+        print(f"{len(ids)} identities, {len(inside)} born in a step; of {OUTPUT_BYTES} B: "
+              f"{[(i['id'], i['lifetime'], i['birth_interval'], i['death_interval']) for i in outputs]}")
+        if not any(i["lifetime"] == LIFE_NEXT_STEP for i in outputs):
+            failures.append("the step's output is not classed next-step")
+        persistent = [i["id"] for i in inside if i["lifetime"] == LIFE_PERSISTENT]
+        if persistent:
+            failures.append(f"identities born in a step classed persistent: {persistent}")
+        p = subprocess.run([view, "plan", "--fast-bytes", "20%", dump], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            failures.append(f"sentinel-view plan: status {p.returncode}: {p.stderr.strip()}")
+    for f in failures:
+        print(f"FAIL: {f}")
+    if not failures:
+        print("ok: the step's output is next-step, nothing born in a step is persistent, the plan is made")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
