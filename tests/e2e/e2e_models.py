@@ -6,7 +6,6 @@ with or without libsentinel.so preloaded. All batches are generated before the f
 allocates the same tensors every time from step 2 on (step 1 also creates gradients and optimizer state).
 """
 
-import ctypes
 import hashlib
 
 import torch
@@ -28,17 +27,6 @@ def setup_determinism():
     if not _interop_set:  # torch aborts the process if this is set again after parallel work started
         torch.set_num_interop_threads(1)
         _interop_set = True
-
-
-def step_marker():
-    """Returns sentinel_step() when libsentinel.so is loaded in the process, else None."""
-    try:
-        fn = ctypes.CDLL(None).sentinel_step
-    except AttributeError:
-        return None
-    fn.restype = None
-    fn.argtypes = []
-    return fn
 
 
 class _LSTMNet(nn.Module):

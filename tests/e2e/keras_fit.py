@@ -10,11 +10,14 @@ If libsentinel.so is loaded, sentinel_step() is called at the start of every tra
 """
 
 import argparse
-import ctypes
 import hashlib
 import json
 import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 SEED = 1234
 SAMPLES = 512
@@ -46,12 +49,7 @@ def main():
     x = rng.standard_normal((SAMPLES, 28, 28, 1)).astype(np.float32)
     y = rng.randint(0, 10, size=(SAMPLES,)).astype(np.int32)
 
-    try:
-        mark = ctypes.CDLL(None).sentinel_step
-        mark.restype = None
-        mark.argtypes = []
-    except AttributeError:
-        mark = None
+    mark = sentinel_ctypes.step_marker()
 
     batches = []
 

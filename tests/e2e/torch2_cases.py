@@ -26,28 +26,11 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from sentinel_ctypes import allocation_clock  # noqa: E402  (tests/lib)
 
 CASES = ("compile", "adamw-foreach", "adamw-fused", "checkpoint", "autocast-bf16")
 SKIP = 77
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "tracked_allocations", "tracked_frees", "live_bytes", "peak_live_bytes", "overhead_bytes", "steps_marked")]
-
-
-def allocation_clock():
-    try:
-        fn = ctypes.CDLL(None).sentinel_get_stats
-    except AttributeError:  # not preloaded: the reference run
-        return lambda: 0
-    fn.argtypes = [ctypes.POINTER(Stats)]
-    s = Stats()
-
-    def now():
-        fn(ctypes.byref(s))
-        return s.tracked_allocations
-    return now
 
 
 def skip(msg):

@@ -22,10 +22,12 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 import torch  # noqa: E402
 
 import e2e_models  # noqa: E402
+import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 
 def profiled_step_allocations(fn):
@@ -65,7 +67,7 @@ def main():
             ap.error(f"bad --profile-steps {args.profile_steps!r}")
 
     model, opt, batches, loss_fn = e2e_models.build(args.model)
-    mark = e2e_models.step_marker()
+    mark = sentinel_ctypes.step_marker()
     losses = []
     profiled = []
     times = []
