@@ -7,9 +7,14 @@ allocates the same tensors every time from step 2 on (step 1 also creates gradie
 """
 
 import hashlib
+import os
+import sys
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import torch_parts  # noqa: E402  (tests/lib)
 
 MODELS = ("mlp", "cnn", "lstm", "transformer")
 SEED = 1234
@@ -115,16 +120,9 @@ def build(name, size=1, batch=None):
     else:
         # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss (size 1).
         model = _TransformerNet(d_model=w(64, 4), ff=w(256))
-        batches = []
-        for _ in range(NUM_BATCHES):
-            seq = torch.randint(0, 512, (bs(16), 33), generator=gen)
-            batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
+        batches = torch_parts.next_token_batches(torch, gen, 512, bs(16), 32, NUM_BATCHES)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            logits = m(b[0])
-            return ce(logits.reshape(-1, logits.shape[-1]), b[1].reshape(-1))
+        loss_fn = torch_parts.next_token_loss(nn.CrossEntropyLoss())
     model.train()
     return model, opt, batches, loss_fn
 

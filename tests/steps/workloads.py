@@ -29,6 +29,9 @@ import hashlib
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
+
 TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch")
 TORCH_WORKLOADS = ("torch_threads", "torch_pin", "torch_phases")
 WORKLOADS = TF_WORKLOADS + TORCH_WORKLOADS
@@ -225,21 +228,6 @@ def torch_threads(steps, on_step):
     return _torch_digest(torch, model, losses)
 
 
-class _Samples:
-    """Map-style dataset of fixed random samples (784 features, 10 classes); picklable for workers."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        import torch
-        g = torch.Generator().manual_seed(1000 + i)
-        return torch.randn(784, generator=g), int(torch.randint(0, 10, (1,), generator=g))
-
-
 class _PinThread:
     """What DataLoader's pin_memory thread does, on a machine without CUDA.
 
@@ -280,8 +268,8 @@ def torch_pin(steps, on_step):
     ce = nn.CrossEntropyLoss()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loader = torch.utils.data.DataLoader(_Samples(64 * steps), batch_size=64, shuffle=False, num_workers=2,
-                                             pin_memory=True)
+        loader = torch.utils.data.DataLoader(torch_parts.SyntheticSamples(64 * steps), batch_size=64, shuffle=False,
+                                             num_workers=2, pin_memory=True)
     losses = []
     it = iter(_PinThread(loader))
     for _ in range(steps):
