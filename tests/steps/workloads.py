@@ -30,6 +30,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import keras_parts  # noqa: E402  (tests/lib; imports no TensorFlow itself)
 import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
 
 TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch")
@@ -90,9 +91,7 @@ def _keras_digest(model, losses):
 
 
 def _mlp_data(n):
-    import numpy as np
-    rng = np.random.RandomState(1235)
-    return (rng.standard_normal((n, 784)).astype(np.float32), rng.randint(0, 10, size=(n,)).astype(np.int32))
+    return keras_parts.random_samples(n, (784,), 1235)
 
 
 def keras_mlp(steps, on_step):
@@ -128,23 +127,8 @@ def keras_tfdata(steps, on_step):
 
 def keras_cnn(steps, on_step):
     tf = _tf()
-    import numpy as np
-    keras = tf.keras
-    rng = np.random.RandomState(1236)
-    x = rng.standard_normal((32 * steps, 28, 28, 1)).astype(np.float32)
-    y = rng.randint(0, 10, size=(32 * steps,)).astype(np.int32)
-    model = keras.Sequential([
-        keras.Input(shape=(28, 28, 1)),
-        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu"),
-        keras.layers.Dense(10),
-    ])
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = keras_parts.random_samples(32 * steps, (28, 28, 1), 1236)
+    model = keras_parts.conv_net(tf)
     losses = _Losses(tf)
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
               callbacks=[_marker_callback(tf, on_step), losses.callback])
