@@ -11,13 +11,13 @@ If libsentinel.so is loaded, sentinel_step() is called at the start of every tra
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import keras_parts  # noqa: E402  (tests/lib)
+import result_json  # noqa: E402  (tests/lib)
 import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 SEED = 1234
@@ -70,9 +70,7 @@ def main():
         "sentinel_loaded": mark is not None,
         "tf_version": tf.__version__,
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, result)
     return 0
 
 

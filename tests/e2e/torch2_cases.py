@@ -21,12 +21,12 @@ Every case is deterministic: fixed seeds, one intra-op and one inter-op thread, 
 import argparse
 import ctypes
 import hashlib
-import json
 import os
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import result_json  # noqa: E402  (tests/lib)
 from sentinel_ctypes import allocation_clock  # noqa: E402  (tests/lib)
 
 CASES = ("compile", "adamw-foreach", "adamw-fused", "checkpoint", "autocast-bf16")
@@ -131,11 +131,10 @@ def main():
                 t = st[key]
                 if isinstance(t, torch.Tensor):
                     h.update(memoryview(t.detach().float().contiguous().numpy()).cast("B"))
-    with open(args.out, "w") as f:
-        json.dump({"case": args.case, "steps": args.steps, "losses": losses, "params_sha256": h.hexdigest(),
-                   "starts": starts, "end": end, "pid": os.getpid(), "torch_version": torch.__version__,
-                   "sentinel_loaded": hasattr(ctypes.CDLL(None), "sentinel_get_stats")}, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, {
+        "case": args.case, "steps": args.steps, "losses": losses, "params_sha256": h.hexdigest(),
+        "starts": starts, "end": end, "pid": os.getpid(), "torch_version": torch.__version__,
+        "sentinel_loaded": hasattr(ctypes.CDLL(None), "sentinel_get_stats")})
     return 0
 
 

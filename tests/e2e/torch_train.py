@@ -15,7 +15,6 @@ If libsentinel.so is loaded, sentinel_step() is called at the start of every ste
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import torch  # noqa: E402
 
 import e2e_models  # noqa: E402
+import result_json  # noqa: E402  (tests/lib)
 import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 
@@ -98,9 +98,7 @@ def main():
     }
     if args.profile:
         result["profiled_allocations"] = profiled
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, result)
     return 0
 
 
