@@ -94,14 +94,18 @@ def _mlp_data(n):
     return keras_parts.random_samples(n, (784,), 1235)
 
 
-def keras_mlp(steps, on_step):
-    tf = _tf()
-    x, y = _mlp_data(32 * steps)
-    model = _keras_mlp_model(tf)
+def _fit_arrays(tf, model, x, y, on_step):
+    """One epoch of model.fit on the arrays x, y in batches of 32, unshuffled, each step marked: the digest."""
     losses = _Losses(tf)
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
               callbacks=[_marker_callback(tf, on_step), losses.callback])
     return _keras_digest(model, losses.values)
+
+
+def keras_mlp(steps, on_step):
+    tf = _tf()
+    x, y = _mlp_data(32 * steps)
+    return _fit_arrays(tf, _keras_mlp_model(tf), x, y, on_step)
 
 
 def keras_tfdata(steps, on_step):
@@ -128,11 +132,7 @@ def keras_tfdata(steps, on_step):
 def keras_cnn(steps, on_step):
     tf = _tf()
     x, y = keras_parts.random_samples(32 * steps, (28, 28, 1), 1236)
-    model = keras_parts.conv_net(tf)
-    losses = _Losses(tf)
-    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
-              callbacks=[_marker_callback(tf, on_step), losses.callback])
-    return _keras_digest(model, losses.values)
+    return _fit_arrays(tf, keras_parts.conv_net(tf), x, y, on_step)
 
 
 def keras_batch(steps, on_step):
