@@ -27,25 +27,21 @@ import time
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'e2e'))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'lib'))
 
 import e2e_models  # noqa: E402
+import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 
-class _Stats(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in ('tracked_allocations', 'tracked_frees', 'live_bytes',
-                                               'peak_live_bytes', 'overhead_bytes', 'steps_marked')]
-
-
-def sentinel_api():
+def sentinel_info():
+    """{"mode", "version"} of the loaded library, or None without it."""
     me = ctypes.CDLL(None)
     try:
-        get_stats, mode, version = me.sentinel_get_stats, me.sentinel_mode, me.sentinel_version
+        mode, version = me.sentinel_mode, me.sentinel_version
     except AttributeError:
-        return None, None
-    get_stats.restype = ctypes.c_int
-    get_stats.argtypes = [ctypes.POINTER(_Stats)]
+        return None
     mode.restype = version.restype = ctypes.c_char_p
-    return get_stats, {'mode': mode().decode(), 'version': version().decode()}
+    return {'mode': mode().decode(), 'version': version().decode()}
 
 
 def main():
@@ -55,14 +51,8 @@ def main():
     ap.add_argument('--out', required=True)
     args = ap.parse_args()
 
-    get_stats, info = sentinel_api()
-    stats = _Stats()
-
-    def seq():
-        if get_stats is None:
-            return 0
-        get_stats(ctypes.byref(stats))  # a fixed ctypes struct: no tracked allocation
-        return stats.tracked_allocations
+    info = sentinel_info()
+    seq = sentinel_ctypes.allocation_clock()  # reads a fixed ctypes struct: no tracked allocation
 
     model, opt, batches, loss_fn = e2e_models.build(args.model)
     n = args.steps

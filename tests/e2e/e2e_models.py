@@ -6,11 +6,15 @@ with or without libsentinel.so preloaded. All batches are generated before the f
 allocates the same tensors every time from step 2 on (step 1 also creates gradients and optimizer state).
 """
 
-import ctypes
 import hashlib
+import os
+import sys
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import torch_parts  # noqa: E402  (tests/lib)
 
 MODELS = ("mlp", "cnn", "lstm", "transformer")
 SEED = 1234
@@ -28,17 +32,6 @@ def setup_determinism():
     if not _interop_set:  # torch aborts the process if this is set again after parallel work started
         torch.set_num_interop_threads(1)
         _interop_set = True
-
-
-def step_marker():
-    """Returns sentinel_step() when libsentinel.so is loaded in the process, else None."""
-    try:
-        fn = ctypes.CDLL(None).sentinel_step
-    except AttributeError:
-        return None
-    fn.restype = None
-    fn.argtypes = []
-    return fn
 
 
 class _LSTMNet(nn.Module):
@@ -127,16 +120,9 @@ def build(name, size=1, batch=None):
     else:
         # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss (size 1).
         model = _TransformerNet(d_model=w(64, 4), ff=w(256))
-        batches = []
-        for _ in range(NUM_BATCHES):
-            seq = torch.randint(0, 512, (bs(16), 33), generator=gen)
-            batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
+        batches = torch_parts.next_token_batches(torch, gen, 512, bs(16), 32, NUM_BATCHES)
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            logits = m(b[0])
-            return ce(logits.reshape(-1, logits.shape[-1]), b[1].reshape(-1))
+        loss_fn = torch_parts.next_token_loss(nn.CrossEntropyLoss())
     model.train()
     return model, opt, batches, loss_fn
 

@@ -10,11 +10,15 @@ If libsentinel.so is loaded, sentinel_step() is called at the start of every tra
 """
 
 import argparse
-import ctypes
 import hashlib
-import json
 import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import keras_parts  # noqa: E402  (tests/lib)
+import result_json  # noqa: E402  (tests/lib)
+import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 SEED = 1234
 SAMPLES = 512
@@ -36,22 +40,10 @@ def main():
         print(f"keras_fit: TensorFlow is not importable by {sys.executable}: {e}", file=sys.stderr)
         return 77
 
-    # Before anything creates the TF runtime: one thread each, deterministic ops, fixed seeds.
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    tf.config.experimental.enable_op_determinism()
-    tf.keras.utils.set_random_seed(SEED)
+    keras_parts.setup_pinned(tf, SEED)
+    x, y = keras_parts.random_samples(SAMPLES, (28, 28, 1), SEED + 1)
 
-    rng = np.random.RandomState(SEED + 1)
-    x = rng.standard_normal((SAMPLES, 28, 28, 1)).astype(np.float32)
-    y = rng.randint(0, 10, size=(SAMPLES,)).astype(np.int32)
-
-    try:
-        mark = ctypes.CDLL(None).sentinel_step
-        mark.restype = None
-        mark.argtypes = []
-    except AttributeError:
-        mark = None
+    mark = sentinel_ctypes.step_marker()
 
     batches = []
 
@@ -61,19 +53,7 @@ def main():
             if mark is not None:
                 mark()
 
-    keras = tf.keras
-    model = keras.Sequential([
-        keras.Input(shape=(28, 28, 1)),
-        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu"),
-        keras.layers.Dense(10),
-    ])
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = keras_parts.conv_net(tf)
     hist = model.fit(x, y, batch_size=BATCH, epochs=args.epochs, shuffle=True, verbose=0,
                      callbacks=[StepMarker()])
 
@@ -90,9 +70,7 @@ def main():
         "sentinel_loaded": mark is not None,
         "tf_version": tf.__version__,
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, result)
     return 0
 
 

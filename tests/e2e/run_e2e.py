@@ -64,7 +64,9 @@ def clean_env():
     return env
 
 
-def run(cmd, env, what, timeout):
+def run(cmd, env, what, timeout, log=log):
+    """Runs a training script: its CompletedProcess. Its `sentinel: ` lines are logged; its exit 77 is
+    this script's skip (its last stderr line said), any other failure a Failure."""
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=timeout)
@@ -85,6 +87,34 @@ def run(cmd, env, what, timeout):
 def _skip(msg):
     print(msg, file=sys.stderr)
     return SKIP
+
+
+def checked_in_tmp(tool, name, prefix, keep, check):
+    """Runs check(tmp) in a new temporary directory (mkdtemp(prefix=prefix)); True if it passed.
+
+    A Failure or a timeout is said on stderr (`TOOL: FAIL (NAME): ...`) and returns False; the directory
+    is then kept, and named. A skip (SystemExit) removes it and goes on up. With `keep`, the directory's
+    files are also copied there, passed or failed."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    ok = False
+    try:
+        check(tmp)
+        ok = True
+    except Failure as e:
+        print(f"{tool}: FAIL ({name}): {e}", file=sys.stderr)
+        print(f"{tool}: results and dumps kept in {tmp}", file=sys.stderr)
+    except SystemExit:  # a skip: nothing to keep
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except subprocess.TimeoutExpired as e:
+        print(f"{tool}: FAIL ({name}): timed out after {e.timeout} s: {e.cmd}", file=sys.stderr)
+        print(f"{tool}: results and dumps kept in {tmp}", file=sys.stderr)
+    finally:
+        if keep and os.path.isdir(tmp):
+            shutil.copytree(tmp, keep, dirs_exist_ok=True)
+        if ok:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return ok
 
 
 def load(path):
@@ -393,30 +423,10 @@ def main():
             last = probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "import failed"
             return _skip(f"run_e2e: {module} is not importable by {args.python} ({last}); {hint}")
 
-    tmp = tempfile.mkdtemp(prefix=f"sentinel-e2e-{args.model}-")
     t0 = time.monotonic()
-    ok = False
-    try:
-        if args.model == "keras":
-            keras_e2e(args, tmp)
-        else:
-            torch_e2e(args, tmp)
-        ok = True
-    except Failure as e:
-        print(f"run_e2e: FAIL ({args.model}): {e}", file=sys.stderr)
-        print(f"run_e2e: results and dump kept in {tmp}", file=sys.stderr)
-    except SystemExit:  # a skip: nothing to keep
-        ok = True
-        raise
-    except subprocess.TimeoutExpired as e:
-        print(f"run_e2e: FAIL ({args.model}): timed out after {e.timeout} s: {e.cmd}", file=sys.stderr)
-        print(f"run_e2e: results and dump kept in {tmp}", file=sys.stderr)
-    finally:
-        if args.keep and os.path.isdir(tmp):
-            shutil.copytree(tmp, args.keep, dirs_exist_ok=True)
-        if ok:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if ok:
+    check = keras_e2e if args.model == "keras" else torch_e2e
+    if checked_in_tmp("run_e2e", args.model, f"sentinel-e2e-{args.model}-", args.keep,
+                      lambda tmp: check(args, tmp)):
         log(f"PASS ({args.model}) in {time.monotonic() - t0:.1f} s")
         return 0
     return 1

@@ -26,10 +26,7 @@ import argparse
 import glob
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "steps"))
 import known_issues  # noqa: E402
 import torch_builds  # noqa: E402
 from check_live_steps import read_steps  # noqa: E402
-from run_e2e import Failure, check_run_mode, summary  # noqa: E402
+from run_e2e import Failure, check_run_mode, checked_in_tmp, run, summary  # noqa: E402
 
 SKIP = 77
 FLAG_PROFILED = 8
@@ -48,24 +45,6 @@ WARMUP = 3  # true steps before the first one whose start must be detected (as c
 
 def log(msg):
     print(f"run_torch2_cases: {msg}", flush=True)
-
-
-def run(cmd, env, what, timeout):
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
-    for line in p.stderr.splitlines():
-        if line.startswith("sentinel: "):
-            log(f"[{what}] {line}")
-    if p.returncode == SKIP:
-        msg = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"{what}: skipped"
-        print(msg, file=sys.stderr)
-        raise SystemExit(SKIP)
-    if p.returncode != 0:
-        sys.stderr.write(p.stdout[-4000:])
-        sys.stderr.write(p.stderr[-8000:])
-        raise Failure(f"{what} run exited with status {p.returncode}: {' '.join(cmd)}")
-    log(f"{what} run: {time.monotonic() - t0:.1f} s")
-    return p
 
 
 def check_steps(mode, truth, dump_steps, nsteps, view, dump, issue):
@@ -97,6 +76,71 @@ def check_steps(mode, truth, dump_steps, nsteps, view, dump, issue):
     return [f"{mode}: {e}" for e in errors]
 
 
+def check_case(args, modes, python, tmp):
+    """The plain run, then one run per mode, each checked; results and dumps in tmp. Raises Failure
+    (every mode's failures together)."""
+    base_env = torch_builds.child_env({k: v for k, v in os.environ.items()
+                                       if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    base_env["PYTHONHASHSEED"] = "0"
+    base_env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # compile in the process, not in a worker pool
+    script = [python, os.path.join(HERE, "torch2_cases.py"), args.case, "--steps", str(args.steps)]
+
+    def one(label, mode):
+        env = dict(base_env, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor-" + (
+            "plain" if mode is None else "sentinel")))
+        dump_dir = os.path.join(tmp, f"dump-{label}")
+        if mode is not None:
+            os.mkdir(dump_dir)
+            env.update(LD_PRELOAD=os.path.abspath(args.preload), SENTINEL_MODE=mode,
+                       SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
+            if mode == "run":
+                env["SENTINEL_FAST_BYTES"] = "20%"  # as run_e2e.py --mode run
+        out = os.path.join(tmp, f"{label}.json")
+        run(script + ["--out", out], env, label, args.timeout, log)
+        with open(out) as f:
+            result = json.load(f)
+        return result, dump_dir
+
+    failures = []
+    plain, _ = one("plain", None)
+    if plain["sentinel_loaded"]:
+        raise Failure("the plain run found sentinel_get_stats(): the environment preloads the library")
+    log(f"{args.case}: torch {plain['torch_version']}, {args.steps} steps, final loss "
+        f"{float.fromhex(plain['losses'][-1]):.6f}")
+    for mode in modes:
+        got, dump_dir = one(mode, mode)
+        if not got["sentinel_loaded"]:
+            raise Failure(f"{mode}: libsentinel.so was not loaded in the preloaded run")
+        for key in ("losses", "params_sha256"):
+            if got[key] != plain[key]:
+                if key == "losses":
+                    i = next(i for i, (a, b) in enumerate(zip(plain[key], got[key])) if a != b)
+                    raise Failure(f"{mode}: losses differ first at step {i + 1}: plain {plain[key][i]} vs "
+                                  f"sentinel {got[key][i]}")
+                raise Failure(f"{mode}: final parameters differ: plain {plain[key][:16]}... vs sentinel "
+                              f"{got[key][:16]}...")
+        dumps = glob.glob(os.path.join(dump_dir, f"*.{got['pid']}.prof"))
+        if len(dumps) != 1:
+            raise Failure(f"{mode}: expected the training process's dump (pid {got['pid']}) in {dump_dir}, "
+                          f"found {os.listdir(dump_dir)}")
+        # One dump per training process: torch.compile's compilers, linkers and helper processes
+        # inherit LD_PRELOAD and must stay quiet (docs/config.md, "Which processes write a dump").
+        others = sorted(set(os.listdir(dump_dir)) - {os.path.basename(dumps[0])})
+        if others:
+            failures.append(f"{mode}: {len(others)} dumps of other processes besides the training "
+                            f"process's: {others[:8]}")
+        log(f"{mode}: losses and parameters identical")
+        failures += check_steps(mode, got["starts"], read_steps(dumps[0]), args.steps, args.view, dumps[0],
+                                args.known_issue)
+        if mode == "run":
+            try:
+                check_run_mode(summary(args.view, dumps[0]))
+            except Failure as e:
+                failures.append(f"run: {e}")
+    if failures:  # every mode was run and checked: all their failures are reported
+        raise Failure("\n  ".join([""] + failures))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("case")
@@ -119,86 +163,9 @@ def main():
         print(f"run_torch2_cases: {why}", file=sys.stderr)
         return SKIP
 
-    tmp = tempfile.mkdtemp(prefix=f"sentinel-torch2-{args.case}-")
-    ok = False
     t0 = time.monotonic()
-    try:
-        base_env = torch_builds.child_env({k: v for k, v in os.environ.items()
-                                           if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
-        base_env["PYTHONHASHSEED"] = "0"
-        base_env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"  # compile in the process, not in a worker pool
-        script = [python, os.path.join(HERE, "torch2_cases.py"), args.case, "--steps", str(args.steps)]
-
-        def one(label, mode):
-            env = dict(base_env, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor-" + (
-                "plain" if mode is None else "sentinel")))
-            dump_dir = os.path.join(tmp, f"dump-{label}")
-            if mode is not None:
-                os.mkdir(dump_dir)
-                env.update(LD_PRELOAD=os.path.abspath(args.preload), SENTINEL_MODE=mode,
-                           SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
-                if mode == "run":
-                    env["SENTINEL_FAST_BYTES"] = "20%"  # as run_e2e.py --mode run
-            out = os.path.join(tmp, f"{label}.json")
-            run(script + ["--out", out], env, label, args.timeout)
-            with open(out) as f:
-                result = json.load(f)
-            return result, dump_dir
-
-        failures = []
-        plain, _ = one("plain", None)
-        if plain["sentinel_loaded"]:
-            raise Failure("the plain run found sentinel_get_stats(): the environment preloads the library")
-        log(f"{args.case}: torch {plain['torch_version']}, {args.steps} steps, final loss "
-            f"{float.fromhex(plain['losses'][-1]):.6f}")
-        for mode in modes:
-            got, dump_dir = one(mode, mode)
-            if not got["sentinel_loaded"]:
-                raise Failure(f"{mode}: libsentinel.so was not loaded in the preloaded run")
-            for key in ("losses", "params_sha256"):
-                if got[key] != plain[key]:
-                    if key == "losses":
-                        i = next(i for i, (a, b) in enumerate(zip(plain[key], got[key])) if a != b)
-                        raise Failure(f"{mode}: losses differ first at step {i + 1}: plain {plain[key][i]} vs "
-                                      f"sentinel {got[key][i]}")
-                    raise Failure(f"{mode}: final parameters differ: plain {plain[key][:16]}... vs sentinel "
-                                  f"{got[key][:16]}...")
-            dumps = glob.glob(os.path.join(dump_dir, f"*.{got['pid']}.prof"))
-            if len(dumps) != 1:
-                raise Failure(f"{mode}: expected the training process's dump (pid {got['pid']}) in {dump_dir}, "
-                              f"found {os.listdir(dump_dir)}")
-            # One dump per training process: torch.compile's compilers, linkers and helper processes
-            # inherit LD_PRELOAD and must stay quiet (docs/config.md, "Which processes write a dump").
-            others = sorted(set(os.listdir(dump_dir)) - {os.path.basename(dumps[0])})
-            if others:
-                failures.append(f"{mode}: {len(others)} dumps of other processes besides the training "
-                                f"process's: {others[:8]}")
-            log(f"{mode}: losses and parameters identical")
-            failures += check_steps(mode, got["starts"], read_steps(dumps[0]), args.steps, args.view, dumps[0],
-                                    args.known_issue)
-            if mode == "run":
-                try:
-                    check_run_mode(summary(args.view, dumps[0]))
-                except Failure as e:
-                    failures.append(f"run: {e}")
-        if failures:  # every mode was run and checked: all their failures are reported
-            raise Failure("\n  ".join([""] + failures))
-        ok = True
-    except Failure as e:
-        print(f"run_torch2_cases: FAIL ({args.case}): {e}", file=sys.stderr)
-        print(f"run_torch2_cases: results and dumps kept in {tmp}", file=sys.stderr)
-    except SystemExit:  # a skip: nothing to keep
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    except subprocess.TimeoutExpired as e:
-        print(f"run_torch2_cases: FAIL ({args.case}): timed out after {e.timeout} s: {e.cmd}", file=sys.stderr)
-        print(f"run_torch2_cases: results and dumps kept in {tmp}", file=sys.stderr)
-    finally:
-        if args.keep and os.path.isdir(tmp):
-            shutil.copytree(tmp, args.keep, dirs_exist_ok=True)
-        if ok:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if ok:
+    if checked_in_tmp("run_torch2_cases", args.case, f"sentinel-torch2-{args.case}-", args.keep,
+                      lambda tmp: check_case(args, modes, python, tmp)):
         log(f"PASS ({args.case}, modes {','.join(modes)}) in {time.monotonic() - t0:.1f} s")
         return 0
     return 1

@@ -21,33 +21,16 @@ Every case is deterministic: fixed seeds, one intra-op and one inter-op thread, 
 import argparse
 import ctypes
 import hashlib
-import json
 import os
 import sys
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import result_json  # noqa: E402  (tests/lib)
+from sentinel_ctypes import allocation_clock  # noqa: E402  (tests/lib)
 
 CASES = ("compile", "adamw-foreach", "adamw-fused", "checkpoint", "autocast-bf16")
 SKIP = 77
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "tracked_allocations", "tracked_frees", "live_bytes", "peak_live_bytes", "overhead_bytes", "steps_marked")]
-
-
-def allocation_clock():
-    try:
-        fn = ctypes.CDLL(None).sentinel_get_stats
-    except AttributeError:  # not preloaded: the reference run
-        return lambda: 0
-    fn.argtypes = [ctypes.POINTER(Stats)]
-    s = Stats()
-
-    def now():
-        fn(ctypes.byref(s))
-        return s.tracked_allocations
-    return now
 
 
 def skip(msg):
@@ -148,11 +131,10 @@ def main():
                 t = st[key]
                 if isinstance(t, torch.Tensor):
                     h.update(memoryview(t.detach().float().contiguous().numpy()).cast("B"))
-    with open(args.out, "w") as f:
-        json.dump({"case": args.case, "steps": args.steps, "losses": losses, "params_sha256": h.hexdigest(),
-                   "starts": starts, "end": end, "pid": os.getpid(), "torch_version": torch.__version__,
-                   "sentinel_loaded": hasattr(ctypes.CDLL(None), "sentinel_get_stats")}, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, {
+        "case": args.case, "steps": args.steps, "losses": losses, "params_sha256": h.hexdigest(),
+        "starts": starts, "end": end, "pid": os.getpid(), "torch_version": torch.__version__,
+        "sentinel_loaded": hasattr(ctypes.CDLL(None), "sentinel_get_stats")})
     return 0
 
 

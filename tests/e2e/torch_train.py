@@ -15,17 +15,19 @@ If libsentinel.so is loaded, sentinel_step() is called at the start of every ste
 """
 
 import argparse
-import json
 import os
 import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 import torch  # noqa: E402
 
 import e2e_models  # noqa: E402
+import result_json  # noqa: E402  (tests/lib)
+import sentinel_ctypes  # noqa: E402  (tests/lib)
 
 
 def profiled_step_allocations(fn):
@@ -65,7 +67,7 @@ def main():
             ap.error(f"bad --profile-steps {args.profile_steps!r}")
 
     model, opt, batches, loss_fn = e2e_models.build(args.model)
-    mark = e2e_models.step_marker()
+    mark = sentinel_ctypes.step_marker()
     losses = []
     profiled = []
     times = []
@@ -96,9 +98,7 @@ def main():
     }
     if args.profile:
         result["profiled_allocations"] = profiled
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
+    result_json.write(args.out, result)
     return 0
 
 

@@ -29,6 +29,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
+
 MODELS = ("mlp", "lstm", "transformer")
 
 
@@ -68,17 +71,9 @@ def build(name, torch, nn):
         def forward(self, t):
             return self.head(self.encoder(self.embed(t)))
     model = Net()
-    batches = []
-    for _ in range(4):
-        seq = torch.randint(0, 256, (8, 17), generator=gen)
-        batches.append((seq[:, :-1].contiguous(), seq[:, 1:].contiguous()))
+    batches = torch_parts.next_token_batches(torch, gen, 256, 8, 16, 4)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    ce = nn.CrossEntropyLoss()
-
-    def loss_fn(m, b):
-        logits = m(b[0])
-        return ce(logits.reshape(-1, logits.shape[-1]), b[1].reshape(-1))
-    return model, opt, batches, loss_fn
+    return model, opt, batches, torch_parts.next_token_loss(nn.CrossEntropyLoss())
 
 
 def child(out, steps, models=MODELS):

@@ -9,31 +9,13 @@ TRUTH.json receives the true step starts: the runtime's tracked-allocation count
 read through sentinel_get_stats() (which does not mark anything); for the thread-pool workloads also
 each step's phase and a digest of the results. Without libsentinel.so loaded, the starts are all 0.
 """
-import ctypes
 import json
 import os
 import sys
 
 sys.dont_write_bytecode = True
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "tracked_allocations", "tracked_frees", "live_bytes", "peak_live_bytes", "overhead_bytes", "steps_marked")]
-
-
-def allocation_clock():
-    try:
-        fn = ctypes.CDLL(None).sentinel_get_stats
-    except AttributeError:  # not preloaded (the reference run of a bit-identity check)
-        return lambda: 0
-    fn.argtypes = [ctypes.POINTER(Stats)]
-    s = Stats()
-
-    def now():
-        fn(ctypes.byref(s))
-        return s.tracked_allocations
-    return now
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from sentinel_ctypes import allocation_clock  # noqa: E402  (tests/lib)
 
 
 def torch_models(model, steps, clock):

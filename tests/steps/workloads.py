@@ -29,6 +29,10 @@ import hashlib
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import keras_parts  # noqa: E402  (tests/lib; imports no TensorFlow itself)
+import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
+
 TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch")
 TORCH_WORKLOADS = ("torch_threads", "torch_pin", "torch_phases")
 WORKLOADS = TF_WORKLOADS + TORCH_WORKLOADS
@@ -87,19 +91,21 @@ def _keras_digest(model, losses):
 
 
 def _mlp_data(n):
-    import numpy as np
-    rng = np.random.RandomState(1235)
-    return (rng.standard_normal((n, 784)).astype(np.float32), rng.randint(0, 10, size=(n,)).astype(np.int32))
+    return keras_parts.random_samples(n, (784,), 1235)
+
+
+def _fit_arrays(tf, model, x, y, on_step):
+    """One epoch of model.fit on the arrays x, y in batches of 32, unshuffled, each step marked: the digest."""
+    losses = _Losses(tf)
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
+              callbacks=[_marker_callback(tf, on_step), losses.callback])
+    return _keras_digest(model, losses.values)
 
 
 def keras_mlp(steps, on_step):
     tf = _tf()
     x, y = _mlp_data(32 * steps)
-    model = _keras_mlp_model(tf)
-    losses = _Losses(tf)
-    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
-              callbacks=[_marker_callback(tf, on_step), losses.callback])
-    return _keras_digest(model, losses.values)
+    return _fit_arrays(tf, _keras_mlp_model(tf), x, y, on_step)
 
 
 def keras_tfdata(steps, on_step):
@@ -125,27 +131,8 @@ def keras_tfdata(steps, on_step):
 
 def keras_cnn(steps, on_step):
     tf = _tf()
-    import numpy as np
-    keras = tf.keras
-    rng = np.random.RandomState(1236)
-    x = rng.standard_normal((32 * steps, 28, 28, 1)).astype(np.float32)
-    y = rng.randint(0, 10, size=(32 * steps,)).astype(np.int32)
-    model = keras.Sequential([
-        keras.Input(shape=(28, 28, 1)),
-        keras.layers.Conv2D(16, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(64, activation="relu"),
-        keras.layers.Dense(10),
-    ])
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    losses = _Losses(tf)
-    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0,
-              callbacks=[_marker_callback(tf, on_step), losses.callback])
-    return _keras_digest(model, losses.values)
+    x, y = keras_parts.random_samples(32 * steps, (28, 28, 1), 1236)
+    return _fit_arrays(tf, keras_parts.conv_net(tf), x, y, on_step)
 
 
 def keras_batch(steps, on_step):
@@ -225,21 +212,6 @@ def torch_threads(steps, on_step):
     return _torch_digest(torch, model, losses)
 
 
-class _Samples:
-    """Map-style dataset of fixed random samples (784 features, 10 classes); picklable for workers."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        import torch
-        g = torch.Generator().manual_seed(1000 + i)
-        return torch.randn(784, generator=g), int(torch.randint(0, 10, (1,), generator=g))
-
-
 class _PinThread:
     """What DataLoader's pin_memory thread does, on a machine without CUDA.
 
@@ -280,8 +252,8 @@ def torch_pin(steps, on_step):
     ce = nn.CrossEntropyLoss()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loader = torch.utils.data.DataLoader(_Samples(64 * steps), batch_size=64, shuffle=False, num_workers=2,
-                                             pin_memory=True)
+        loader = torch.utils.data.DataLoader(torch_parts.SyntheticSamples(64 * steps), batch_size=64, shuffle=False,
+                                             num_workers=2, pin_memory=True)
     losses = []
     it = iter(_PinThread(loader))
     for _ in range(steps):
