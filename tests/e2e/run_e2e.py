@@ -210,7 +210,7 @@ def library_buffers(view, dump, steps):
     counts = [0] * steps
     if not sites:
         return counts, {}
-    decoded, dump_steps = read_dump(dump)
+    decoded, dump_steps = read_dump(dump, view)
     starts = sorted(s[0] for s in dump_steps if s[3] & 1)
     if len(starts) != steps:
         raise Failure(f"the dump has {len(starts)} marked steps, expected {steps}")

@@ -42,9 +42,10 @@ import workloads  # noqa: E402
 FLAG_PROFILED = sentinel_dump.STEP_PROFILED
 
 
-def read_dump(path):
-    """(the decoded dump, steps as (start_seq, allocations, phase, flags), one per start)."""
-    d = sentinel_dump.read(path, only=["OBJECTS", "STEPS", "PROFILE", "IDENTITIES"])
+def read_dump(path, view=None):
+    """(the decoded dump, steps as (start_seq, allocations, phase, flags), one per start). view: the
+    sentinel-view to decode with (default: $SENTINEL_VIEW, else the build tree's)."""
+    d = sentinel_dump.read(path, only=["OBJECTS", "STEPS", "PROFILE", "IDENTITIES"], view=view)
     steps = [(s["start_seq"], s["allocations"], s["phase"], s["flags"]) for s in d["STEPS"]]
     # One entry per start: an inferred step and the live one can both name the same start.
     by_start = {}

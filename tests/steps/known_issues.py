@@ -101,7 +101,7 @@ def step1_buffers(view, dump, truth, detected, warmup=3):
     if not view or not os.path.exists(view):
         return None
     frames = _site_frames(view, dump)
-    decoded, _steps = read_dump(dump)
+    decoded, _steps = read_dump(dump, view)
     objects = [(o["birth_seq"], o["site"], o["size"]) for o in decoded["OBJECTS"]]
     lib_sites = {site for site, fr in frames.items()
                  if any(f.startswith(a + "+") or f.startswith(a + "(") or f.startswith(a + " ")
