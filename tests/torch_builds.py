@@ -11,6 +11,7 @@ SENTINEL_* name it does not know, so it is removed from what children see.
 """
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEBIAN = "/usr/bin/python3"
@@ -35,6 +36,34 @@ def child_env(env=None):
     for name in SUITE_ONLY:
         env.pop(name, None)
     return env
+
+
+def plain_env():
+    """The environment of a run without the library: no preload, no Sentinel settings."""
+    return child_env({k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+
+
+def python_from_argv(argv):
+    """The interpreter a checker was given (`--python debian|venv|PATH`), Debian's without it."""
+    return resolve(argv[1]) if len(argv) == 2 and argv[0] == "--python" else DEBIAN
+
+
+def run_or_exit(cmd, env, timeout):
+    """Runs a workload; a failure ends the checker (exit status 1) with its stderr's tail."""
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr[-4000:])
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited with status {p.returncode}")
+    return p
+
+
+def report(failures, ok_line):
+    """Prints each failure, or the ok line; the checker's exit status."""
+    for f in failures:
+        print(f"FAIL: {f}")
+    if not failures:
+        print(f"ok: {ok_line}")
+    return 1 if failures else 0
 
 
 def skip_reason(python):

@@ -10,7 +10,6 @@ here), so this model was never profiled in 20 steps. Checks:
 usage: check_few_allocations.py [--python debian|venv|PATH]   (env: SENTINEL_LIB, SENTINEL_VIEW)
 """
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -25,24 +24,17 @@ STEPS = 20
 
 
 def run(python, env):
-    cmd = [python, os.path.join(HERE, "embedding_sgd.py"), str(STEPS)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr[-4000:])
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited with status {p.returncode}")
-    return p
+    return torch_builds.run_or_exit([python, os.path.join(HERE, "embedding_sgd.py"), str(STEPS)], env, 600)
 
 
 def main():
-    python = torch_builds.resolve(sys.argv[2]) if len(sys.argv) == 3 and sys.argv[1] == "--python" else \
-        torch_builds.DEBIAN
+    python = torch_builds.python_from_argv(sys.argv[1:])
     why = torch_builds.skip_reason(python)
     if why:
         print(f"skip: {why}")
         return 77
     lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
-    plain_env = torch_builds.child_env({k: v for k, v in os.environ.items()
-                                        if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    plain_env = torch_builds.plain_env()
     plain = run(python, plain_env)
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-few.") as tmp:
@@ -72,11 +64,7 @@ def main():
             failures.append(f"profiling started {profiled[0] - live[0]} steps after the lock (at most 8)")
         if main_phase not in [p["header"]["phase"] for p in d.get("PLAN", [])]:
             failures.append("the main phase was not planned")
-    for f in failures:
-        print(f"FAIL: {f}")
-    if not failures:
-        print("ok: profiled and planned soon after the lock, losses identical")
-    return 1 if failures else 0
+    return torch_builds.report(failures, "profiled and planned soon after the lock, losses identical")
 
 
 if __name__ == "__main__":

@@ -30,18 +30,16 @@ def main():
         print(f"skip: {why}")
         return 77
     lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
-    env = torch_builds.child_env({k: v for k, v in os.environ.items()
-                                  if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    env = torch_builds.plain_env()
     cmd = [python, os.path.join(HERE, "step_output.py"), "16"]
-    plain = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    plain = torch_builds.run_or_exit(cmd, env, 300)
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-life.") as tmp:
         dump = os.path.join(tmp, "p.prof")
-        got = subprocess.run(cmd, env=dict(env, LD_PRELOAD=lib, SENTINEL_MODE="profile", SENTINEL_DUMP=dump),
-                             capture_output=True, text=True, timeout=300)
-        if plain.returncode or got.returncode or plain.stdout != got.stdout:
-            print(f"FAIL: status {plain.returncode}/{got.returncode}, outputs {plain.stdout!r} vs {got.stdout!r}")
-            return 1
+        got = torch_builds.run_or_exit(cmd, dict(env, LD_PRELOAD=lib, SENTINEL_MODE="profile", SENTINEL_DUMP=dump),
+                                       300)
+        if plain.stdout != got.stdout:
+            failures.append(f"the result differs: {plain.stdout!r} vs {got.stdout!r}")
         ids = sentinel_dump.read(dump, only=["IDENTITIES"], view=view).get("IDENTITIES", [])
         inside = [i for i in ids if not i["flags"] & sentinel_dump.IDENTITY_OUTSIDE]
         outputs = [i for i in inside if i["size"] == OUTPUT_BYTES]
@@ -55,11 +53,8 @@ def main():
         p = subprocess.run([view, "plan", "--fast-bytes", "20%", dump], capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
             failures.append(f"sentinel-view plan: status {p.returncode}: {p.stderr.strip()}")
-    for f in failures:
-        print(f"FAIL: {f}")
-    if not failures:
-        print("ok: the step's output is next-step, nothing born in a step is persistent, the plan is made")
-    return 1 if failures else 0
+    return torch_builds.report(failures,
+                               "the step's output is next-step, nothing born in a step is persistent, the plan is made")
 
 
 if __name__ == "__main__":

@@ -30,24 +30,18 @@ STEPS, LENGTH = 4, 60
 
 
 def run(python, env):
-    cmd = [python, os.path.join(HERE, "lbfgs_sequence.py"), str(STEPS), str(LENGTH)]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr[-4000:])
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited with status {p.returncode}")
-    return p
+    return torch_builds.run_or_exit([python, os.path.join(HERE, "lbfgs_sequence.py"), str(STEPS), str(LENGTH)],
+                                    env, 900)
 
 
 def main():
-    python = torch_builds.resolve(sys.argv[2]) if len(sys.argv) == 3 and sys.argv[1] == "--python" else \
-        torch_builds.DEBIAN
+    python = torch_builds.python_from_argv(sys.argv[1:])
     why = torch_builds.skip_reason(python)
     if why:
         print(f"skip: {why}")
         return 77
     lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
-    plain_env = torch_builds.child_env({k: v for k, v in os.environ.items()
-                                        if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"})
+    plain_env = torch_builds.plain_env()
     plain = run(python, plain_env)
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-phases.") as tmp:
@@ -79,11 +73,7 @@ def main():
         phase_lines = [x for x in s.stdout.splitlines() if re.match(r"  phase \d+", x)]
         if s.returncode != 0 or any("no steps" in x for x in phase_lines) or not phase_lines:
             failures.append(f"summary (status {s.returncode}) lists phases {phase_lines}")
-    for f in failures:
-        print(f"FAIL: {f}")
-    if not failures:
-        print("ok: the inner loop's profile and plan were dropped; every phase left has steps")
-    return 1 if failures else 0
+    return torch_builds.report(failures, "the inner loop's profile and plan were dropped; every phase left has steps")
 
 
 if __name__ == "__main__":
