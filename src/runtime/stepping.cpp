@@ -120,10 +120,10 @@ void Stepper::update_sync() {
   if (!want && profiling_mode && locked_phase_) {
     const PhaseRecord* p = find_phase(locked_phase_);
     // From the lock to the profile; and the step before a placement check.
-    want = p &&
-           (p->profile == PhaseRecord::kNotYet || (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
-                                                   p->planned_steps + 1 >= cfg_.check_after && tiering_ &&
-                                                   !tiering_->dry_run() && tiering_->trial_settled(p->id)));
+    want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
+                 (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
+                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
+                  tiering_->trial_settled(p->id)));
   }
   sync_wanted_ = want;
 }
@@ -164,12 +164,17 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
     // before the window, not in the first profiled one.
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
-    // Every period is profiled and planned, however few its allocations: one or two large tensors a
-    // step (an embedding table's dense gradient) are what placement is about.
-    bool lock_ok =
-        detector_.confirmed() || detector_.mode() != StepMode::kAuto || p->steps_in_lock >= kTentativeProfileSteps;
+    // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
+    // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
+    // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and
+    // nothing to schedule. A
+    // tentative lock is profiled early only with kMinTentativePeriod allocations a step or more: a
+    // tentative pattern of one to three allocations (a loop reading a file in chunks, a burst of
+    // batches) is too often not a step.
+    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto ||
+                   (p->steps_in_lock >= kTentativeProfileSteps && p->period >= kMinTentativePeriod);
     Window due = Window::none;
-    if (window_ == Window::none && profiling_mode && lock_ok && p->period) {
+    if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
         due = Window::profile;
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
@@ -404,10 +409,31 @@ void Stepper::void_if_empty(uint16_t phase) {
   if (window_ != Window::none && window_phase_ == phase) return;
   for (uint64_t i = 0; i < steps_.size(); ++i)
     if (steps_.at(i).phase == phase) return;
-  if (p->planned && tiering_) tiering_->retire(phase);
-  if (p->profile != PhaseRecord::kNotYet) ++absorbed_profiles_;
-  p->planned = false;
-  p->voided = true;
+  void_record(*p);
+}
+
+void Stepper::void_record(PhaseRecord& p) {
+  if (p.planned && tiering_) tiering_->retire(p.id);
+  if (p.profile != PhaseRecord::kNotYet) ++absorbed_profiles_;
+  p.planned = false;
+  p.voided = true;
+}
+
+// The detector gives a new pattern the id of a pattern it forgot: a tentative lock retracted while it
+// held, whose steps are all void. Whatever this runtime kept under that id (its window, profile, plan)
+// belonged to the forgotten pattern, even though no unlock ever said the lock had ended.
+void Stepper::forget_phase(uint16_t id, uint64_t now) {
+  PhaseRecord* p = nullptr;
+  for (uint32_t i = 0; i < phase_count_ && !p; ++i)
+    if (phases_[i].id == id && !phases_[i].voided) p = &phases_[i];
+  if (!p) return;
+  if (window_ != Window::none && window_phase_ == id) close_window(now, Outcome::voided);
+  if (locked_phase_ == id) {
+    if (tiering_) tiering_->on_phase_left();
+    locked_phase_ = 0;
+    tier_interval_ = -1;
+  }
+  void_record(*p);
 }
 
 void Stepper::drain_events(uint64_t now) {
@@ -419,6 +445,14 @@ void Stepper::drain_events(uint64_t now) {
       if (window_ != Window::none && window_phase_ == ev.phase && window_starts_[0] >= ev.seq &&
           window_starts_[0] <= ev.end_seq)
         close_window(now, Outcome::voided);
+      // A tentative lock retracted as it is lost ends without an unlock: it is left here.
+      if (locked_phase_ == ev.phase && (!detector_.locked() || detector_.phase() != ev.phase)) {
+        if (window_ != Window::none && window_phase_ == ev.phase) close_window(now, Outcome::voided);
+        if (tiering_) tiering_->on_phase_left();
+        locked_phase_ = 0;
+        tier_interval_ = -1;
+        update_sync();
+      }
       void_if_empty(ev.phase);
       continue;
     }
@@ -433,6 +467,7 @@ void Stepper::drain_events(uint64_t now) {
       void_if_empty(ev.phase);  // a lock whose steps were all retracted while it held (a failed tentative one)
       continue;
     }
+    if ((ev.flags & kStepLock) && (ev.flags & kStepNewPhase)) forget_phase(ev.phase, now);
     PhaseRecord* p = record(ev.phase);
     // A phase's interval cut is frozen once its window opens: its identities, touches and plan are
     // all on that cut.

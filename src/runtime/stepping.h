@@ -90,10 +90,13 @@ class Stepper final : public SequenceListener {
  public:
   static constexpr uint32_t kMaxPhases = 64;
   // A tentative lock (docs/step-detection.md: confirmed after max(P, 64) allocations, 13 steps of a
-  // 5-allocation step) is profiled once it has held this many steps: a model with few, large tensors
-  // a step (an embedding table's gradient, DLRM) reaches its steady state within ~10 steps of the lock.
+  // 5-allocation step) of at least kMinTentativePeriod allocations a step is profiled once it has held
+  // this many steps: a model with few, large tensors a step (an embedding table's gradient, DLRM)
+  // reaches its steady state within ~10 steps of the lock.
   // Should the lock turn out to be an inner loop after all, its window or profile is voided.
   static constexpr uint64_t kTentativeProfileSteps = 4;
+  static constexpr uint32_t kMinTentativePeriod = 4;
+  static constexpr uint32_t kMinProfiledPeriod = 2;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
@@ -136,6 +139,8 @@ class Stepper final : public SequenceListener {
   enum class Window : uint8_t { none, profile, check };
   PhaseRecord* record(uint16_t id);
   void void_if_empty(uint16_t phase);
+  void void_record(PhaseRecord& p);
+  void forget_phase(uint16_t id, uint64_t now);
   void set_period(PhaseRecord& p, uint32_t period);
   void begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase);
   void enter_interval(uint32_t interval, uint64_t now);

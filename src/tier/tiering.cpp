@@ -120,7 +120,8 @@ void Tiering::retire(uint16_t phase) {
   s.retired = true;
   s.trial.step_start = 0;
   LineBuf b;
-  b.str("phase ").u64(phase).str(" was an inner loop of a longer step: its plan is dropped");
+  b.str("phase ").u64(phase).str(
+      " was not a step after all (an inner loop of a longer step, or a lock withdrawn): its plan is dropped");
   log_line(denied_calls_ ? LogLevel::info : LogLevel::warn, b);  // as its plan was said (on_profiled)
 }
 
