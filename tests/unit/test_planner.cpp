@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "counting_new.h"
 #include "format/format_reader.h"
 #include "parse_cases.h"
 #include "tier/plan_input.h"
@@ -25,64 +26,23 @@
 
 using namespace sentinel;
 
-// ---- allocation counting: armed only around make_plan(), on this thread.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-thread_local bool g_armed = false;
-thread_local uint64_t g_allocs = 0;
-}  // namespace
+// ---- allocation counting: armed only around make_plan(), on this thread (operator new: counting_new.h).
 extern "C" {
 void* __real_malloc(size_t);
 void* __real_calloc(size_t, size_t);
 void* __real_realloc(void*, size_t);
 void* __wrap_malloc(size_t n) {
-  if (g_armed) ++g_allocs;
+  counting_new::count();
   return __real_malloc(n);
 }
 void* __wrap_calloc(size_t a, size_t b) {
-  if (g_armed) ++g_allocs;
+  counting_new::count();
   return __real_calloc(a, b);
 }
 void* __wrap_realloc(void* p, size_t n) {
-  if (g_armed) ++g_allocs;
+  counting_new::count();
   return __real_realloc(p, n);
 }
-}
-void* operator new(size_t n) {
-  if (g_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) {
-  if (g_armed) ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  if (g_armed) ++g_allocs;
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  if (g_armed) ++g_allocs;
-  return std::malloc(n ? n : 1);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
 }
 
 namespace {
@@ -118,11 +78,11 @@ Planned run_plan(const PlanInput& in) {
   REQUIRE(r.scratch->init(plan_scratch_bytes(in)));
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = thread_cpu_seconds();
-  g_allocs = 0;
-  g_armed = true;
+  counting_new::calls = 0;
+  counting_new::armed = true;
   r.ok = make_plan(in, *r.scratch, &r.plan, &r.error);
-  g_armed = false;
-  r.allocations = g_allocs;
+  counting_new::armed = false;
+  r.allocations = counting_new::calls;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.cpu_seconds = thread_cpu_seconds() - c0;
   return r;

@@ -14,55 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "counting_new.h"
 #include "profile/step_detector.h"
 
 using namespace sentinel;
 
-// ---- counting global operator new: feed() must not allocate. Counts only while armed, on this thread.
-// (Replacing the global operators is program-wide; they only count and forward to malloc/free. GCC
-// cannot see that the pairs match once they are inlined into unique_ptr, hence the pragma.)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-thread_local bool g_count_new = false;
-thread_local uint64_t g_new_calls = 0;
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_count_new) g_new_calls++;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) {
-  if (g_count_new) g_new_calls++;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  if (g_count_new) g_new_calls++;
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  if (g_count_new) g_new_calls++;
-  return std::malloc(n ? n : 1);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-  std::free(p);
-}
+// feed() must not allocate: counting_new.h's global operator new counts while armed, on this thread.
 
 namespace {
 
@@ -601,8 +558,8 @@ TEST_CASE("step detector: feed() does not allocate", "[step]") {
   append_noise(noise, 20000, 7);
   auto d = make();
   struct mallinfo2 before = mallinfo2();
-  g_new_calls = 0;
-  g_count_new = true;
+  counting_new::calls = 0;
+  counting_new::armed = true;
   uint64_t seq = 0;
   for (const Token& t : s.tokens) d->feed(seq++, t.site, t.size);
   for (const Token& t : noise.tokens) d->feed(seq++, t.site, t.size);
@@ -613,9 +570,9 @@ TEST_CASE("step detector: feed() does not allocate", "[step]") {
   StepEvent e;
   while (d->next_event(&e)) {
   }
-  g_count_new = false;
+  counting_new::armed = false;
   struct mallinfo2 after = mallinfo2();
-  CHECK(g_new_calls == 0);
+  CHECK(counting_new::calls == 0);
   CHECK(after.uordblks == before.uordblks);               // malloc'ed bytes in use (main arena)
   CHECK(after.hblkhd == before.hblkhd);                   // bytes in mmap'ed malloc chunks
   CHECK(StepDetector::memory_bytes() <= (9u << 20) / 2);  // 4.5 MiB
