@@ -167,12 +167,9 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
     // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
     // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and
-    // nothing to schedule. A
-    // tentative lock is profiled early only with kMinTentativePeriod allocations a step or more: a
-    // tentative pattern of one to three allocations (a loop reading a file in chunks, a burst of
-    // batches) is too often not a step.
-    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto ||
-                   (p->steps_in_lock >= kTentativeProfileSteps && p->period >= kMinTentativePeriod);
+    // nothing to schedule. (Profiling a tentative lock after 4 steps was tried: in the guest's
+    // torch-policies it made first-touch's MLP placement differ from its plan in 2 runs of 3.)
+    bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
     Window due = Window::none;
     if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {

