@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Lifetime classes as a user reads them: tests/steps/step_output.py keeps a step's 512 KiB output in a
-variable until the next step replaces it. Profiled (profile mode, 16 steps), that output's identity is
+variable until the next step replaces it. Profiled (profile mode, 40 steps: its lock is confirmed after
+64 allocations), that output's identity is
 "next-step" (SENTINEL_LIFE_NEXT_STEP, 4: freed in the step after its birth, docs/format.md), not
 persistent; no identity born inside a step is persistent (nothing the loop allocates lives longer);
 the planner accepts the profile (`sentinel-view plan --fast-bytes 20%`); the result is bit-identical.
@@ -31,7 +32,7 @@ def main():
         return 77
     lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
     env = torch_builds.plain_env()
-    cmd = [python, os.path.join(HERE, "step_output.py"), "16"]
+    cmd = [python, os.path.join(HERE, "step_output.py"), "40"]
     plain = torch_builds.run_or_exit(cmd, env, 300)
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-life.") as tmp:
