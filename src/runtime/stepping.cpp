@@ -425,12 +425,16 @@ void Stepper::forget_phase(uint16_t id, uint64_t now) {
     if (phases_[i].id == id && !phases_[i].voided) p = &phases_[i];
   if (!p) return;
   if (window_ != Window::none && window_phase_ == id) close_window(now, Outcome::voided);
-  if (locked_phase_ == id) {
-    if (tiering_) tiering_->on_phase_left();
-    locked_phase_ = 0;
-    tier_interval_ = -1;
-  }
+  if (locked_phase_ == id) leave_locked_phase();
   void_record(*p);
+}
+
+// The step is in no phase any more: tiering stops applying the phase's plan, the clock's interval ends.
+void Stepper::leave_locked_phase() {
+  if (tiering_) tiering_->on_phase_left();
+  tier_interval_ = -1;
+  locked_phase_ = 0;
+  update_sync();
 }
 
 void Stepper::drain_events(uint64_t now) {
@@ -445,10 +449,7 @@ void Stepper::drain_events(uint64_t now) {
       // A tentative lock retracted as it is lost ends without an unlock: it is left here.
       if (locked_phase_ == ev.phase && (!detector_.locked() || detector_.phase() != ev.phase)) {
         if (window_ != Window::none && window_phase_ == ev.phase) close_window(now, Outcome::voided);
-        if (tiering_) tiering_->on_phase_left();
-        locked_phase_ = 0;
-        tier_interval_ = -1;
-        update_sync();
+        leave_locked_phase();
       }
       void_if_empty(ev.phase);
       continue;
@@ -457,10 +458,7 @@ void Stepper::drain_events(uint64_t now) {
       // The last step ends where the pattern ended, not where the next lock begins.
       steps_.close_last(ev.seq);
       if (window_ != Window::none && window_phase_ == ev.phase) close_window(now, Outcome::partial);
-      if (tiering_) tiering_->on_phase_left();
-      tier_interval_ = -1;
-      locked_phase_ = 0;
-      update_sync();
+      leave_locked_phase();
       void_if_empty(ev.phase);  // a lock whose steps were all retracted while it held (a failed tentative one)
       continue;
     }

@@ -135,6 +135,7 @@ class Stepper final : public SequenceListener {
   void void_if_empty(uint16_t phase);
   void void_record(PhaseRecord& p);
   void forget_phase(uint16_t id, uint64_t now);
+  void leave_locked_phase();
   void set_period(PhaseRecord& p, uint32_t period);
   void begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase);
   void enter_interval(uint32_t interval, uint64_t now);
