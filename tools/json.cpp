@@ -119,4 +119,11 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+void json_optional(std::ostream& os, std::optional<double> v) {
+  if (v)
+    os << *v;
+  else
+    os << "null";
+}
+
 }  // namespace sentinel::view

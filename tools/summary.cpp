@@ -490,15 +490,10 @@ void print_warmup_json(std::ostream& os, const std::optional<Warmup>& w) {
      << ",\"steps_to_steady\":" << w->steps_to_steady
      << ",\"ended_in_warmup\":" << (w->ended_in_warmup ? "true" : "false")
      << ",\"steady_step_ns\":" << w->steady_step_ns << ",\"profiled_cost\":";
-  auto ratio = [&](double x) {  // 0: unknown
-    if (x > 0)
-      os << x;
-    else
-      os << "null";
-  };
-  ratio(w->profiled_cost);
+  auto known = [](double x) { return x > 0 ? std::optional<double>(x) : std::nullopt; };  // 0: unknown
+  json_optional(os, known(w->profiled_cost));
   os << ",\"checked_cost\":";
-  ratio(w->checked_cost);
+  json_optional(os, known(w->checked_cost));
   os << "}";
 }
 

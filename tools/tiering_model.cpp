@@ -217,13 +217,6 @@ std::string detector_label(const sentinel_detection& d) {
   return d.phase == 0 ? std::string("whole run") : "phase " + std::to_string(d.phase);
 }
 
-void json_share(std::ostream& os, std::optional<double> v) {
-  if (v)
-    os << *v;
-  else
-    os << "null";
-}
-
 }  // namespace
 
 std::string trial_text(const fmt::PlanRecord& plan) {
@@ -369,14 +362,14 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   else
     os << "null";
   os << ",\"predicted_hit_share\":";
-  json_share(os, ph ? ph->predicted_hit() : std::nullopt);
+  json_optional(os, ph ? ph->predicted_hit() : std::nullopt);
   os << ",\"migrated_bytes\":" << (ph ? ph->migrated_bytes : 0) << ",\"migrated_steps\":" << (ph ? ph->steps : 0)
      << ",\"late_migrations\":" << (ph ? ph->late : 0) << ",\"fast_peak_bytes\":" << (ph ? ph->fast_max : 0)
      << ",\"checked\":" << (ph && ph->checked ? "true" : "false")
      << ",\"checked_steps\":" << (ph ? ph->checked_steps : 0)
      << ",\"placement_touched_bytes\":" << (ph ? ph->touched : 0) << ",\"placement_fast_bytes\":" << (ph ? ph->fast : 0)
      << ",\"fast_hit_share\":";
-  json_share(os, ph ? ph->measured_hit() : std::nullopt);
+  json_optional(os, ph ? ph->measured_hit() : std::nullopt);
   os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
   os << ",\"trial\":";
   print_trial_json(os, plan);
@@ -397,9 +390,9 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
      << ",\"migration_log_bytes\":" << t.batch_bytes << ",\"migration_log_ns\":" << t.batch_ns
      << ",\"migrator_bytes_per_s\":" << static_cast<uint64_t>(t.batch_bytes_per_s())
      << ",\"promotions_logged\":" << t.promotions << ",\"fast_hit_share\":";
-  json_share(os, t.measured_hit());
+  json_optional(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";
-  json_share(os, t.predicted_hit());
+  json_optional(os, t.predicted_hit());
   os << ",\"misplaced_objects\":" << (t.shown ? t.shown->misplaced : 0)
      << ",\"verified_objects\":" << (t.shown ? t.shown->verified : 0);
   os << ",\"tiering\":";
