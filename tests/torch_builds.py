@@ -48,6 +48,17 @@ def python_from_argv(argv):
     return resolve(argv[1]) if len(argv) == 2 and argv[0] == "--python" else DEBIAN
 
 
+def checker_setup(argv):
+    """(python, libsentinel, sentinel-view) of a checker run by meson (--python as python_from_argv;
+    SENTINEL_LIB and SENTINEL_VIEW from the environment); skips (exit 77) where that python has no torch."""
+    python = python_from_argv(argv)
+    why = skip_reason(python)
+    if why:
+        print(f"skip: {why}")
+        raise SystemExit(77)
+    return python, os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
+
+
 def run_or_exit(cmd, env, timeout):
     """Runs a workload; a failure ends the checker (exit status 1) with its stderr's tail."""
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -25,12 +25,7 @@ OUTPUT_BYTES = 256 * 512 * 4
 
 
 def main():
-    python = torch_builds.DEBIAN
-    why = torch_builds.skip_reason(python)
-    if why:
-        print(f"skip: {why}")
-        return 77
-    lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
+    python, lib, view = torch_builds.checker_setup([])
     env = torch_builds.plain_env()
     cmd = [python, os.path.join(HERE, "step_output.py"), "40"]
     plain = torch_builds.run_or_exit(cmd, env, 300)

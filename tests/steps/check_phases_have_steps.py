@@ -35,12 +35,7 @@ def run(python, env):
 
 
 def main():
-    python = torch_builds.python_from_argv(sys.argv[1:])
-    why = torch_builds.skip_reason(python)
-    if why:
-        print(f"skip: {why}")
-        return 77
-    lib, view = os.environ["SENTINEL_LIB"], os.environ["SENTINEL_VIEW"]
+    python, lib, view = torch_builds.checker_setup(sys.argv[1:])
     plain_env = torch_builds.plain_env()
     plain = run(python, plain_env)
     failures = []
