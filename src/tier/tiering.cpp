@@ -378,6 +378,7 @@ void Tiering::on_step_start(uint16_t phase, uint64_t now) {
   if (was >= 0 && was != slot) slots_[was].trial.step_start = 0;  // that phase's step ended in another one
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
+  if (!migrator_.caught_up(static_cast<uint32_t>(slot))) ++s.steps_catching_up;
   trial_step(s, now);  // may switch the schedule: births of this step follow the one it leaves in effect
   TokenEntry* tokens = s.live_tokens.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i <= s.token_mask; ++i)
@@ -414,6 +415,7 @@ void Tiering::use_candidate(uint32_t slot, bool fixed) {
   PlanSlot& s = slots_[slot];
   s.live_tokens.store(fixed ? s.fixed_tokens : s.tokens, std::memory_order_release);
   s.fixed_active.store(fixed, std::memory_order_release);
+  s.steps_catching_up = 0;
   migrator_.switch_plan(slot, fixed ? &s.fixed_exec : &s.exec);
 }
 
@@ -469,7 +471,10 @@ bool Tiering::trial_settled(uint16_t phase) const {
   int32_t slot = slot_of_phase(phase);
   if (slot < 0) return true;
   const Trial& t = slots_[slot].trial;
-  return t.state != SENTINEL_TRIAL_RUNNING && !t.quiet;
+  if (t.state == SENTINEL_TRIAL_RUNNING || t.quiet) return false;
+  // A migrator that never catches up (every pass cut short) must not keep the check away for good.
+  return dry_run_ || migrator_.caught_up(static_cast<uint32_t>(slot)) ||
+         slots_[slot].steps_catching_up >= kCatchUpSteps;
 }
 
 sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {

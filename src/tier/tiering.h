@@ -46,6 +46,8 @@ struct PhaseProfileView {
 class Tiering {
  public:
   static constexpr uint32_t kMaxPlans = Migrator::kMaxPlans;
+  // The most steps the placement check waits for the migrator to catch up with a schedule (trial_settled).
+  static constexpr uint32_t kCatchUpSteps = 16;
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
@@ -85,8 +87,9 @@ class Tiering {
     if (enabled_ && !dry_run_) migrator_.set_verify(on);
   }
   int32_t slot_for_phase(uint16_t phase) const { return slot_of_phase(phase); }
-  // False while the phase's step-time trial is under way (or the schedule it kept is still taking
-  // over): the placement check waits for it, so that it checks the schedule that stays.
+  // False while the phase's step-time trial is under way, or the schedule in effect is still taking
+  // over (the migrator has not caught up: up to kCatchUpSteps steps): the placement check waits for
+  // it, so that it checks the schedule that stays, in its steady state.
   bool trial_settled(uint16_t phase) const;
 
   // The tracked path: the tier a new object of (site, size) is born on. A birth on the fast tier is
@@ -171,6 +174,7 @@ class Tiering {
     std::atomic<bool> fixed_active{false};
     Trial trial;
     bool retired = false;  // retire(): kept (its objects still hold entries), never looked up or written
+    uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
   };
 
   int32_t slot_of_phase(uint16_t phase) const;

@@ -128,6 +128,7 @@ def main():
     view = os.path.join(os.environ["SENTINEL_BUILD_ROOT"], "tools", "sentinel-view")
     me = os.path.abspath(__file__)
     failures = []
+    stderr = {}
     with tempfile.TemporaryDirectory() as tmp:
         def run_config(label, extra_env):
             out = os.path.join(tmp, f"{label}.json")
@@ -140,6 +141,7 @@ def main():
                 failures.append(f"{label}: status {p.returncode}: {p.stderr[-1500:]}")
                 return None
             print(f"{label}: {time.monotonic() - t0:.0f} s")
+            stderr[label] = p.stderr
             return json.load(open(out))
 
         configs = [("reference", {})] + [
@@ -186,6 +188,14 @@ def main():
             if policy != "all-fast" and budgets and peak > max(budgets):
                 failures.append(f"{policy}: the fast tier held {peak} B after a boundary's moves, above every phase's budget")
             print(f"{policy:12s} " + "; ".join(rows))
+            if any(f.startswith(policy + ":") for f in failures):
+                # What the runtime saw, for the log: the guest's files do not come back.
+                text = subprocess.run([view, "summary", dump], capture_output=True, text=True).stdout
+                if os.environ.get("TORCH_POLICIES_KEEP"):  # a directory shared with the host (scripts/guest/run --share)
+                    import shutil
+                    shutil.copy(dump, os.path.join(os.environ["TORCH_POLICIES_KEEP"], f"{policy}-{os.getpid()}.prof"))
+                print(f"--- {policy}'s stderr\n{stderr.get(policy, '')[-3000:]}--- sentinel-view summary of its dump\n"
+                      f"{text[-6000:]}---")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
