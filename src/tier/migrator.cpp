@@ -208,7 +208,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     ~Sample() {
       uint64_t occupancy = m->fast_bytes();
       st->fast_bytes_sum += occupancy;
-        // Until the migrator has caught up, it is taking over objects that were on the fast node before
+      // Until the migrator has caught up, it is taking over objects that were on the fast node before
       // the schedule (born while the phase was profiled, placed by the fallback): the transition, not
       // the steady state the budget bounds. The maximum, like the run's peak, is the steady state's.
       if (steady && occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;

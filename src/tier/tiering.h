@@ -173,7 +173,7 @@ class Tiering {
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<bool> fixed_active{false};
     Trial trial;
-    bool retired = false;  // retire(): kept (its objects still hold entries), never looked up or written
+    bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
     uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
   };
 
