@@ -282,8 +282,8 @@ struct Layout<sentinel_tiering> {
       SENTINEL_FIELD(S, 64, u64, pinned_bytes, 2, "their bytes"),
       SENTINEL_FIELD(S, 72, u64, fast_peak_bytes, 2,
                      "highest fast-tier occupancy of planned objects (and fallback objects on the fast node) left "
-                     "by a boundary's moves in the steady state: not counting the boundaries before the migrator "
-                     "caught up with the schedule, which take over objects already on the fast node "
+                     "by a boundary's moves in the steady state: not counting the boundaries of a plan's first steps, "
+                     "which take over objects already on the fast node, nor passes cut short by the next boundary "
                      "(`docs/tiering.md`)"),
       SENTINEL_FIELD(S, 80, u64, migrated_bytes, 2, "both directions, whole run"),
       SENTINEL_FIELD(S, 88, u64, late_migrations, 2, "move-ins that finished after the object's use began"),
@@ -374,8 +374,8 @@ struct Layout<sentinel_migration_entry> {
                      "boundary overtook it first"),
       SENTINEL_FIELD(S, 48, u64, fast_bytes_max, 2,
                      "fast-tier occupancy of planned objects left by this boundary's moves, maximum over the passes "
-                     "of the steady state (once the migrator caught up with the schedule: before, it takes over "
-                     "objects that were on the fast node before the plan); 0 when no steady pass ran"),
+                     "of steady steps (from the plan's third step, as the first two take over objects that were on "
+                     "the fast node before the plan; passes cut short excluded); 0 when no steady pass ran"),
       SENTINEL_FIELD(S, 56, u64, fast_bytes_sum, 2, "the same summed over all passes; mean = sum / steps"),
   };
 };

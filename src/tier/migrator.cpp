@@ -109,16 +109,14 @@ void Migrator::probe(MoveMethod wanted) {
 
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
   if (slot < kMaxPlans) {
+    first_step_[slot] = UINT64_MAX;
     whole_passes_[slot].store(0, std::memory_order_relaxed);
     plans_[slot].store(plan, std::memory_order_release);
   }
 }
 
 bool Migrator::caught_up(uint32_t slot) const {
-  const ExecPlan* plan = slot < kMaxPlans ? plans_[slot].load(std::memory_order_acquire) : nullptr;
-  if (!plan || !plan->intervals) return false;
-  const uint64_t all = plan->intervals >= 64 ? ~uint64_t{0} : (uint64_t{1} << plan->intervals) - 1;
-  return (whole_passes_[slot].load(std::memory_order_acquire) & all) == all;
+  return slot < kMaxPlans && whole_passes_[slot].load(std::memory_order_acquire) != 0;
 }
 
 void Migrator::post_boundary(uint32_t slot, uint64_t step, uint32_t interval) {
@@ -200,23 +198,24 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   if (!plan || interval >= plan->intervals || interval >= 64) return;
   MigrationStats& st = stats_[slot][interval];
   ++st.steps;
+  if (first_step_[slot] == UINT64_MAX) first_step_[slot] = step;
   // The fast tier's occupancy during this interval: what the boundary's moves left (sampled at the end
-  // of the pass, also when a newer boundary cut it short). Its maximum counts from the steady state on.
+  // of the pass, also when a newer boundary cut it short). Its maximum is the steady state's.
   struct Sample {
     Migrator* m;
     MigrationStats* st;
     ~Sample() {
       uint64_t occupancy = m->fast_bytes();
       st->fast_bytes_sum += occupancy;
-      // Until the migrator has caught up, it is taking over objects that were on the fast node before
-      // the schedule (born while the phase was profiled, placed by the fallback): the transition, not
-      // the steady state the budget bounds. The maximum, like the run's peak, is the steady state's.
+      // The plan's first steps take over objects that were on the fast node before it (born while the
+      // phase was profiled, placed by the fallback), and a pass cut short by the next boundary has not
+      // done its demotions: the transition, not the steady state the budget bounds.
       if (steady && occupancy > st->fast_bytes_max) st->fast_bytes_max = occupancy;
       if (steady && occupancy > m->steady_peak_.load(std::memory_order_relaxed))
         m->steady_peak_.store(occupancy, std::memory_order_relaxed);
     }
     bool steady;
-  } sample{this, &st, caught_up(slot)};
+  } sample{this, &st, false};
 
   // Demotions first: they make the room the promotions need.
   for (uint8_t to : {kTierSlow, kTierFast}) {
@@ -228,6 +227,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     if (r.objects || r.failed_pages) account(st, plan->phase, interval, to, t0, t1, r);
     if (!whole) return;
   }
+  sample.steady = step > first_step_[slot] + 1;
   // A schedule switched meanwhile starts its own catching up.
   if (plans_[slot].load(std::memory_order_acquire) == plan)
     whole_passes_[slot].fetch_or(uint64_t{1} << interval, std::memory_order_acq_rel);

@@ -93,10 +93,10 @@ class Migrator {
       plans_[slot].store(plan, std::memory_order_release);
     }
   }
-  // True once every interval of the slot's schedule has had a boundary pass that ran to its end since
-  // the schedule was set: the moves that take over from what was there before (objects born while the
-  // phase was profiled, the other candidate's placement) are done, and the steady state begins. On a
-  // starved host a pass is often cut short by the next boundary, and that takes more than a step or two.
+  // True once a boundary pass has run to its end since the slot's schedule was set: its demotions took
+  // everything the interval does not want off the fast node, including what was there before (objects
+  // born while the phase was profiled, the other candidate's placement). On a starved host a pass is
+  // often cut short by the next boundary, and that can take more than the plan's first two steps.
   bool caught_up(uint32_t slot) const;
   // The sequencer crossed into `interval` of step `step` of the plan in `slot`. Never blocks: the
   // newest boundary wins; the thread is woken with a futex.
@@ -177,6 +177,7 @@ class Migrator {
   std::atomic<bool> running_{false}, stop_{false}, probed_{false};
   std::atomic<uint64_t> bandwidth_{0};
   std::atomic<const ExecPlan*> plans_[kMaxPlans] = {};
+  uint64_t first_step_[kMaxPlans] = {};                 // the step of a plan's first boundary
   std::atomic<uint64_t> whole_passes_[kMaxPlans] = {};  // bit k: interval k had a whole pass (caught_up())
   // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
   std::atomic<uint32_t> wake_{0};
