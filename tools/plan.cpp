@@ -136,7 +136,8 @@ int own_option(SubcommandArgs& args, Options& o) {
   } else if (args.is("--policy")) {
     if (!args.value("--policy", v)) return args.error("--policy needs a value");
     if (!parse_policy(v.c_str(), &o.policy))
-      return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'");
+      return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'" +
+                        (v == policy_name(SENTINEL_POLICY_INTERLEAVE) ? " (it places pages at birth: no plan)" : ""));
     o.have_policy = true;
   } else if (args.is("--fast-bytes")) {
     if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");

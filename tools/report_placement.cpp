@@ -166,9 +166,9 @@ void placement_section(std::ostream& s, const TieringModel& t) {
   const PhaseTiering* ph = t.shown;
   s << "<p class=\"note\">Phase <b>" << t.phase << "</b>: ";
   if (t.plan)
-    s << "policy <b>" << policy_label(t.plan->header.policy) << "</b>, ";
+    s << "policy <b>" << policy_name(t.plan->header.policy) << "</b>, ";
   else if (t.tiering)
-    s << "no plan (policy " << policy_label(t.tiering->policy) << "), ";
+    s << "no plan (policy " << policy_name(t.tiering->policy) << "), ";
   s << "budget " << html(human_bytes(budget));
   if (ph && ph->migrations)
     s << ", fast tier at most " << html(human_bytes(ph->fast_max)) << ", migrated "

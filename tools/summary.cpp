@@ -181,7 +181,7 @@ std::string phase_status(const PhaseSummary& ph, const PhaseTiering* t) {
     out += std::to_string(ph.identities) + " identities, " + std::to_string(ph.groups) + " groups";
   if (t && t->plan) {
     const sentinel_plan_header& h = t->plan->header;
-    out += std::string(out.empty() ? "" : "; ") + "planned " + policy_label(h.policy) + ", budget " +
+    out += std::string(out.empty() ? "" : "; ") + "planned " + policy_name(h.policy) + ", budget " +
            human_bytes(h.fast_budget_bytes) + ", predicted fast-hit share " + pct1(h.predicted_hit_ppm / 1e6);
   }
   if (t && t->checked) {

@@ -52,23 +52,6 @@ std::string plural(uint64_t n, const char* one, const char* many) {
 
 }  // namespace
 
-const char* policy_label(uint32_t policy) {
-  switch (policy) {
-    case SENTINEL_POLICY_SENTINEL:
-      return "sentinel";
-    case SENTINEL_POLICY_FIRST_TOUCH:
-      return "first-touch";
-    case SENTINEL_POLICY_ALL_SLOW:
-      return "all-slow";
-    case SENTINEL_POLICY_ALL_FAST:
-      return "all-fast";
-    case SENTINEL_POLICY_HOT:
-      return "hot";
-    default:
-      return "unknown";
-  }
-}
-
 std::optional<double> PhaseTiering::measured_hit() const {
   if (!checked || touched == 0) return std::nullopt;
   return static_cast<double>(fast) / static_cast<double>(touched);
@@ -261,9 +244,14 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
   if (!t.present) return;
   os << "\n";
   if (const sentinel_tiering* x = t.tiering) {
-    os << "tiering          policy " << policy_label(x->policy) << ", fast node " << x->fast_node << ", slow node "
+    os << "tiering          policy " << policy_name(x->policy) << ", fast node " << x->fast_node << ", slow node "
        << x->slow_node << " (" << (x->move_method == 1 ? "mbind" : "move_pages") << "), budget ";
-    if (x->flags & SENTINEL_TIER_BUDGET_SHARE) {
+    if (x->policy == SENTINEL_POLICY_INTERLEAVE) {
+      char b[96];
+      std::snprintf(b, sizeof b, "%g%% of the pages of tracked objects, weighted-interleaved at birth, no plan",
+                    x->budget_share_ppm / 1e4);
+      os << b;
+    } else if (x->flags & SENTINEL_TIER_BUDGET_SHARE) {
       char b[64];
       std::snprintf(b, sizeof b, "%g%% of each phase's profiled peak", x->budget_share_ppm / 1e4);
       os << b;
@@ -284,7 +272,9 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
     }
     os << "\n";
     std::string flags;
-    if (x->flags & SENTINEL_TIER_DRY_RUN) flags += ", dry run (planned, nothing placed or moved)";
+    if (x->flags & SENTINEL_TIER_DRY_RUN)
+      flags += x->policy == SENTINEL_POLICY_INTERLEAVE ? ", dry run (nothing placed)"
+                                                       : ", dry run (planned, nothing placed or moved)";
     if (x->flags & SENTINEL_TIER_BALANCING_ON) flags += ", kernel NUMA balancing was on (it fights explicit placement)";
     if (x->flags & SENTINEL_TIER_FAULT_INJECTION) flags += ", fault injection";
     if (x->flags & SENTINEL_TIER_NUMA_DENIED) {
@@ -317,7 +307,7 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
   for (const PhaseTiering& ph : t.phases) {
     if (!ph.plan) continue;
     const sentinel_plan_header& h = ph.plan->header;
-    os << "plan             phase " << h.phase << ", " << policy_label(h.policy) << ": budget "
+    os << "plan             phase " << h.phase << ", " << policy_name(h.policy) << ": budget "
        << human_bytes(h.fast_budget_bytes) << ", lead " << h.lead_intervals << " intervals, pool "
        << human_bytes(h.fast_pool_bytes) << ", planned fast peak " << human_bytes(h.fast_peak_bytes) << ", "
        << human_bytes(h.moved_bytes_per_step) << " moved per step, predicted fast-hit share "
@@ -343,7 +333,7 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   const fmt::PlanRecord* plan = ph ? ph->plan : nullptr;
   os << ",\"planned\":" << (plan ? "true" : "false") << ",\"policy\":";
   if (plan)
-    json_string(os, policy_label(plan->header.policy));
+    json_string(os, policy_name(plan->header.policy));
   else
     os << "null";
   os << ",\"fast_budget_bytes\":";
@@ -379,9 +369,9 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   const sentinel_tiering* x = t.tiering;
   os << ",\"policy\":";
   if (x)
-    json_string(os, policy_label(x->policy));
+    json_string(os, policy_name(x->policy));
   else if (t.plan)
-    json_string(os, policy_label(t.plan->header.policy));
+    json_string(os, policy_name(t.plan->header.policy));
   else
     os << "null";
   os << ",\"fast_budget_bytes\":" << t.budget() << ",\"fast_peak_bytes\":" << t.fast_peak()
@@ -397,7 +387,9 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
      << ",\"verified_objects\":" << (t.shown ? t.shown->verified : 0);
   os << ",\"tiering\":";
   if (x) {
-    os << "{\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
+    os << "{\"policy\":";
+    json_string(os, policy_name(x->policy));
+    os << ",\"fast_node\":" << x->fast_node << ",\"slow_node\":" << x->slow_node << ",\"flags\":" << x->flags
        << ",\"dry_run\":" << ((x->flags & SENTINEL_TIER_DRY_RUN) ? "true" : "false")
        << ",\"dry_run_default_share\":" << ((x->flags & SENTINEL_TIER_DEFAULT_SHARE) ? "true" : "false")
        << ",\"numa_calls_denied\":" << t.numa_calls_denied << ",\"budget_share_ppm\":" << x->budget_share_ppm
@@ -415,7 +407,7 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
   if (t.plan) {
     const sentinel_plan_header& h = t.plan->header;
     os << "{\"phase\":" << h.phase << ",\"policy\":";
-    json_string(os, policy_label(h.policy));
+    json_string(os, policy_name(h.policy));
     os << ",\"intervals\":" << h.intervals << ",\"lead_intervals\":" << h.lead_intervals
        << ",\"fast_budget_bytes\":" << h.fast_budget_bytes << ",\"footprint_peak_bytes\":" << h.footprint_peak_bytes
        << ",\"fast_peak_bytes\":" << h.fast_peak_bytes << ",\"fast_pool_bytes\":" << h.fast_pool_bytes

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/policy_names.h"
 #include "format/format_reader.h"
 
 namespace sentinel::view {
@@ -82,7 +83,6 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase);
 
 // "the step detector found no step: ..." and the like; empty when there is nothing to say.
 std::string detection_diagnosis(const sentinel_detection& d);
-const char* policy_label(uint32_t policy);  // "sentinel", ..., "unknown"
 
 // "measured fast-hit share 51.9% of 27.1 MiB touched (2 checked steps); predicted 52.8% (-0.9 points);
 // 0 of 12 objects misplaced at boundaries"; empty when the phase was not checked.

@@ -178,6 +178,9 @@ enum sentinel_policy {
   SENTINEL_POLICY_ALL_SLOW = 2,
   SENTINEL_POLICY_ALL_FAST = 3, /* ignores the budget: the upper bound */
   SENTINEL_POLICY_HOT = 4,      /* reactive: promote what the last interval touched, demote LRU */
+  /* 1.3: no plan; tracked objects' pages weighted-interleaved at birth, the budget's share on the fast
+   * node (in 64 KiB groups), never moved: the peer of Linux's MPOL_WEIGHTED_INTERLEAVE */
+  SENTINEL_POLICY_INTERLEAVE = 5,
 };
 
 #define SENTINEL_TIER_DRY_RUN 0x1u      /* one node (or no slow node): planned, nothing placed or moved */

@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "base/parse.h"
+#include "base/policy_names.h"
 
 namespace sentinel {
 
@@ -51,7 +52,7 @@ const VarSpec kTable[] = {
     {"SENTINEL_PAPI", VarType::papi, "auto",
      "hardware counters while profiling: auto (presets where the CPU has them), off, software (perf software events)"},
     {"SENTINEL_POLICY", VarType::policy, "sentinel",
-     "placement policy in run mode: sentinel, first-touch, all-slow, all-fast or hot"},
+     "placement policy in run mode: sentinel, first-touch, all-slow, all-fast, hot or interleave"},
     {"SENTINEL_FAST_BYTES", VarType::budget, "auto",
      "fast-tier budget for tracked objects: bytes (4G, 512M), a share of the profiled peak (20%), or auto"},
     {"SENTINEL_BUDGET_PER", VarType::budget_per, "node",
@@ -111,30 +112,30 @@ bool equals_ci(const char* a, const char* b) {
 
 // Finds `value` among `words` (exactly); else writes why into reason: the expected words, or that
 // values are lower case when only the case differs.
-int pick(const char* value, std::initializer_list<const char*> words, const char* what, char* reason, size_t cap) {
-  int i = 0;
+int pick(const char* value, const char* const* words, size_t n, const char* what, char* reason, size_t cap) {
   bool wrong_case = false;
-  for (const char* w : words) {
-    Kw k = keyword(value, w);
-    if (k == Kw::yes) return i;
+  for (size_t i = 0; i < n; ++i) {
+    Kw k = keyword(value, words[i]);
+    if (k == Kw::yes) return static_cast<int>(i);
     wrong_case |= k == Kw::wrong_case;
-    ++i;
   }
   LineBuf b;
   if (wrong_case) {
     b.str("values are lower case (").str(what).str(")");
   } else {
     b.str("unknown ").str(what).str(" (expected ");
-    int k = 0, n = static_cast<int>(words.size());
-    for (const char* w : words) {
+    for (size_t k = 0; k < n; ++k) {
       if (k) b.str(k == n - 1 ? " or " : ", ");
-      b.str(w);
-      ++k;
+      b.str(words[k]);
     }
     b.chr(')');
   }
   copy_bounded(reason, cap, b.c_str());
   return -1;
+}
+
+int pick(const char* value, std::initializer_list<const char*> words, const char* what, char* reason, size_t cap) {
+  return pick(value, words.begin(), words.size(), what, reason, cap);
 }
 
 bool fail(char* reason, size_t cap, const char* why) {
@@ -243,8 +244,7 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       return true;
     case VarType::policy:
       // The order of enum sentinel_policy.
-      if ((k = pick(value, {"sentinel", "first-touch", "all-slow", "all-fast", "hot"}, "policy", reason, cap)) < 0)
-        return false;
+      if ((k = pick(value, kPolicyNames, kPolicyCount, "policy", reason, cap)) < 0) return false;
       c->policy = static_cast<uint32_t>(k);
       return true;
     case VarType::budget:
@@ -402,8 +402,7 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
                                                   : "none");
       break;
     case VarType::policy: {
-      static const char* const kPolicies[] = {"sentinel", "first-touch", "all-slow", "all-fast", "hot"};
-      b.str(c.policy < 5 ? kPolicies[c.policy] : "sentinel");
+      b.str(c.policy < kPolicyCount ? kPolicyNames[c.policy] : "sentinel");
       break;
     }
     case VarType::budget:

@@ -259,7 +259,8 @@ struct Layout<sentinel_tiering> {
   static constexpr const char* stored = "`TIERING`, after its u32 size";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, policy, 2,
-                     "0 sentinel, 1 first-touch, 2 all-slow, 3 all-fast, 4 hot (`docs/planner.md`)"),
+                     "0 sentinel, 1 first-touch, 2 all-slow, 3 all-fast, 4 hot (`docs/planner.md`), 5 interleave (1.3: "
+                     "no plan, `docs/tiering.md`)"),
       SENTINEL_FIELD(S, 4, i32, fast_node, 2, "fast NUMA node, -1 none"),
       SENTINEL_FIELD(S, 8, i32, slow_node, 2, "slow NUMA node, -1 none"),
       SENTINEL_FIELD(S, 12, u32, flags, 2,

@@ -439,6 +439,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"threads_seen", s.threads.high_water()},
       {"pinned_misplaced", c.pinned_misplaced.load()},
       {"arena_binding_failures", s.arena.binding_failures()},
+      {"interleaved_fast_bytes", s.arena.interleaved_bytes(kTierFast)},
+      {"interleaved_slow_bytes", s.arena.interleaved_bytes(kTierSlow)},
       {"profile_windows_voided", s.stepper.voided_windows()},
       {"profile_windows_deferred", s.stepper.windows_deferred()},
       {"migrator_probe_move_pages_ns", s.tiering.migrator().probe_ns(0)},

@@ -53,6 +53,7 @@ const char* input_problem(const PlanInput& in) {
   if (in.identity_count && !in.identities) return "identities missing (null with a count)";
   if (in.touch_count && !in.touches) return "touches missing (null with a count)";
   if (in.profiled_steps == 0) return "profiled steps is 0";
+  if (in.policy == SENTINEL_POLICY_INTERLEAVE) return "the interleave policy places pages at birth: it has no plan";
   if (in.policy > SENTINEL_POLICY_HOT) return "unknown policy";
   if (in.budget.share_ppm > 1000000) return "budget share above 100%";
   return nullptr;

@@ -35,34 +35,14 @@ void* PlanScratch::alloc(size_t bytes, size_t align) {
   return base_ + at;
 }
 
-namespace {
-
-struct PolicyName {
-  const char* name;
-  sentinel_policy policy;
-};
-constexpr PolicyName kPolicies[] = {
-    {"sentinel", SENTINEL_POLICY_SENTINEL}, {"first-touch", SENTINEL_POLICY_FIRST_TOUCH},
-    {"all-slow", SENTINEL_POLICY_ALL_SLOW}, {"all-fast", SENTINEL_POLICY_ALL_FAST},
-    {"hot", SENTINEL_POLICY_HOT},
-};
-
-}  // namespace
-
 bool parse_policy(const char* text, sentinel_policy* out) {
   if (!text) return false;
-  for (const PolicyName& p : kPolicies)
-    if (std::strcmp(text, p.name) == 0) {
-      *out = p.policy;
+  for (uint32_t p = 0; p <= SENTINEL_POLICY_HOT; ++p)  // the policies that make a plan
+    if (std::strcmp(text, kPolicyNames[p]) == 0) {
+      *out = static_cast<sentinel_policy>(p);
       return true;
     }
   return false;
-}
-
-const char* policy_name(uint32_t policy) {
-  for (const PolicyName& p : kPolicies)
-    if (p.policy == policy) return p.name;
-  return "unknown";
 }
 
 size_t plan_scratch_bytes(const PlanInput& in) {
@@ -109,6 +89,8 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
     case SENTINEL_POLICY_SENTINEL:
       ok = plan::plan_sentinel(m, scratch, masks, pool, &choice);
       break;
+    case SENTINEL_POLICY_INTERLEAVE:  // build_model() refused it: no plan
+      return false;
   }
   plan::Outcome o;
   if (!ok || !plan::evaluate(m, masks, pool, choice.pool_bytes, scratch, &o, nullptr)) return (*error = oom), false;

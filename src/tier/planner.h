@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/policy_names.h"
 #include "sentinel/format.h"
 
 namespace sentinel {
@@ -45,9 +46,9 @@ class PlanScratch {
   size_t used_ = 0;
 };
 
-// "sentinel", "first-touch", "all-slow", "all-fast", "hot"; false for anything else.
+// The policies that make a plan: "sentinel", "first-touch", "all-slow", "all-fast", "hot"; false for
+// anything else ("interleave" places pages at birth and has no plan). policy_name(): base/policy_names.h.
 bool parse_policy(const char* text, sentinel_policy* out);
-const char* policy_name(uint32_t policy);
 
 // The fast-tier budget as the user gave it: bytes, or a share of the profiled peak footprint.
 struct FastBudget {

@@ -62,6 +62,7 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
     b.str(tn.problem).str("; plans are made as a dry run, nothing is moved");
     log_line(LogLevel::error, b);
     slow_node_ = -1;
+    said_dry_run_ = true;
   }
   dry_run_ = fast_node_ < 0 || slow_node_ < 0;
   if (const NodeInfo* f = topo.node(fast_node_)) fast_free_at_start_ = f->free_bytes;
@@ -74,6 +75,30 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
     return;
   }
   numa::set_fault_injection(cfg.faults, fast_node_);
+  if (cfg.policy == SENTINEL_POLICY_INTERLEAVE) start_interleave();
+}
+
+// The interleave policy: nothing is planned or moved; the arena weighs every fresh slot's pages
+// between the nodes, the budget's share on the fast one.
+void Tiering::start_interleave() {
+  if (dry_run_) {
+    if (!denied_calls_ && !said_dry_run_)  // refused calls and a bad node choice were said above
+      log_line(LogLevel::warn, "interleave: no slow node, so nothing to interleave; the kernel places every page");
+    return;
+  }
+  uint32_t share = cfg_.fast_share_ppm;
+  if (!share) {
+    share = kDryRunShareppm;
+    log_line(LogLevel::warn,
+             "SENTINEL_POLICY=interleave weighs pages by a share: SENTINEL_FAST_BYTES takes N% with it, not bytes "
+             "or auto; using 20%");
+  }
+  arena_->set_interleave(fast_node_, slow_node_, share);
+  LineBuf b;
+  b.str("interleave: the pages of tracked objects go ").u64(share / 10000).chr('.').u64(share / 1000 % 10);
+  b.str("% to node ").i64(fast_node_).str(" and the rest to node ").i64(slow_node_);
+  b.str(" at birth, in 64 KiB groups; nothing is planned or moved");
+  log_line(LogLevel::warn, b);
 }
 
 FastBudget Tiering::budget() const {
@@ -94,7 +119,7 @@ uint32_t Tiering::budget_flags() const {
 }
 
 void Tiering::on_locked() {
-  if (!enabled_ || dry_run_ || migrator_started_ || in_child_) return;
+  if (!enabled_ || dry_run_ || migrator_started_ || in_child_ || interleave()) return;
   migrator_started_ = true;
   migrator_.set_pending(&pending_fast_);
   if (!migrator_.start(arena_, fast_node_, slow_node_, cfg_.move_method)) {
@@ -236,7 +261,7 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
 }
 
 bool Tiering::on_profiled(const PhaseProfileView& p) {
-  if (!enabled_) return false;
+  if (!enabled_ || interleave()) return false;  // the interleave policy has no plan (said at start)
   uint32_t slot = plan_count();
   if (slot >= kMaxPlans || slot_of_phase(static_cast<uint16_t>(p.phase)) >= 0) {
     if (!reported_failure_)

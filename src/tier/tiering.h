@@ -187,6 +187,9 @@ class Tiering {
   void use_candidate(uint32_t slot, bool fixed);
   uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // [0] moving, [1] without moves; 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
+  void start_interleave();
+  bool said_dry_run_ = false;  // init() said why nothing will be placed
+  bool interleave() const { return cfg_.policy == SENTINEL_POLICY_INTERLEAVE; }
   // The budget a plan gets: SENTINEL_FAST_BYTES, resolved. `auto` is 90% of the fast node's free
   // memory, which on a machine with one node makes every plan "100% fast" and tells a user trying
   // Sentinel nothing: a dry run with `auto` plans at kDryRunShareppm of the peak instead.

@@ -87,12 +87,36 @@ void Arena::push(Class& c, uint8_t tier, uint32_t index) {
 // object costs no migration. When the node refuses (ENOMEM: full), the other tier takes it.
 uint8_t Arena::bind_fresh(uintptr_t addr, size_t len, uint8_t tier) {
   if (!tiered()) return kTierFast;
+  if (interleave_ppm_) {
+    bind_interleaved(addr, len);
+    return tier;  // one label for every slot: nothing is ever moved by tier
+  }
   int node = tier_node_[tier];
   if (node < 0 || numa::prefer_node(reinterpret_cast<void*>(addr), len, node) == 0) return tier;
   bind_failures_.fetch_add(1, std::memory_order_relaxed);
   uint8_t other = tier == kTierFast ? kTierSlow : kTierFast;
   if (tier_node_[other] >= 0) numa::prefer_node(reinterpret_cast<void*>(addr), len, tier_node_[other]);
   return other;
+}
+
+// Runs of 64 KiB groups with the same node get one mbind each. A refused binding (the node full) leaves
+// the run to the kernel, counted as a binding failure.
+void Arena::bind_interleaved(uintptr_t addr, size_t len) {
+  const uintptr_t end = addr + len;
+  const uintptr_t group_bytes = uintptr_t{1} << kInterleaveGroupShift;
+  uintptr_t run = addr;
+  while (run < end) {
+    const bool fast = interleave_fast(run >> kInterleaveGroupShift, interleave_ppm_);
+    uintptr_t next = (run | (group_bytes - 1)) + 1;  // the next group's start
+    while (next < end && interleave_fast(next >> kInterleaveGroupShift, interleave_ppm_) == fast) next += group_bytes;
+    if (next > end) next = end;
+    const uint8_t tier = fast ? kTierFast : kTierSlow;
+    if (numa::prefer_node(reinterpret_cast<void*>(run), next - run, tier_node_[tier]) == 0)
+      interleaved_[tier].fetch_add(next - run, std::memory_order_relaxed);
+    else
+      bind_failures_.fetch_add(1, std::memory_order_relaxed);
+    run = next;
+  }
 }
 
 void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* was_dirty, SlotCache* cache,

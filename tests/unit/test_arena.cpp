@@ -132,3 +132,27 @@ TEST_CASE("concurrent acquire and release never hand out a slot twice", "[arena]
   for (auto& t : ts) t.join();
   CHECK(errors == 0);
 }
+
+TEST_CASE("the interleave pattern puts the share of any run of groups on the fast node, evenly", "[arena]") {
+  for (uint32_t ppm : {100000u, 200000u, 250000u, 333333u, 500000u, 800000u, 1000000u}) {
+    for (uintptr_t first : {uintptr_t{0}, uintptr_t{7}, uintptr_t{1} << 20, (uintptr_t{1} << 31) + 3}) {
+      const uint64_t n = 1000;
+      uint64_t fast = 0, gap = 0, longest_gap = 0;
+      for (uintptr_t g = first; g < first + n; ++g) {
+        if (Arena::interleave_fast(g, ppm)) {
+          ++fast;
+          gap = 0;
+        } else if (++gap > longest_gap) {
+          longest_gap = gap;
+        }
+      }
+      INFO("share " << ppm << " ppm from group " << first);
+      const double want = static_cast<double>(n) * ppm / 1e6;
+      CHECK(static_cast<double>(fast) >= want - 1);
+      CHECK(static_cast<double>(fast) <= want + 1);
+      // The most even spread: never more slow groups in a row than the weights ask (1:4 -> 4).
+      if (ppm < 1000000) CHECK(longest_gap <= static_cast<uint64_t>(1e6 / ppm));
+    }
+  }
+  CHECK_FALSE(Arena::interleave_fast(12345, 0));
+}

@@ -6,6 +6,8 @@
 
 #include "base/config.h"
 #include "base/launch.h"
+#include "base/policy_names.h"
+#include "sentinel/format.h"
 
 using namespace sentinel;
 
@@ -149,6 +151,21 @@ TEST_CASE("tiering variables", "[config]") {
     if (std::string(t[i].name) == "SENTINEL_FAULT_INJECT") CHECK(kv == "SENTINEL_FAULT_INJECT=move_fail:7,fast_full");
     if (std::string(t[i].name) == "SENTINEL_FAST_NODE") CHECK(kv == "SENTINEL_FAST_NODE=auto");
   }
+  // Every policy by its name, in enum sentinel_policy's order, and back.
+  for (uint32_t k = 0; k < kPolicyCount; ++k) {
+    REQUIRE(parse({(std::string("SENTINEL_POLICY=") + kPolicyNames[k]).c_str()}, &c, &e));
+    CHECK(c.policy == k);
+    for (size_t i = 0; i < n; ++i) {
+      char buf[256];
+      format_config_entry(c, i, buf, sizeof(buf));
+      if (std::string(t[i].name) == "SENTINEL_POLICY")
+        CHECK(std::string(buf) == std::string("SENTINEL_POLICY=") + kPolicyNames[k]);
+    }
+  }
+  CHECK(c.policy == SENTINEL_POLICY_INTERLEAVE);
+  REQUIRE_FALSE(parse({"SENTINEL_POLICY=weighted"}, &c, &e));
+  CHECK(std::string(e.reason) ==
+        "unknown policy (expected sentinel, first-touch, all-slow, all-fast, hot or interleave)");
 }
 
 TEST_CASE("unknown SENTINEL_ variables are counted, not fatal", "[config]") {
