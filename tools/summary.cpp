@@ -523,29 +523,20 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
        << ",\"profile\":";
     session_json(os, ph.session);
     os << ",\"identities\":" << ph.identities << ",\"groups\":" << ph.groups;
-    // The phase's wall-clock span, and where its steady state starts: the first step after its last
-    // profiled or checked one (0: unknown, no such step, or the step has no time).
-    uint64_t first_ns = 0, last_ns = 0, steady_ns = 0;
-    bool after_flagged = false, flagged = false;
+    // The phase's wall-clock span, and where its steady state starts: the warm-up's end (warmup.h;
+    // 0: unknown, it never ended, or that step has no time), or the phase's start without a live step.
+    uint64_t first_ns = 0, last_ns = 0;
     for (size_t k = ph.first_step; k <= ph.last_step && k < p.steps.size(); ++k) {
       const sentinel_step_entry& st = p.steps[k];
-      if (st.phase != ph.phase) continue;
-      if (st.start_ns) {
-        if (!first_ns) first_ns = st.start_ns;
-        last_ns = st.start_ns;
-      }
-      if (after_flagged) {
-        steady_ns = st.start_ns;
-        after_flagged = false;
-      }
-      if (st.flags & (SENTINEL_STEP_PROFILED | SENTINEL_STEP_CHECKED)) {
-        flagged = after_flagged = true;
-        steady_ns = 0;
-      }
+      if (st.phase != ph.phase || !st.start_ns) continue;
+      if (!first_ns) first_ns = st.start_ns;
+      last_ns = st.start_ns;
     }
-    os << ",\"first_step_ns\":" << first_ns << ",\"last_step_ns\":" << last_ns
-       << ",\"steady_from_ns\":" << (flagged ? steady_ns : first_ns);
-    print_warmup_json(os, warmup_of(p, ph.phase));
+    const std::optional<Warmup> warmup = warmup_of(p, ph.phase);
+    uint64_t steady_ns = first_ns;
+    if (warmup) steady_ns = warmup->ended_in_warmup ? 0 : p.steps[warmup->steady_from].start_ns;
+    os << ",\"first_step_ns\":" << first_ns << ",\"last_step_ns\":" << last_ns << ",\"steady_from_ns\":" << steady_ns;
+    print_warmup_json(os, warmup);
     print_phase_tiering_json(os, v.tm.find(ph.phase));
     os << "}";
   }

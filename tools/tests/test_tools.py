@@ -852,6 +852,11 @@ def test_guest(a, tmp):
         check(all(w.get(k) == v for k, v in want.items()) and w.get("ended_in_warmup") is False
               and w.get("steady_step_ns", 0) > 0 and (w.get("profiled_cost") or 0) > 0,
               f"phase {n} warmup {want} (got {w})")
+        # steady_from_ns is the time of that same step: after the phase's first step, within its span.
+        got = ph.get(n, {})
+        check(0 < got.get("first_step_ns", 0) < got.get("steady_from_ns", 0) <= got.get("last_step_ns", 0),
+              f"phase {n}: steady_from_ns within the phase, after its first step ({got.get('first_step_ns')}, "
+              f"{got.get('steady_from_ns')}, {got.get('last_step_ns')})")
     r = run([view, "summary", "--no-symbols", "--top", "0", dump])
     check("    warm-up: locked at step #442, profiled #443-#444 (" in r.stdout
           and "checked #448-#449 (" in r.stdout and "steady from #450, 8 steps after the lock" in r.stdout,
