@@ -27,50 +27,9 @@
 #include <unistd.h>
 
 #include "emu_mark.h"
+#include "node_buffers.h"
 
-enum { LINE = 64, STRIDE = LINE / sizeof(uint64_t) };
-
-static void die(const char* what) {
-  fprintf(stderr, "emu_counts: %s: %s\n", what, strerror(errno));
-  exit(2);
-}
-
-static uint64_t* alloc_on(int node, size_t bytes) {
-  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) die("mmap");
-  if (madvise(p, bytes, MADV_NOHUGEPAGE) != 0) die("madvise");
-  unsigned long mask = 1ul << node;
-  if (mbind(p, bytes, MPOL_BIND, &mask, sizeof mask * 8, 0) != 0) die("mbind");
-  memset(p, 1, bytes);
-  return p;
-}
-
-static double share_on(void* p, size_t bytes, int node) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = bytes / page, hits = 0;
-  void** pages = malloc(n * sizeof *pages);
-  int* status = malloc(n * sizeof *status);
-  if (!pages || !status) die("malloc");
-  for (size_t i = 0; i < n; i++) pages[i] = (char*)p + i * page;
-  if (move_pages(0, n, pages, NULL, status, 0) != 0) die("move_pages");
-  for (size_t i = 0; i < n; i++) hits += status[i] == node;
-  free(pages);
-  free(status);
-  return (double)hits / (double)n;
-}
-
-static void build_chase(uint64_t* a, size_t lines) {
-  size_t* order = malloc(lines * sizeof *order);
-  if (!order) die("malloc");
-  for (size_t i = 0; i < lines; i++) order[i] = i;
-  uint64_t x = 88172645463325252ull;
-  for (size_t i = lines - 1; i > 0; i--) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    size_t j = (size_t)(x % (i + 1)), tmp = order[i];
-    order[i] = order[j], order[j] = tmp;
-  }
-  for (size_t i = 0; i < lines; i++) a[order[i] * STRIDE] = order[(i + 1) % lines] * STRIDE;
-  free(order);
-}
+enum { LINE = NODE_BUFFERS_LINE, STRIDE = LINE / sizeof(uint64_t) };
 
 static volatile uint64_t sink;
 
@@ -114,12 +73,12 @@ int main(int argc, char** argv) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(0, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
+  if (sched_setaffinity(0, sizeof set, &set) != 0) node_buffers_die("sched_setaffinity");
   size_t bytes = mib << 20, lines = bytes / LINE;
-  uint64_t* a = alloc_on(1, bytes);
-  uint64_t* b = alloc_on(0, bytes);
-  uint64_t* c = alloc_on(1, bytes);
-  build_chase(c, lines);
+  uint64_t* a = node_buffer(1, bytes, 0);
+  uint64_t* b = node_buffer(0, bytes, 0);
+  uint64_t* c = node_buffer(1, bytes, 0);
+  node_chase(c, lines);
 
   uint64_t k = loop;
   SENTINEL_EMU_MARK(SENTINEL_EMU_FAST_ON);
@@ -141,6 +100,6 @@ int main(int argc, char** argv) {
   printf(
       "{\"lines\":%zu,\"loop_insns\":%llu,\"phases\":[\"loop\",\"read1\",\"chase1\",\"write0\",\"write1\",\"read0\"],"
       "\"tags\":[192,193,194,195,196,197,198],\"on_node\":{\"A\":%.4f,\"B\":%.4f,\"C\":%.4f}}\n",
-      lines, (unsigned long long)(2 * loop), share_on(a, bytes, 1), share_on(b, bytes, 0), share_on(c, bytes, 1));
+      lines, (unsigned long long)(2 * loop), node_share(a, bytes, 1), node_share(b, bytes, 0), node_share(c, bytes, 1));
   return 0;
 }

@@ -34,7 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { LINE = 64 };
+#include "node_buffers.h"
+
+enum { LINE = NODE_BUFFERS_LINE };
 
 struct figures {
   double read_gbps, write_gbps, memcpy_gbps, latency_ns, on_node;
@@ -44,37 +46,6 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void die(const char* what) {
-  fprintf(stderr, "tier_calibrate: %s: %s\n", what, strerror(errno));
-  exit(2);
-}
-
-/* An anonymous buffer bound to one node, touched so that every page exists there. */
-static void* alloc_on(int node, size_t bytes) {
-  void* p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) die("mmap");
-  /* 4 KiB pages: whether THP backs a buffer changes TCG's cost of a random access by up to 2x */
-  if (madvise(p, bytes, getenv("CALIBRATE_THP") ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) die("madvise");
-  unsigned long mask = 1ul << node;
-  if (mbind(p, bytes, MPOL_BIND, &mask, sizeof mask * 8, 0) != 0) die("mbind");
-  memset(p, 1, bytes);
-  return p;
-}
-
-/* Share of the buffer's pages found on the node (move_pages with no target nodes only queries). */
-static double share_on(void* p, size_t bytes, int node) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE), n = bytes / page, hits = 0;
-  void** pages = malloc(n * sizeof *pages);
-  int* status = malloc(n * sizeof *status);
-  if (!pages || !status) die("malloc");
-  for (size_t i = 0; i < n; i++) pages[i] = (char*)p + i * page;
-  if (move_pages(0, n, pages, NULL, status, 0) != 0) die("move_pages");
-  for (size_t i = 0; i < n; i++) hits += status[i] == node;
-  free(pages);
-  free(status);
-  return (double)hits / (double)n;
 }
 
 static volatile uint64_t sink;
@@ -104,22 +75,6 @@ static double time_memcpy(void* dst, const void* src, size_t bytes) {
   return t;
 }
 
-/* A random cyclic permutation of the buffer's lines; each line holds the index of the next. */
-static void build_chase(uint64_t* a, size_t lines) {
-  size_t stride = LINE / sizeof(uint64_t);
-  size_t* order = malloc(lines * sizeof *order);
-  if (!order) die("malloc");
-  for (size_t i = 0; i < lines; i++) order[i] = i;
-  uint64_t x = 88172645463325252ull;
-  for (size_t i = lines - 1; i > 0; i--) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    size_t j = (size_t)(x % (i + 1)), tmp = order[i];
-    order[i] = order[j], order[j] = tmp;
-  }
-  for (size_t i = 0; i < lines; i++) a[order[i] * stride] = order[(i + 1) % lines] * stride;
-  free(order);
-}
-
 static double time_chase(const uint64_t* a, size_t steps) {
   double t = now();
   uint64_t i = 0;
@@ -145,10 +100,10 @@ static void measure(struct figures f[2], size_t bytes, int reps) {
   size_t n = bytes / sizeof(uint64_t), lines = bytes / LINE;
   double t[4][2];
   for (int node = 0; node < 2; node++) {
-    buf[node].a = alloc_on(node, bytes);
-    buf[node].b = alloc_on(node, bytes);
-    buf[node].c = alloc_on(node, bytes);
-    build_chase(buf[node].c, lines);
+    buf[node].a = node_buffer(node, bytes, getenv("CALIBRATE_THP") != NULL);
+    buf[node].b = node_buffer(node, bytes, getenv("CALIBRATE_THP") != NULL);
+    buf[node].c = node_buffer(node, bytes, getenv("CALIBRATE_THP") != NULL);
+    node_chase(buf[node].c, lines);
     for (int m = 0; m < 4; m++) t[m][node] = 1e30;
   }
   for (int k = 0; k <= reps; k++) {
@@ -169,8 +124,8 @@ static void measure(struct figures f[2], size_t bytes, int reps) {
         .write_gbps = (double)bytes / t[1][node] / 1e9,
         .memcpy_gbps = (double)bytes / t[2][node] / 1e9,
         .latency_ns = t[3][node] / (double)lines * 1e9,
-        .on_node = (share_on(buf[node].a, bytes, node) + share_on(buf[node].b, bytes, node) +
-                    share_on(buf[node].c, bytes, node)) /
+        .on_node = (node_share(buf[node].a, bytes, node) + node_share(buf[node].b, bytes, node) +
+                    node_share(buf[node].c, bytes, node)) /
                    3,
     };
     munmap(buf[node].a, bytes);
