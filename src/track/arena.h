@@ -80,7 +80,8 @@ class Arena {
   }
   // The unit of the interleave: 64 KiB of address space. Each run of groups on one node is a memory
   // policy of its own (a VMA), and the kernel bounds a process's VMAs (vm.max_map_count, 65530 by
-  // default): single pages would reach that bound at about 1 GiB at 20%, groups at about 16 GiB.
+  // default): at 20% (two runs every five groups) single pages would reach that bound at about 0.6 GiB
+  // of slots, 64 KiB groups at about 10 GiB. Past it mbind fails: a binding failure, the kernel's node.
   static constexpr unsigned kInterleaveGroupShift = 16;
   // The node a group goes to: the weights' Bresenham pattern over the group's index in the address
   // space, so that any share_ppm/1e6 of a run of groups is fast, in the most even spread.
