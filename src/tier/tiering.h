@@ -47,7 +47,7 @@ class Tiering {
  public:
   static constexpr uint32_t kMaxPlans = Migrator::kMaxPlans;
   // The most steps the placement check waits for the migrator to catch up with a schedule (trial_settled).
-  static constexpr uint32_t kCatchUpSteps = 16;
+  static constexpr uint32_t kCatchUpSteps = 4;
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
