@@ -110,13 +110,13 @@ void Migrator::probe(MoveMethod wanted) {
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
   if (slot < kMaxPlans) {
     first_step_[slot] = UINT64_MAX;
-    whole_passes_[slot].store(0, std::memory_order_relaxed);
+    caught_up_[slot].store(false, std::memory_order_relaxed);
     plans_[slot].store(plan, std::memory_order_release);
   }
 }
 
 bool Migrator::caught_up(uint32_t slot) const {
-  return slot < kMaxPlans && whole_passes_[slot].load(std::memory_order_acquire) != 0;
+  return slot < kMaxPlans && caught_up_[slot].load(std::memory_order_acquire);
 }
 
 void Migrator::post_boundary(uint32_t slot, uint64_t step, uint32_t interval) {
@@ -229,8 +229,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   }
   sample.steady = step > first_step_[slot] + 1;
   // A schedule switched meanwhile starts its own catching up.
-  if (plans_[slot].load(std::memory_order_acquire) == plan)
-    whole_passes_[slot].fetch_or(uint64_t{1} << interval, std::memory_order_acq_rel);
+  if (plans_[slot].load(std::memory_order_acquire) == plan) caught_up_[slot].store(true, std::memory_order_release);
   if (verify_.load(std::memory_order_acquire) && !superseded(generation)) verify(*plan, slot, interval);
 }
 

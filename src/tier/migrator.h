@@ -89,7 +89,7 @@ class Migrator {
   // moves every object to where this one wants it. Any thread; the slot keeps its statistics.
   void switch_plan(uint32_t slot, const ExecPlan* plan) {
     if (slot < kMaxPlans) {
-      whole_passes_[slot].store(0, std::memory_order_relaxed);
+      caught_up_[slot].store(false, std::memory_order_relaxed);
       plans_[slot].store(plan, std::memory_order_release);
     }
   }
@@ -177,8 +177,8 @@ class Migrator {
   std::atomic<bool> running_{false}, stop_{false}, probed_{false};
   std::atomic<uint64_t> bandwidth_{0};
   std::atomic<const ExecPlan*> plans_[kMaxPlans] = {};
-  uint64_t first_step_[kMaxPlans] = {};                 // the step of a plan's first boundary
-  std::atomic<uint64_t> whole_passes_[kMaxPlans] = {};  // bit k: interval k had a whole pass (caught_up())
+  uint64_t first_step_[kMaxPlans] = {};          // the step of a plan's first boundary
+  std::atomic<bool> caught_up_[kMaxPlans] = {};  // a whole pass since the schedule was set
   // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
   std::atomic<uint32_t> wake_{0};
   std::atomic<uint64_t> boundary_{0};  // (slot << 56) | (interval << 48) | step (48 bits)
