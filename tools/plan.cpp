@@ -135,9 +135,12 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.json = true;
   } else if (args.is("--policy")) {
     if (!args.value("--policy", v)) return args.error("--policy needs a value");
-    if (!parse_policy(v.c_str(), &o.policy))
-      return args.error("--policy: one of sentinel, first-touch, all-slow, all-fast, hot, not '" + v + "'" +
+    if (!parse_policy(v.c_str(), &o.policy)) {
+      std::string names;  // the policies that make a plan, from the one table of names
+      for (uint32_t k = 0; k <= SENTINEL_POLICY_HOT; ++k) names += std::string(kPolicyNames[k]) + ", ";
+      return args.error("--policy: one of " + names + "not '" + v + "'" +
                         (v == policy_name(SENTINEL_POLICY_INTERLEAVE) ? " (it places pages at birth: no plan)" : ""));
+    }
     o.have_policy = true;
   } else if (args.is("--fast-bytes")) {
     if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
