@@ -17,6 +17,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import torch_parts  # noqa: E402  (tests/lib)
 
 MODELS = ("mlp", "cnn", "lstm", "transformer")
+# Models where memory matters, for scripts/bench-tiers and scripts/demo (not the e2e tests): each step moves many
+# bytes per instruction, so where its tensors live decides its step time (docs/performance.md, issue 14's item 3).
+BENCH_MODELS = ("gpt-adamw", "dlrm", "cnn-act")
+ALL_MODELS = MODELS + BENCH_MODELS
 SEED = 1234
 NUM_BATCHES = 4  # distinct batches, cycled through
 
@@ -60,6 +64,85 @@ class _TransformerNet(nn.Module):
         return self.head(self.encoder(h))
 
 
+class _GPTNet(_TransformerNet):
+    """A GPT-style decoder: the encoder stack under a causal mask, next-token loss."""
+
+    def forward(self, tokens):
+        n = tokens.shape[1]
+        mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+        h = self.embed(tokens) + self.pos[:, :n, :]
+        return self.head(self.encoder(h, mask=mask))
+
+
+class _DLRMNet(nn.Module):
+    """DLRM-style: embedding tables summed per bag, a bottom MLP on the dense features, their concatenation
+    through a top MLP to one logit. The tables' gradients are dense, nn.EmbeddingBag's default: with sparse
+    ones, SparseAdam's coalesced tensors have a size that depends on the batch's distinct rows, so the steps
+    of different batches allocate different sizes and the repeating pattern is a cycle of the batches."""
+
+    def __init__(self, tables, rows, dim, dense=13):
+        super().__init__()
+        self.emb = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+        self.bottom = nn.Sequential(nn.Linear(dense, 64), nn.ReLU(), nn.Linear(64, dim), nn.ReLU())
+        self.top = nn.Sequential(nn.Linear(dim * (tables + 1), 128), nn.ReLU(), nn.Linear(128, 1))
+
+    def forward(self, dense, bags):
+        parts = [self.bottom(dense)] + [e(idx, off) for e, (idx, off) in zip(self.emb, bags)]
+        return self.top(torch.cat(parts, dim=1)).squeeze(1)
+
+
+def zipf_bags(gen, rows, batch, per_bag, skew=1.05):
+    """(indices, offsets) of `batch` bags of `per_bag` rows each, drawn Zipf-like: row r with probability
+    proportional to 1 / (r + 1) ** skew, the hot rows scattered over the table by a fixed permutation."""
+    weights = 1.0 / torch.arange(1, rows + 1, dtype=torch.float64) ** skew
+    ranks = torch.multinomial(weights, batch * per_bag, replacement=True, generator=gen)
+    perm = torch.randperm(rows, generator=gen)
+    return perm[ranks], torch.arange(0, batch * per_bag, per_bag)
+
+
+def _build_bench(name, w, bs, gen):
+    """The BENCH_MODELS (see build)."""
+    if name == "gpt-adamw":
+        # GPT-style decoder, d_model 256, 2 layers, vocab 2048, on 2 sequences of 16 tokens, AdamW (size 1):
+        # 2.6M parameters, 10 MiB of weights and 3x that of gradients and AdamW state, few activations.
+        model = _GPTNet(vocab=w(2048), d_model=w(256, 4), ff=w(1024), layers=2)
+        batches = torch_parts.next_token_batches(torch, gen, w(2048), 2, 16, NUM_BATCHES)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+        loss_fn = torch_parts.next_token_loss(nn.CrossEntropyLoss())
+    elif name == "dlrm":
+        # 4 tables of 100k rows x 32 (12 MiB each, 49 MiB, and 3x that of gradients and Adam state), batches
+        # of 1024 bags of 16 Zipf-skewed lookups per table, Adam (size 1).
+        tables, rows = 4, w(100_000)
+        model = _DLRMNet(tables, rows, 32)
+        batches = []
+        for _ in range(NUM_BATCHES):
+            dense = torch.randn(bs(1024), 13, generator=gen)
+            bags = [zipf_bags(gen, rows, bs(1024), 16) for _ in range(tables)]
+            batches.append((dense, bags, torch.randint(0, 2, (bs(1024),), generator=gen).float()))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        bce = nn.BCEWithLogitsLoss()
+
+        def loss_fn(m, b):
+            return bce(m(b[0], b[1]), b[2])
+    else:
+        # Activation-heavy CNN at a large batch: 3 blocks of conv(8 channels)-BatchNorm-ReLU on 3x32x32,
+        # batch 128: each activation 128x8x32x32 floats = 4 MiB, a dozen of them a step (size 1).
+        c = w(8)
+        model = nn.Sequential(
+            nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.MaxPool2d(4),
+            nn.Flatten(), nn.Linear(c * 8 * 8, 10))
+        batches = [(torch.randn(bs(128), 3, 32, 32, generator=gen),
+                    torch.randint(0, 10, (bs(128),), generator=gen)) for _ in range(NUM_BATCHES)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
+    return model, opt, batches, loss_fn
+
+
 def build(name, size=1, batch=None):
     """Returns (model, optimizer, batches, loss_fn(model, batch) -> loss tensor).
 
@@ -69,8 +152,8 @@ def build(name, size=1, batch=None):
     Transformer's to a multiple of its 4 heads) and never below 4. `batch`, when given, is the batch size
     instead of the scaled one (a small batch makes a step more memory-bound).
     """
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(MODELS)}")
+    if name not in ALL_MODELS:
+        raise ValueError(f"unknown model {name!r}; expected one of {', '.join(ALL_MODELS)}")
     if not isinstance(size, (int, float)) or not size > 0:
         raise ValueError(f"size must be a number > 0, not {size!r}")
 
@@ -83,6 +166,10 @@ def build(name, size=1, batch=None):
         return w(n)
     setup_determinism()
     gen = torch.Generator().manual_seed(SEED + 1)
+    if name in BENCH_MODELS:
+        model, opt, batches, loss_fn = _build_bench(name, w, bs, gen)
+        model.train()
+        return model, opt, batches, loss_fn
     if name == "mlp":
         # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB (size 1).
         model = nn.Sequential(nn.Linear(784, w(512)), nn.ReLU(), nn.Linear(w(512), w(256)), nn.ReLU(),

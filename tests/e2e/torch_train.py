@@ -48,7 +48,7 @@ def profiled_step_allocations(fn):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("model", choices=e2e_models.MODELS)
+    ap.add_argument("model", choices=e2e_models.ALL_MODELS)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--out", required=True)
     ap.add_argument("--profile", action="store_true",
