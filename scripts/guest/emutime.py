@@ -32,7 +32,10 @@ import sys
 # instruction"), in the run of docs/performance.md, "Emulated time". NS_PER_INSN is for anything else.
 # Measured 2026-12-02 (scripts/bench-tiers --configs dram,slow --models mlp,transformer,cnn,lstm --steps 16,
 # sizes mlp 0.5, transformer 0.375, cnn 0.5, lstm 0.5): 11.5, 15.55, 64.35, 14.48.
-NS_PER_INSN_BY_WORKLOAD = {'mlp': 11.5, 'transformer': 15.5, 'cnn': 64.0, 'lstm': 14.5}
+# The models where memory matters (e2e_models.BENCH_MODELS), measured 2026-12-03 the same way (--configs dram,slow
+# --models gpt-adamw@0.5,dlrm@0.25,cnn-act@0.5 --steps 24): 11.13, 12.13, 72.55.
+NS_PER_INSN_BY_WORKLOAD = {'mlp': 11.5, 'transformer': 15.5, 'cnn': 64.0, 'lstm': 14.5,
+                           'gpt-adamw': 11.1, 'dlrm': 12.1, 'cnn-act': 72.5}
 NS_PER_INSN = 15.0
 
 
