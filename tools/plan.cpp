@@ -29,10 +29,13 @@ struct Options : SharedOptions {
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
   size_t top = 40;  // SIZE_MAX: all
+  // The step-time model's costs, ns per KiB (0: unknown; PlanInput::costs takes them per byte).
+  size_t slow_ns_per_kib = 0, move_ns_per_kib = 0;
 };
 
 void print_help() {
-  std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--phase N] [--top N] [--json] DUMP\n"
+  std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--slow-ns-per-kib N]\n"
+               "                         [--move-ns-per-kib M] [--phase N] [--top N] [--json] DUMP\n"
                "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
                "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
                "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
@@ -42,6 +45,12 @@ void print_help() {
                "  --fast-bytes B|N%  fast-tier budget: bytes (4G, 512M, 1048576) or a share of the\n"
                "                     profiled peak footprint (20%); default: the dump's TIERING record,\n"
                "                     else SENTINEL_FAST_BYTES, else 20%\n"
+               "  --slow-ns-per-kib N\n"
+               "                     the step-time model's cost of touching a KiB on the slow node\n"
+               "                     instead of the fast one, in ns; with interval durations, the\n"
+               "                     sentinel policy then keeps the schedule of least modeled step time\n"
+               "  --move-ns-per-kib M\n"
+               "                     what moving a KiB costs the training thread, in ns (default 0)\n"
                "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
                "                     process spent the most time in)\n"
                "  --top N            identities listed, largest first (default 40; 0: all)\n"
@@ -126,7 +135,7 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   return out;
 }
 
-// --json, --policy P, --fast-bytes B|N%, --top N.
+// --json, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
   size_t n = 0;
@@ -149,6 +158,10 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.have_budget = true;
   } else if (args.count_option("--top", n, rc, "a value")) {
     if (!rc) o.top = n ? n : SIZE_MAX;
+  } else if (args.count_option("--slow-ns-per-kib", n, rc, "a value")) {
+    if (!rc) o.slow_ns_per_kib = n;
+  } else if (args.count_option("--move-ns-per-kib", n, rc, "a value")) {
+    if (!rc) o.move_ns_per_kib = n;
   } else {
     return args.unknown_option();
   }
@@ -172,7 +185,38 @@ struct Planned {
   std::string differences;                    // "" when identical
   std::vector<uint32_t> order;                // entries largest first, then by id
   size_t shown = 0;                           // entries listed (--top)
+  // The modeled step time of the baselines under the same costs (only when the model has them).
+  std::vector<std::pair<std::string, uint64_t>> baselines;
 };
+
+// Whether the step-time model has what it needs: a slow-access cost and interval durations.
+bool step_time_modeled(const Planned& pl) {
+  return pl.src.in.costs.slow_ns_per_byte > 0 && pl.src.in.interval_ns && pl.plan.modeled_base_ns > 0;
+}
+
+// The modeled step time of the schedules the plan is set against: every policy's plan and the sentinel
+// policy's schedule without moves (SENTINEL_TIER_NO_MOVES), each with the same input and costs.
+void plan_baselines(Planned& pl) {
+  struct Baseline {
+    const char* name;
+    sentinel_policy policy;
+    uint32_t flags;
+  };
+  const Baseline all[] = {{"all-fast", SENTINEL_POLICY_ALL_FAST, 0},
+                          {"no-moves", SENTINEL_POLICY_SENTINEL, SENTINEL_TIER_NO_MOVES},
+                          {"first-touch", SENTINEL_POLICY_FIRST_TOUCH, 0},
+                          {"hot", SENTINEL_POLICY_HOT, 0},
+                          {"all-slow", SENTINEL_POLICY_ALL_SLOW, 0}};
+  for (const Baseline& b : all) {
+    PlanInput in = pl.src.in;
+    in.policy = b.policy;
+    in.flags |= b.flags;
+    PlanScratch scratch;
+    Plan plan;
+    if (scratch.init(plan_scratch_bytes(in)) && make_plan(in, scratch, &plan, nullptr))
+      pl.baselines.emplace_back(b.name, plan.modeled_step_ns);
+  }
+}
 
 // The phase's input with the settings of the command line, else those the dump recorded, and its
 // plan. 0, or 1 after one line on stderr: a phase that was not profiled has nothing to plan; without
@@ -196,12 +240,15 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
   pl.policy_source = o.have_policy ? "command line" : rec.policy_source;
   pl.budget_source = o.have_budget ? "command line" : rec.budget_source;
   pl.measured_bw = pl.src.in.migrate_bytes_per_s != 0;
+  pl.src.in.costs =
+      StepCosts{static_cast<double>(o.slow_ns_per_kib) / 1024, static_cast<double>(o.move_ns_per_kib) / 1024};
   const char* error = nullptr;
   if (!pl.scratch.init(plan_scratch_bytes(pl.src.in)) || !make_plan(pl.src.in, pl.scratch, &pl.plan, &error)) {
     std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << pl.src.in.phase << ": "
               << (error ? error : "no memory for the planner") << "\n";
     return 1;
   }
+  if (step_time_modeled(pl)) plan_baselines(pl);
   return 0;
 }
 
@@ -252,6 +299,27 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << ",\"interval_durations\":" << (pl.src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags;
 }
 
+// The step-time model: costs, objective, the plan's modeled time and its parts, the baselines'.
+void print_json_step_time(std::ostream& os, const Planned& pl, const Options& o) {
+  const Plan& plan = pl.plan;
+  os << ",\"objective\":";
+  json_string(os, plan.objective == PlanObjective::kStepTime ? "step time" : "fast-hit bytes");
+  os << ",\"slow_ns_per_kib\":" << o.slow_ns_per_kib << ",\"move_ns_per_kib\":" << o.move_ns_per_kib
+     << ",\"modeled_step\":";
+  if (!step_time_modeled(pl)) {
+    os << "null";
+    return;
+  }
+  os << "{\"step_ns\":" << plan.modeled_step_ns << ",\"base_ns\":" << plan.modeled_base_ns
+     << ",\"slow_ns\":" << plan.modeled_slow_ns << ",\"move_ns\":" << plan.modeled_move_ns << ",\"baselines\":{";
+  for (size_t k = 0; k < pl.baselines.size(); ++k) {
+    os << (k ? "," : "");
+    json_string(os, pl.baselines[k].first);
+    os << ":" << pl.baselines[k].second;
+  }
+  os << "}}";
+}
+
 void print_json_recorded(std::ostream& os, const Planned& pl) {
   os << ",\"recorded_plan\":";
   if (!pl.recorded) {
@@ -290,6 +358,28 @@ void print_json_entries(std::ostream& os, const Planned& pl) {
   os << "],\"entry_count\":" << plan.entry_count << "}\n";
 }
 
+// The step-time model: the plan's modeled time and its parts, then the baselines'; one line saying
+// what is missing when it has no costs or no time base.
+void print_text_step_time(std::ostream& os, const Planned& pl, const Options& o) {
+  const Plan& plan = pl.plan;
+  if (!pl.src.in.interval_ns || plan.modeled_base_ns == 0) {
+    os << "step time        not modeled: no interval durations\n";
+    return;
+  }
+  if (!step_time_modeled(pl)) {
+    os << "step time        not modeled: needs the costs (--slow-ns-per-kib N, --move-ns-per-kib M)\n";
+    return;
+  }
+  os << "step time        modeled " << human_duration(plan.modeled_step_ns) << " = "
+     << human_duration(plan.modeled_base_ns) << " measured + " << human_duration(plan.modeled_slow_ns)
+     << " slow accesses (" << o.slow_ns_per_kib << " ns/KiB) + " << human_duration(plan.modeled_move_ns) << " moves ("
+     << o.move_ns_per_kib << " ns/KiB)" << (plan.objective == PlanObjective::kStepTime ? "; the trial's objective" : "")
+     << "\n";
+  std::string line;
+  for (const auto& [name, ns] : pl.baselines) line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
+  os << "baselines        " << line << "\n";
+}
+
 void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   const sentinel_plan_header& h = pl.plan.header;
   const Plan& plan = pl.plan;
@@ -311,6 +401,7 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
   os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of " << human_bytes(plan.touched_bytes)
      << " touched per step\n";
+  print_text_step_time(os, pl, o);
   if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";
   else if (!pl.comparable)
@@ -364,6 +455,7 @@ int cmd_plan(int argc, char** argv) {
   std::ostream& os = std::cout;
   if (o.json) {
     print_json_figures(os, pl, o);
+    print_json_step_time(os, pl, o);
     print_json_recorded(os, pl);
     print_json_entries(os, pl);
   } else {

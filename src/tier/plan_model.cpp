@@ -172,6 +172,16 @@ void derive(const PlanInput& in, Model* m) {
     m->interval_start[k + 1] = sat_add(m->interval_start[k], d);
   }
   m->timed = m->interval_start[n] > 0 && m->interval_start[n] < UINT64_MAX / 4;
+  m->costs = in.costs;
+  m->by_step_time = m->timed && in.costs.slow_ns_per_byte > 0;  // NaN and negative costs: unknown
+}
+
+// A cost in ns, rounded to the nearest ns; 0 for an unknown (0, negative or NaN) cost, UINT64_MAX
+// past the range.
+uint64_t cost_ns(double bytes, double ns_per_byte) {
+  if (!(ns_per_byte > 0)) return 0;
+  const double ns = bytes * ns_per_byte + 0.5;
+  return ns >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(ns);
 }
 
 }  // namespace
@@ -196,6 +206,18 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   if (const char* why = add_touches(in, m, bytes, index)) return fail(why);
   derive(in, m);
   return true;
+}
+
+StepTime step_time(const Model& m, uint64_t slow_bytes, uint64_t moved_bytes) {
+  StepTime t;
+  if (!m.timed) return t;  // no interval durations: no time base, the model says 0 (unknown)
+  // The durations were measured with the step's touched bytes where the fallback placement put
+  // them; the model takes them as the step with every touched byte fast and charges the rest.
+  t.base = m.interval_start[m.n];
+  t.slow = cost_ns(static_cast<double>(slow_bytes) / m.profiled_steps, m.costs.slow_ns_per_byte);
+  t.move = cost_ns(static_cast<double>(moved_bytes), m.costs.move_ns_per_byte);
+  t.total = sat_add(sat_add(t.base, t.slow), t.move);
+  return t;
 }
 
 void move_edges(const Model& m, const Item& it, uint64_t mask, uint64_t* in, uint64_t* out) {
@@ -316,12 +338,15 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
     const uint64_t f = sat_add(occ[k], reserved);
     if (f > out->fast_peak) out->fast_peak = f;
   }
+  uint64_t slow_bytes = 0;  // the complement of the hit bytes: touched while slow or waiting for a move
   for (uint32_t i = 0; i < m.count; ++i) {
     const Item& it = m.items[i];
-    for (uint64_t b = it.touch & masks[i] & ~late[i]; b; b &= b - 1)
-      out->hit_bytes = sat_add(out->hit_bytes, it.bytes[__builtin_ctzll(b)]);
+    const uint64_t hit = it.touch & masks[i] & ~late[i];
+    for (uint64_t b = hit; b; b &= b - 1) out->hit_bytes = sat_add(out->hit_bytes, it.bytes[__builtin_ctzll(b)]);
+    for (uint64_t b = it.touch & ~hit; b; b &= b - 1) slow_bytes = sat_add(slow_bytes, it.bytes[__builtin_ctzll(b)]);
     if (late_out) late_out[i] = late[i];
   }
+  out->step = step_time(m, slow_bytes, out->moved_bytes);
   scratch.rewind(mark);
   return true;
 }

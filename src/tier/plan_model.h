@@ -57,6 +57,10 @@ struct Model {
   uint32_t profiled_steps = 1;
   // SENTINEL_TIER_NO_MOVES (sentinel policy): every object keeps one node for its whole life.
   bool no_moves = false;
+  // The step-time model's costs (0: unknown), and whether the sentinel trial ranks by modeled step
+  // time: only with a slow-access cost and a time base (timed), else it ranks by fast-hit bytes.
+  StepCosts costs;
+  bool by_step_time = false;
 
   uint32_t at(const Item& it, uint32_t pos) const { return (it.start + pos) % n; }
   // ns from the start of interval a to the start of interval b (b at or after a, within a step).
@@ -70,6 +74,20 @@ struct Model {
 // peak footprint. False with *error on bad input or exhausted scratch.
 bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char** error);
 
+// The step-time model of one schedule, ns per step (docs/planner.md): the measured durations (base),
+// plus the bytes touched on the slow node times the slow-access cost, plus the bytes moved times the
+// move cost. Each part is rounded to the nearest ns (saturating); total is their sum. All 0 without a
+// time base (no interval durations).
+struct StepTime {
+  uint64_t base = 0;
+  uint64_t slow = 0;
+  uint64_t move = 0;
+  uint64_t total = 0;
+};
+
+// slow_bytes: touched bytes counted slow, summed over the profiled steps; moved_bytes: per step.
+StepTime step_time(const Model& m, uint64_t slow_bytes, uint64_t moved_bytes);
+
 // What one schedule achieves under the cost model.
 struct Outcome {
   uint64_t hit_bytes = 0;    // touched bytes while fast and not waiting for a late move-in
@@ -77,6 +95,7 @@ struct Outcome {
   uint32_t moves = 0;
   uint32_t late = 0;
   uint64_t fast_peak = 0;  // max over intervals of the fast bytes (plus `reserved`)
+  StepTime step;           // the modeled step time
 };
 
 // Scores masks[i] (fast-interval bits of item i, within its alive bits). `reserved` is fast memory
@@ -106,7 +125,8 @@ struct SentinelChoice {
   bool grouped = false;
   uint64_t pool_bytes = 0;
   uint32_t trials = 0;
-  bool first_fit = false;  // the first-touch placement was the best candidate
+  bool first_fit = false;     // the first-touch placement was the best candidate
+  bool by_step_time = false;  // the trial ranked by modeled step time (Model::by_step_time)
 };
 bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_t* pool, SentinelChoice* choice);
 

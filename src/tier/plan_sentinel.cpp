@@ -52,6 +52,9 @@ struct Planner {
   size_t seg_cap = 0;
   uint64_t* umask = nullptr;  // per unit: fast bits
   uint64_t occ[kMaxIntervals] = {};
+  // Every unit fast for its whole life or never (SENTINEL_TIER_NO_MOVES, or the no-moves candidates
+  // of the step-time objective).
+  bool no_moves = false;
 
   uint32_t abs(const Unit& u, uint32_t pos) const { return (u.origin + pos) % m.n; }
   bool touched(const Unit& u, uint32_t pos) const { return u.touch & bit(abs(u, pos)); }
@@ -95,7 +98,7 @@ struct Planner {
       const Item& head = m.items[members[r]];
       u.alive = head.alive;
       u.cyclic = head.cyclic;
-      u.pinned = head.pinned || m.no_moves;  // without moves, a unit has one node for its whole life
+      u.pinned = head.pinned || no_moves;  // without moves, a unit has one node for its whole life
       u.len = head.len;
       u.origin = head.start;
       uint64_t* b = ubytes + size_t{unit_count} * m.n;
@@ -254,9 +257,11 @@ struct Planner {
   }
 };
 
-// The ordering of candidate schedules: more touched bytes while fast, then fewer bytes moved, then
+// The ordering of candidate schedules: by step time, the least modeled step time first; then (the
+// only order without the step-time model) more touched bytes while fast, then fewer bytes moved, then
 // fewer moves; on a tie the earlier candidate stays.
-bool wins(const Outcome& o, const Outcome& best) {
+bool wins(const Outcome& o, const Outcome& best, bool by_step_time) {
+  if (by_step_time && o.step.total != best.step.total) return o.step.total < best.step.total;
   if (o.hit_bytes != best.hit_bytes) return o.hit_bytes > best.hit_bytes;
   if (o.moved_bytes != best.moved_bytes) return o.moved_bytes < best.moved_bytes;
   return o.moves < best.moves;
@@ -338,7 +343,7 @@ struct Trials {
     Outcome o;
     if (!evaluate(m, trial, trial_pool, reserved, scratch, &o, nullptr)) return false;
     ++choice->trials;
-    *won = !have || wins(o, best);
+    *won = !have || wins(o, best, m.by_step_time);
     if (!*won) return true;
     have = true;
     best = o;
@@ -352,9 +357,9 @@ struct Trials {
   // Every lead and gap on the units pl has built, under the capacity cap left by a pool of `reserved`.
   bool leads_and_gaps(Planner& pl, const uint64_t* cap, uint64_t reserved, bool grouped) {
     for (uint32_t lead : kLeads) {
-      if ((lead && lead >= m.n) || perfect() || (m.no_moves && lead)) continue;
+      if ((lead && lead >= m.n) || perfect() || (pl.no_moves && lead)) continue;
       // Without moves every unit has one residency over its whole life: lead and gap change nothing.
-      const uint32_t gap_trials = m.no_moves ? 1 : 2 * (sizeof kGaps / sizeof kGaps[0]);
+      const uint32_t gap_trials = pl.no_moves ? 1 : 2 * (sizeof kGaps / sizeof kGaps[0]);
       for (uint32_t trial_no = 0; trial_no < gap_trials && !perfect(); ++trial_no) {
         const uint32_t gap = kGaps[trial_no / 2];
         const bool from_birth = trial_no % 2 == 1;
@@ -420,16 +425,30 @@ bool plan_sentinel(const Model& m, PlanScratch& scratch, uint64_t* masks, uint8_
   pl.build_units(eligible, true);
   for (uint32_t u = 0; u < pl.unit_count && !any_group; ++u) any_group = pl.units[u].members > 1;
 
-  for (uint32_t pi = 0; pi < npools && !tr.perfect(); ++pi) {
-    const uint64_t reserved = fill_pool(m, shorts, ns, pools[pi], tr.trial_pool);
-    uint64_t cap[kMaxIntervals];
-    for (uint32_t k = 0; k < m.n; ++k) cap[k] = m.budget - reserved;
-    for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !tr.perfect(); ++g) {
-      pl.build_units(eligible, g == 1);
-      if (!tr.leads_and_gaps(pl, cap, reserved, g == 1)) return false;
+  // Every pool size, with groups as units or not, on the schedules pl makes (with or without moves).
+  auto pools_and_groups = [&]() {
+    for (uint32_t pi = 0; pi < npools && !tr.perfect(); ++pi) {
+      const uint64_t reserved = fill_pool(m, shorts, ns, pools[pi], tr.trial_pool);
+      uint64_t cap[kMaxIntervals];
+      for (uint32_t k = 0; k < m.n; ++k) cap[k] = m.budget - reserved;
+      for (uint32_t g = 0; g < (any_group ? 2u : 1u) && !tr.perfect(); ++g) {
+        pl.build_units(eligible, g == 1);
+        if (!tr.leads_and_gaps(pl, cap, reserved, g == 1)) return false;
+      }
     }
+    return true;
+  };
+  pl.no_moves = m.no_moves;
+  if (!pools_and_groups()) return false;
+  // By step time, a move can cost more than the slow accesses it saves: the schedules without moves
+  // (those SENTINEL_TIER_NO_MOVES plans) are candidates too, so the plan is never modeled slower.
+  // Only by step time: without the costs the trial, and so the plan, stays what it was.
+  if (m.by_step_time && !m.no_moves) {
+    pl.no_moves = true;
+    if (!pools_and_groups()) return false;
   }
   if (!tr.perfect() && !tr.first_touch()) return false;
+  choice->by_step_time = m.by_step_time;
   scratch.rewind(mark);
   return true;
 }

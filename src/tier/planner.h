@@ -56,6 +56,15 @@ struct FastBudget {
   uint32_t share_ppm = 0;  // e.g. 200000 for "20%"; 0: absolute; at most 1000000
 };
 
+// What the step-time model charges (docs/planner.md, "The cost model"), in ns per byte; 0: unknown.
+// Given by the caller (sentinel-view plan --slow-ns-per-kib, --move-ns-per-kib): nothing measures them
+// yet. With slow_ns_per_byte > 0 and interval durations known, the sentinel policy's trial keeps the
+// schedule of least modeled step time instead of the one of most fast-hit bytes.
+struct StepCosts {
+  double slow_ns_per_byte = 0;  // extra time of a byte touched on the slow node instead of the fast one
+  double move_ns_per_byte = 0;  // time a moved byte costs the training thread
+};
+
 struct PlanInput {
   uint32_t phase = 0;
   uint32_t intervals = 0;                         // 1..64
@@ -71,11 +80,18 @@ struct PlanInput {
   // SENTINEL_TIER_* carried into the plan header unchanged: the run's TIERING flags (dry run, NUMA
   // balancing, fault injection). BUDGET_SHARE is make_plan()'s own: set when budget.share_ppm is.
   uint32_t flags = 0;
+  StepCosts costs;  // the step-time model's costs (0: unknown; then plans are as without the model)
 };
 
 // The bandwidth the cost model assumes when PlanInput::migrate_bytes_per_s is 0 (1 GiB/s: the order
 // of move_pages on 4 KiB pages between two sockets).
 inline constexpr uint64_t kDefaultMigrateBytesPerS = uint64_t{1} << 30;
+
+// What the sentinel policy's trial ranks candidate schedules by (docs/planner.md).
+enum class PlanObjective : uint32_t {
+  kFastHitBytes = 0,  // most fast-hit bytes, then fewest bytes moved, then fewest moves
+  kStepTime = 1,      // least modeled step time, then as kFastHitBytes
+};
 
 struct Plan {
   sentinel_plan_header header{};
@@ -96,6 +112,13 @@ struct Plan {
   uint32_t first_fit = 0;       // sentinel: 1 when placing at first touch won the trial
   uint64_t touched_bytes = 0;   // bytes touched per profiled step (sum over identities)
   uint64_t fast_hit_bytes = 0;  // of those, touched while fast (the model): hit share = ratio
+  // The step-time model (docs/planner.md), ns per step, each part rounded to the nearest ns; all 0
+  // when there is no time base (no interval durations). modeled_step_ns = base + slow + move.
+  uint64_t modeled_step_ns = 0;
+  uint64_t modeled_base_ns = 0;  // the measured interval durations, summed
+  uint64_t modeled_slow_ns = 0;  // bytes touched on the slow node x StepCosts::slow_ns_per_byte
+  uint64_t modeled_move_ns = 0;  // bytes moved x StepCosts::move_ns_per_byte
+  PlanObjective objective = PlanObjective::kFastHitBytes;  // sentinel: what its trial ranked by
 };
 
 // Scratch bytes make_plan() needs at most for this input (PlanScratch::init() argument). The mapping

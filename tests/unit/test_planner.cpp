@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -472,6 +473,147 @@ TEST_CASE("planner: without moves every object keeps one node for its whole life
     CHECK(b.plan.header.predicted_hit_ppm <= a.plan.header.predicted_hit_ppm);
     Planned c = run_plan(r);
     CHECK(same_plan(b.plan, c.plan));
+  }
+}
+
+// ---- the step-time model (docs/planner.md, "The cost model")
+
+namespace {
+
+uint64_t sum_ns(const PlanInput& in) {
+  uint64_t t = 0;
+  for (uint32_t k = 0; k < in.intervals; ++k) t += in.interval_ns[k];
+  return t;
+}
+
+// The model's parts as the plan reports them: base + slow + move, and the slow part is the bytes not
+// touched fast (per step) times the cost, to within the rounding of the per-step figures.
+void check_step_time(const PlanInput& in, const Plan& p) {
+  CHECK(p.modeled_base_ns == sum_ns(in));
+  CHECK(p.modeled_step_ns == p.modeled_base_ns + p.modeled_slow_ns + p.modeled_move_ns);
+  const double slow = static_cast<double>(p.touched_bytes - p.fast_hit_bytes) * in.costs.slow_ns_per_byte;
+  CHECK(std::abs(static_cast<double>(p.modeled_slow_ns) - slow) <= 2 * in.costs.slow_ns_per_byte + 1);
+  const double move = static_cast<double>(p.header.moved_bytes_per_step) * in.costs.move_ns_per_byte;
+  CHECK(std::abs(static_cast<double>(p.modeled_move_ns) - move) <= 1);
+}
+
+}  // namespace
+
+TEST_CASE("planner: by modeled step time, never slower than no moves or first touch", "[planner]") {
+  const StepCosts kCosts[] = {{0.05, 0}, {0.2, 0.5}, {1, 2}, {0.05, 2}};
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.interval_ns);
+    for (uint32_t pct : {10u, 20u, 30u, 50u})
+      for (const StepCosts& c : kCosts) {
+        INFO(name << " " << pct << "% slow " << c.slow_ns_per_byte << " move " << c.move_ns_per_byte << " ns/B");
+        PlanInput in = src.in;
+        in.budget = FastBudget{0, pct * 10000};
+        in.costs = c;
+        in.policy = SENTINEL_POLICY_SENTINEL;
+        Planned st = run_plan(in);
+        in.flags = SENTINEL_TIER_NO_MOVES;
+        Planned nm = run_plan(in);
+        in.flags = 0;
+        in.policy = SENTINEL_POLICY_FIRST_TOUCH;
+        Planned ft = run_plan(in);
+        in.policy = SENTINEL_POLICY_ALL_FAST;
+        Planned af = run_plan(in);
+        REQUIRE((st.ok && nm.ok && ft.ok && af.ok));
+        CHECK(st.allocations == 0);
+        in.policy = SENTINEL_POLICY_SENTINEL;
+        check_plan(in, st.plan);
+        check_step_time(in, st.plan);
+        CHECK(st.plan.objective == PlanObjective::kStepTime);
+        CHECK(nm.plan.objective == PlanObjective::kStepTime);
+        INFO("sentinel " << st.plan.modeled_step_ns << " no-moves " << nm.plan.modeled_step_ns << " first-touch "
+                         << ft.plan.modeled_step_ns << " all-fast " << af.plan.modeled_step_ns);
+        CHECK(st.plan.modeled_step_ns <= nm.plan.modeled_step_ns);
+        CHECK(st.plan.modeled_step_ns <= ft.plan.modeled_step_ns);
+        CHECK(af.plan.modeled_step_ns == sum_ns(in));  // every touched byte fast, nothing moved
+        CHECK(st.plan.modeled_step_ns >= af.plan.modeled_step_ns);
+        Planned again = run_plan(in);
+        CHECK(same_plan(st.plan, again.plan));
+        CHECK(again.plan.modeled_step_ns == st.plan.modeled_step_ns);
+      }
+  }
+}
+
+TEST_CASE("planner: without the costs the plans are those of fast-hit bytes", "[planner]") {
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    for (uint32_t pct : {10u, 20u, 50u})
+      for (uint32_t flags : {0u, uint32_t{SENTINEL_TIER_NO_MOVES}}) {
+        INFO(name << " " << pct << "% flags " << flags);
+        PlanInput in = src.in;
+        in.budget = FastBudget{0, pct * 10000};
+        in.flags = flags;
+        Planned plain = run_plan(in);  // no costs given
+        // A move cost alone, or costs without interval durations: the objective stays fast-hit bytes.
+        PlanInput moves_only = in;
+        moves_only.costs = StepCosts{0, 2};
+        Planned mo = run_plan(moves_only);
+        PlanInput untimed = in;
+        untimed.costs = StepCosts{1, 2};
+        untimed.interval_ns = nullptr;
+        Planned un = run_plan(untimed);
+        PlanInput untimed_plain = in;
+        untimed_plain.interval_ns = nullptr;
+        Planned unp = run_plan(untimed_plain);
+        REQUIRE((plain.ok && mo.ok && un.ok && unp.ok));
+        CHECK(plain.plan.objective == PlanObjective::kFastHitBytes);
+        CHECK(same_plan(plain.plan, mo.plan));
+        CHECK(plain.plan.trials == mo.plan.trials);
+        CHECK(mo.plan.objective == PlanObjective::kFastHitBytes);
+        CHECK(same_plan(un.plan, unp.plan));
+        CHECK(un.plan.objective == PlanObjective::kFastHitBytes);
+        // The model still reports: the measured time alone without costs, nothing without a time base.
+        CHECK(plain.plan.modeled_step_ns == sum_ns(in));
+        CHECK((mo.plan.modeled_move_ns > 0) == (mo.plan.header.moved_bytes_per_step > 0));
+        CHECK(un.plan.modeled_step_ns == 0);
+        CHECK(un.plan.modeled_base_ns + un.plan.modeled_slow_ns + un.plan.modeled_move_ns == 0);
+      }
+  }
+}
+
+TEST_CASE("planner: the step-time objective moves only where a move pays", "[planner]") {
+  // Four 1 MiB weights, each touched in one interval of eight (10 ms each), 2 MiB fast: moving each
+  // weight in ahead of its interval makes every touch fast for 8 MiB moved a step; without moves two
+  // weights stay resident and 2 MiB of touches are slow.
+  Synth s = layered();
+  PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{2 * MiB, 0});
+  const uint64_t base = 80'000'000;
+
+  SECTION("moves are cheap: the moving schedule") {
+    in.costs = StepCosts{1, 0.1};  // 2 MiB slow: 2.1 ms; 8 MiB moved: 0.84 ms
+    Planned st = run_plan(in);
+    REQUIRE(st.ok);
+    check_plan(in, st.plan);
+    check_step_time(in, st.plan);
+    CHECK(st.plan.objective == PlanObjective::kStepTime);
+    CHECK(st.plan.header.predicted_hit_ppm == 1000000);
+    CHECK(st.plan.header.moved_bytes_per_step > 0);
+    CHECK(st.plan.modeled_slow_ns == 0);
+    CHECK(st.plan.modeled_step_ns < base + 2 * MiB);  // better than two weights resident
+  }
+  SECTION("moves are dear: no moves") {
+    in.costs = StepCosts{1, 1};  // 2 MiB slow: 2.1 ms; 8 MiB moved: 8.4 ms
+    Planned st = run_plan(in);
+    REQUIRE(st.ok);
+    check_plan(in, st.plan);
+    check_step_time(in, st.plan);
+    CHECK(st.plan.objective == PlanObjective::kStepTime);
+    CHECK(st.plan.header.moved_bytes_per_step == 0);
+    CHECK(st.plan.header.predicted_hit_ppm == 500000);  // two weights resident
+    CHECK(st.plan.modeled_step_ns == base + 2 * MiB);
+    CHECK(st.plan.modeled_move_ns == 0);
+    // By fast-hit bytes the same input moves every weight in ahead of its use.
+    in.costs = StepCosts{};
+    Planned hits = run_plan(in);
+    REQUIRE(hits.ok);
+    CHECK(hits.plan.objective == PlanObjective::kFastHitBytes);
+    CHECK(hits.plan.header.predicted_hit_ppm == 1000000);
+    CHECK(hits.plan.header.moved_bytes_per_step > 0);
   }
 }
 

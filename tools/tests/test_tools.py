@@ -700,6 +700,36 @@ def test_plan(a, tmp):
             check(share["all-fast"] == 1.0 and share["all-slow"] == 0.0, f"{os.path.basename(dump)}: all-fast 1, all-slow 0")
             check(share["sentinel"] >= share["first-touch"], f"{os.path.basename(dump)}: sentinel >= first-touch")
 
+    # The step-time model: with the costs, the plan's modeled step time and the baselines'; the sentinel
+    # plan never modeled slower than no-moves or first-touch, all-fast the measured durations alone.
+    for dump in sorted(glob.glob(os.path.join(FIXTURES, "*.prof"))):
+        name = os.path.basename(dump)
+        r = run([view, "plan", "--json", "--fast-bytes", "20%", "--slow-ns-per-kib", "200", "--move-ns-per-kib", "500", dump])
+        j = json.loads(r.stdout) if r.returncode == 0 else {}
+        ms = j.get("modeled_step") or {}
+        bl = ms.get("baselines") or {}
+        check(j.get("objective") == "step time" and j.get("slow_ns_per_kib") == 200 and j.get("move_ns_per_kib") == 500
+              and ms.get("step_ns") == ms.get("base_ns", 0) + ms.get("slow_ns", 0) + ms.get("move_ns", 0)
+              and sorted(bl) == ["all-fast", "all-slow", "first-touch", "hot", "no-moves"],
+              f"plan {name} with costs: objective, modeled step and baselines ({j.get('objective')}, {ms})")
+        if bl:
+            check(ms["step_ns"] <= bl["no-moves"] and ms["step_ns"] <= bl["first-touch"] and bl["all-fast"] == ms["base_ns"]
+                  and bl["all-slow"] >= ms["step_ns"], f"plan {name}: sentinel <= no-moves, first-touch; all-fast = base ({ms})")
+    mlp = os.path.join(FIXTURES, "mlp.prof")
+    r = run([view, "plan", "--slow-ns-per-kib", "200", "--move-ns-per-kib", "500", mlp])
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("step time ", "baselines "))]
+    check(r.returncode == 0 and len(lines) == 2 and lines[0].startswith("step time        modeled ")
+          and "; the trial's objective" in lines[0] and lines[1].startswith("baselines        all-fast "),
+          f"plan mlp with costs: the step time and baselines lines ({lines})")
+    r = run([view, "plan", mlp])
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("step time ", "baselines "))]
+    check(r.returncode == 0 and lines == ["step time        not modeled: needs the costs (--slow-ns-per-kib N, --move-ns-per-kib M)"],
+          f"plan mlp without costs: one line says the model needs them ({lines})")
+    r = run([view, "plan", "--json", mlp])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("objective") == "fast-hit bytes" and "modeled_step" in j and j["modeled_step"] is None,
+          f"plan mlp --json without costs: objective fast-hit bytes, modeled_step null ({j.get('objective')})")
+
 
     # The tiering records in summary (text and JSON) and trace.
     r = run([view, "summary", "--no-symbols", d("tiered.prof")])
@@ -785,6 +815,8 @@ def test_plan(a, tmp):
                          (["--fast-bytes", "0%"], "plan: --fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '0%'"),
                          (["--fast-bytes", "150%"], "not '150%'"), (["--fast-bytes", "4X"], "not '4X'"),
                          (["--phase", "x"], "plan: --phase: not a number: 'x'"), (["--policy"], "plan: --policy needs a value"),
+                         (["--slow-ns-per-kib", "0.5"], "plan: --slow-ns-per-kib: not a number: '0.5'"),
+                         (["--move-ns-per-kib", "-1"], "plan: --move-ns-per-kib: not a number: '-1'"),
                          (["--bogus"], "plan: unknown option '--bogus'")]:
         r = run([view, "plan"] + args + [d("loop12.prof")] if args != ["--policy"] else [view, "plan", d("loop12.prof")] + args)
         check(r.returncode == 2 and r.stdout == "" and r.stderr.startswith("sentinel-view: ") and needle in r.stderr,
