@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/policy_names.h"
 #include "sentinel_build_config.h"
 #include "shell_quote.h"
 
@@ -35,6 +36,26 @@ int usage_error(const std::string& message) {
   return 2;
 }
 
+// "  --policy POLICY      SENTINEL_POLICY: sentinel | first-touch | ...", the names from the one table,
+// wrapped under the option's text column.
+std::string policy_help_line() {
+  constexpr size_t kWidth = 92;
+  const std::string indent(22, ' ');  // each word brings its leading space
+  std::string out = "  --policy POLICY      SENTINEL_POLICY:";
+  size_t line_start = 0;
+  for (uint32_t i = 0; i < sentinel::kPolicyCount; ++i) {
+    const std::string word =
+        std::string(" ") + sentinel::kPolicyNames[i] + (i + 1 < sentinel::kPolicyCount ? " |" : "");
+    if (out.size() - line_start + word.size() > kWidth) {
+      out += "\n";
+      line_start = out.size();
+      out += indent;
+    }
+    out += word;
+  }
+  return out + "\n";
+}
+
 void print_help() {
   std::cout << "Usage: sentinel-run [OPTIONS] [--] COMMAND [ARGS...]\n"
                "Runs COMMAND with Sentinel preloaded (LD_PRELOAD=libsentinel.so, placed before any\n"
@@ -42,9 +63,8 @@ void print_help() {
                "dump is written when the command exits; read it with sentinel-view.\n"
                "\n"
                "  --mode MODE          SENTINEL_MODE: off | track | profile | run\n"
-               "  --policy POLICY      SENTINEL_POLICY: sentinel | first-touch | all-slow | all-fast | hot |\n"
-               "                       interleave\n"
-               "  --fast-bytes B       SENTINEL_FAST_BYTES: fast-tier budget: bytes (4G), a share of the\n"
+            << policy_help_line()
+            << "  --fast-bytes B       SENTINEL_FAST_BYTES: fast-tier budget: bytes (4G), a share of the\n"
                "                       profiled peak (20%), or auto (90% of the fast node's free memory)\n"
                "  --min-bytes SIZE     SENTINEL_MIN_BYTES: smallest tracked object (e.g. 4096, 64K, 1M)\n"
                "  --dump PATH          SENTINEL_DUMP: dump path template (%p pid, %e executable, %% '%')\n"
