@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 3
+#define SENTINEL_FORMAT_MINOR 4
 
 struct sentinel_file_header {
   char magic[8];
@@ -242,7 +242,11 @@ struct sentinel_plan_header {
   uint32_t predicted_hit_ppm;    /* modeled fast-hit share, parts per million */
   uint32_t flags;                /* SENTINEL_TIER_* as planned (dry run) */
   uint64_t migrate_bytes_per_s;  /* bandwidth the cost model used */
-};                               /* 72 bytes */
+  /* 1.4: the step-time model's costs the planner was given, ns per KiB (0: unknown; older plans read
+   * as 0): the extra time of touching a KiB on the slow node, and what moving a KiB costs. */
+  uint32_t slow_ns_per_kib;
+  uint32_t move_ns_per_kib;
+}; /* 80 bytes */
 
 /* Appended to a PLAN record after the interval durations (1.3): u32 size, then this. The runtime's
  * step-time trial: the sentinel policy's moving schedule and the one without moves

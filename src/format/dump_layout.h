@@ -316,6 +316,11 @@ struct Layout<sentinel_plan_header> {
                      "`SENTINEL_TIER_NO_MOVES` (1.3): the sentinel policy planned without moves, the schedule its "
                      "step-time trial kept"),
       SENTINEL_FIELD(S, 64, u64, migrate_bytes_per_s, 2, "the bandwidth the cost model used"),
+      SENTINEL_APPENDED(S, 72, u32, slow_ns_per_kib, 4, zero, nullptr,
+                        "the step-time model's cost the planner was given: extra ns of touching a KiB on the slow "
+                        "node (0: unknown; `SENTINEL_STEP_COSTS`, `docs/planner.md`)"),
+      SENTINEL_APPENDED(S, 76, u32, move_ns_per_kib, 4, zero, nullptr,
+                        "the same: ns a moved KiB costs the training thread (0: unknown)"),
   };
 };
 

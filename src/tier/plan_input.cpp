@@ -86,6 +86,8 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   if (!p.tiering.empty()) in.flags = p.tiering.back().flags & ~SENTINEL_TIER_BUDGET_SHARE;
   // The step-time trial kept the schedule without moves: the plan is recomputed as that one.
   if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_NO_MOVES;
+  // The step-time model's costs the runtime gave the planner (1.4; older plans: 0, unknown).
+  if (recorded) in.costs = step_costs_of_kib(recorded->header.slow_ns_per_kib, recorded->header.move_ns_per_kib);
   return true;
 }
 

@@ -21,8 +21,9 @@ struct PlanSource {
 };
 
 // The input for `phase` (-1: the phase of the first PROFILE record). The policy and budget are left
-// at their defaults for the caller to set. False with *error (one line) when the dump has no profile,
-// no INTERVALS table for the phase, or more than 64 intervals.
+// at their defaults for the caller to set; the bandwidth, interval durations and step costs are the
+// phase's PLAN record's when the dump has one (costs 0, unknown, without one or before 1.4). False with *error (one
+// line) when the dump has no profile, no INTERVALS table for the phase, or more than 64 intervals.
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
 
 // A budget in SENTINEL_FAST_BYTES's syntax without "auto" (base/parse.h): a size above 0 ("4G",

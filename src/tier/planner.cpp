@@ -122,6 +122,8 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
                       : 0;
   h.flags = (in.flags & ~SENTINEL_TIER_BUDGET_SHARE) | (in.budget.share_ppm ? SENTINEL_TIER_BUDGET_SHARE : 0u);
   h.migrate_bytes_per_s = m.bandwidth;
+  h.slow_ns_per_kib = ns_per_kib_of(in.costs.slow_ns_per_byte);  // what replays the plan (the PLAN record)
+  h.move_ns_per_kib = ns_per_kib_of(in.costs.move_ns_per_byte);
   out->entries = entries;
   out->entry_count = m.count;
   out->alive_masks = alive;

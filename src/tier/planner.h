@@ -57,13 +57,27 @@ struct FastBudget {
 };
 
 // What the step-time model charges (docs/planner.md, "The cost model"), in ns per byte; 0: unknown.
-// Given by the caller (sentinel-view plan --slow-ns-per-kib, --move-ns-per-kib): nothing measures them
-// yet. With slow_ns_per_byte > 0 and interval durations known, the sentinel policy's trial keeps the
-// schedule of least modeled step time instead of the one of most fast-hit bytes.
+// Given by the caller: the runtime from SENTINEL_STEP_COSTS (given, or measured at start), sentinel-view
+// plan from the dump's PLAN record or --slow-ns-per-kib, --move-ns-per-kib. With slow_ns_per_byte > 0
+// and interval durations known, the sentinel policy's trial keeps the schedule of least modeled step
+// time instead of the one of most fast-hit bytes.
 struct StepCosts {
   double slow_ns_per_byte = 0;  // extra time of a byte touched on the slow node instead of the fast one
   double move_ns_per_byte = 0;  // time a moved byte costs the training thread
 };
+
+// Costs in whole ns per KiB, as SENTINEL_STEP_COSTS and the PLAN record hold them. Callers give the
+// planner costs of this form so that the recorded numbers replay the plan exactly (N / 1024 x 1024 is
+// N again in a double).
+inline StepCosts step_costs_of_kib(uint32_t slow_ns_per_kib, uint32_t move_ns_per_kib) {
+  return StepCosts{static_cast<double>(slow_ns_per_kib) / 1024, static_cast<double>(move_ns_per_kib) / 1024};
+}
+// A cost per byte as whole ns per KiB, rounded; 0 for an unknown (0, negative or NaN) one, saturated.
+inline uint32_t ns_per_kib_of(double ns_per_byte) {
+  if (!(ns_per_byte > 0)) return 0;
+  const double kib = ns_per_byte * 1024 + 0.5;
+  return kib >= 4294967295.0 ? UINT32_MAX : static_cast<uint32_t>(kib);
+}
 
 struct PlanInput {
   uint32_t phase = 0;

@@ -246,10 +246,12 @@ class DumpBuilder {
   // PLAN: u32 header_size, the header, u32 count, u32 entry_size, entries.
   // `trial` (1.3) appends the interval-duration trailer (empty) and the step-time trial.
   DumpBuilder& plan(const sentinel_plan_header& h, const std::vector<sentinel_plan_entry>& entries,
-                    uint32_t header_size = 72, uint32_t entry_size = 24, const sentinel_plan_trial* trial = nullptr) {
+                    uint32_t header_size = sizeof(sentinel_plan_header), uint32_t entry_size = 24,
+                    const sentinel_plan_trial* trial = nullptr) {
     Bytes b;
     b.u32(header_size);
-    padded_entry(b, h, header_size);
+    // A header_size below sizeof(h): an older writer's header (72 bytes before 1.4's step costs).
+    padded_entry(b, h, header_size, header_size < sizeof h ? header_size : uint32_t{sizeof h});
     entries_payload(b, entries, entry_size);
     if (trial) {
       fmt::put_plan_durations(b, static_cast<const uint64_t*>(nullptr), 0);

@@ -306,9 +306,9 @@ TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[
     b.u32(72);
     const sentinel_plan_header h = sample_header();
     const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
-    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
-    b.u32(0).u32(24);          // no entries
-    b.u32(2).u64(11).u64(22);  // interval durations
+    for (size_t i = 0; i < 72; ++i) b.u8(hp[i]);  // a 1.3 header: without 1.4's step costs
+    b.u32(0).u32(24);                             // no entries
+    b.u32(2).u64(11).u64(22);                     // interval durations
     b.u32(trial_size);
     b.u32(state).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
     for (uint32_t i = 48; i < trial_size; ++i) b.u8(0);  // a newer writer's appended fields
@@ -331,4 +331,27 @@ TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[
   // A 1.2 record (no trailer) reads as no trial.
   Profile old = parse_profile(dump12());
   CHECK(old.plans[0].trial.state == SENTINEL_TRIAL_NONE);
+}
+
+TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
+  sentinel_plan_header h = sample_header();
+  h.slow_ns_per_kib = 200;
+  h.move_ns_per_kib = 500;
+  auto dump_with = [&](uint32_t header_size) {
+    DumpBuilder d;
+    d.plan(h, {{5, 0, 0xF0, 0x30}}, header_size);
+    d.end();
+    return parse_profile(d.bytes());
+  };
+  const Profile now = dump_with(sizeof(sentinel_plan_header));  // 80: what a 1.4 runtime writes
+  REQUIRE(now.plans.size() == 1);
+  CHECK(std::memcmp(&now.plans[0].header, &h, sizeof h) == 0);
+  const Profile newer = dump_with(sizeof(sentinel_plan_header) + 16);  // a later minor's fields are ignored
+  CHECK((newer.plans[0].header.slow_ns_per_kib == 200 && newer.plans[0].header.move_ns_per_kib == 500));
+  for (uint32_t older : {72u, 76u}) {  // 1.2 and 1.3 (and half of 1.4's pair: taken as absent)
+    INFO(older);
+    const Profile p = dump_with(older);
+    CHECK((p.plans[0].header.slow_ns_per_kib == 0 && p.plans[0].header.move_ns_per_kib == 0));
+    CHECK(p.plans[0].header.migrate_bytes_per_s == h.migrate_bytes_per_s);
+  }
 }

@@ -240,8 +240,12 @@ Checked check_plan(const PlanInput& in, const Plan& plan) {
   return c;
 }
 
+// The same schedule: header and entries, but for the step costs the header records as given.
 bool same_plan(const Plan& a, const Plan& b) {
-  return std::memcmp(&a.header, &b.header, sizeof a.header) == 0 && a.entry_count == b.entry_count &&
+  sentinel_plan_header ha = a.header, hb = b.header;
+  ha.slow_ns_per_kib = hb.slow_ns_per_kib = 0;
+  ha.move_ns_per_kib = hb.move_ns_per_kib = 0;
+  return std::memcmp(&ha, &hb, sizeof ha) == 0 && a.entry_count == b.entry_count &&
          std::memcmp(a.entries, b.entries, sizeof(sentinel_plan_entry) * a.entry_count) == 0;
 }
 
@@ -895,6 +899,37 @@ TEST_CASE("planner: fast-tier sizes as the tools take them", "[planner]") {
 }
 
 // Not a test: make_plan() time on large synthetic profiles. Run: planner-tests "[planner-bench]"
+TEST_CASE("planner: the step costs it was given are in the plan header, and plan_source reads them back", "[planner]") {
+  const std::string path = std::string(SENTINEL_SOURCE_DIR) + "/tests/fixtures/profiles/mlp.prof";
+  fmt::Profile p = fmt::read_profile(path);
+  offline::PlanSource src;
+  std::string error;
+  REQUIRE(offline::plan_source(p, -1, &src, &error));
+  CHECK((src.in.costs.slow_ns_per_byte == 0 && src.in.costs.move_ns_per_byte == 0));  // no PLAN: unknown
+  src.in.budget = FastBudget{0, 200000};
+  for (auto [slow, move] : {std::pair<uint32_t, uint32_t>{200, 500}, {0, 0}, {1, 1000000000}}) {
+    INFO(slow << "," << move);
+    PlanInput in = src.in;
+    in.costs = step_costs_of_kib(slow, move);
+    PlanScratch scratch;
+    Plan plan;
+    REQUIRE(scratch.init(plan_scratch_bytes(in)));
+    REQUIRE(make_plan(in, scratch, &plan, nullptr));
+    CHECK((plan.header.slow_ns_per_kib == slow && plan.header.move_ns_per_kib == move));
+    // The dump's PLAN record gives them back to the replay exactly.
+    fmt::Profile q = p;
+    fmt::PlanRecord rec;
+    rec.header = plan.header;
+    q.plans.push_back(rec);
+    offline::PlanSource again;
+    REQUIRE(offline::plan_source(q, src.in.phase, &again, &error));
+    CHECK((again.in.costs.slow_ns_per_byte == in.costs.slow_ns_per_byte &&
+           again.in.costs.move_ns_per_byte == in.costs.move_ns_per_byte));
+  }
+  CHECK(ns_per_kib_of(-1.0) == 0);
+  CHECK(ns_per_kib_of(0.5) == 512);
+}
+
 TEST_CASE("planner time on large profiles", "[.][planner-bench]") {
   for (uint32_t objects : {500u, 2000u, 8000u}) {
     for (uint32_t n : {16u, 64u}) {
