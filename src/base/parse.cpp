@@ -97,6 +97,43 @@ bool parse_budget(const char* text, bool allow_auto, BudgetText* out) {
 
 namespace {
 
+// A whole number of ns per KiB within [0, kMaxStepCostNsPerKib], from [p, end).
+bool parse_cost(const char* p, const char* end, uint32_t* out) {
+  char digits[16];
+  const size_t len = static_cast<size_t>(end - p);
+  if (len == 0 || len >= sizeof(digits)) return false;
+  for (size_t i = 0; i < len; ++i) digits[i] = p[i];
+  digits[len] = '\0';
+  uint64_t n = 0;
+  if (!parse_count(digits, &n) || n > kMaxStepCostNsPerKib) return false;
+  *out = static_cast<uint32_t>(n);
+  return true;
+}
+
+}  // namespace
+
+bool parse_step_costs(const char* text, StepCostsText* out) {
+  StepCostsText c;
+  const char* comma = nullptr;
+  const char* end = text;
+  for (; *end; ++end)
+    if (*end == ',' && !comma) comma = end;
+  if (end - text == 3 && text[0] == 'o' && text[1] == 'f' && text[2] == 'f') {
+    c.kind = StepCostsKind::off;
+  } else if (end - text == 4 && text[0] == 'a' && text[1] == 'u' && text[2] == 't' && text[3] == 'o') {
+    c.kind = StepCostsKind::automatic;
+  } else if (!comma || !parse_cost(text, comma, &c.slow_ns_per_kib) ||
+             !parse_cost(comma + 1, end, &c.move_ns_per_kib)) {
+    return false;
+  } else {
+    c.kind = StepCostsKind::fixed;
+  }
+  *out = c;
+  return true;
+}
+
+namespace {
+
 bool pattern_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
          c == '+' || c == '-' || c == '*' || c == '?';

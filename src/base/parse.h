@@ -27,6 +27,18 @@ struct BudgetText {
 };
 bool parse_budget(const char* text, bool allow_auto, BudgetText* out);
 
+// The planner's step costs (SENTINEL_STEP_COSTS): "off", "auto" (measured at start), or "SLOW,MOVE",
+// two whole numbers of ns per KiB, each at most kMaxStepCostNsPerKib ("200,500"; "0,0" is allowed and
+// means unknown, as off).
+inline constexpr uint32_t kMaxStepCostNsPerKib = 1000000000;  // a second per KiB: beyond any real cost
+enum class StepCostsKind : uint8_t { off, automatic, fixed };
+struct StepCostsText {
+  StepCostsKind kind = StepCostsKind::off;
+  uint32_t slow_ns_per_kib = 0;  // StepCostsKind::fixed
+  uint32_t move_ns_per_kib = 0;
+};
+bool parse_step_costs(const char* text, StepCostsText* out);
+
 // A list of executable names: comma-separated patterns of letters, digits and . _ + -, where * matches
 // any run of characters and ? one ("cc1plus,ld.*,g++-*"). Empty: no pattern.
 bool valid_name_list(const char* list);

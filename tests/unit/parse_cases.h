@@ -87,4 +87,38 @@ inline constexpr BudgetCase kBudgetCases[] = {
     {"auto", false, 0, 0},  // only where "auto" is allowed (SENTINEL_FAST_BYTES)
 };
 
+// SENTINEL_STEP_COSTS (base/parse.h's parse_step_costs). kind: 0 off, 1 auto, 2 two costs.
+struct StepCostsCase {
+  const char* text;
+  bool ok;
+  uint8_t kind;
+  uint32_t slow_ns_per_kib;
+  uint32_t move_ns_per_kib;
+};
+inline constexpr StepCostsCase kStepCostsCases[] = {
+    {"off", true, 0, 0, 0},
+    {"auto", true, 1, 0, 0},
+    {"200,500", true, 2, 200, 500},
+    {"0,0", true, 2, 0, 0},
+    {"200,0", true, 2, 200, 0},
+    {"1000000000,1", true, 2, 1000000000, 1},
+    {"", false, 0, 0, 0},
+    {"on", false, 0, 0, 0},
+    {"Auto", false, 0, 0, 0},  // keywords are lower case
+    {"OFF", false, 0, 0, 0},
+    {"200", false, 0, 0, 0},  // both costs or neither
+    {"200,", false, 0, 0, 0},
+    {",500", false, 0, 0, 0},
+    {"200,500,7", false, 0, 0, 0},
+    {"200;500", false, 0, 0, 0},
+    {"200, 500", false, 0, 0, 0},
+    {" 200,500", false, 0, 0, 0},
+    {"-1,500", false, 0, 0, 0},
+    {"1.5,500", false, 0, 0, 0},
+    {"2K,500", false, 0, 0, 0},  // ns per KiB: a count, not a size
+    {"1000000001,0", false, 0, 0, 0},
+    {"0,99999999999999999999", false, 0, 0, 0},
+    {"auto,1", false, 0, 0, 0},
+};
+
 }  // namespace sentinel::test

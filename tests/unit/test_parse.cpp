@@ -31,6 +31,20 @@ TEST_CASE("budgets: a size above 0, a share of the peak, or auto where allowed",
   }
 }
 
+TEST_CASE("step costs: off, auto, or SLOW,MOVE in ns per KiB", "[parse]") {
+  for (const auto& c : test::kStepCostsCases) {
+    CAPTURE(c.text);
+    StepCostsText t;
+    t.slow_ns_per_kib = 7;
+    REQUIRE(parse_step_costs(c.text, &t) == c.ok);
+    if (c.ok)
+      CHECK((static_cast<uint8_t>(t.kind) == c.kind && t.slow_ns_per_kib == c.slow_ns_per_kib &&
+             t.move_ns_per_kib == c.move_ns_per_kib));
+    else
+      CHECK(t.slow_ns_per_kib == 7);  // untouched
+  }
+}
+
 TEST_CASE("shares and counts", "[parse]") {
   uint32_t ppm = 0;
   CHECK((parse_share("20%", &ppm) && ppm == 200000));
