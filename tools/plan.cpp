@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "base/parse.h"
 #include "cli.h"
 #include "json.h"
 #include "phase_select.h"
@@ -29,8 +30,10 @@ struct Options : SharedOptions {
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
   size_t top = 40;  // SIZE_MAX: all
-  // The step-time model's costs, ns per KiB (0: unknown; PlanInput::costs takes them per byte).
-  size_t slow_ns_per_kib = 0, move_ns_per_kib = 0;
+  // The step-time model's costs, ns per KiB (0: unknown; PlanInput::costs takes them per byte); each
+  // given overrides the dump's PLAN record.
+  bool have_slow_cost = false, have_move_cost = false;
+  uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;
 };
 
 void print_help() {
@@ -49,8 +52,11 @@ void print_help() {
                "                     the step-time model's cost of touching a KiB on the slow node\n"
                "                     instead of the fast one, in ns; with interval durations, the\n"
                "                     sentinel policy then keeps the schedule of least modeled step time\n"
+               "                     (default: the costs the dump's PLAN record was planned with,\n"
+               "                     SENTINEL_STEP_COSTS, else 0: unknown)\n"
                "  --move-ns-per-kib M\n"
-               "                     what moving a KiB costs the training thread, in ns (default 0)\n"
+               "                     what moving a KiB costs the training thread, in ns (default: as\n"
+               "                     for --slow-ns-per-kib)\n"
                "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
                "                     process spent the most time in)\n"
                "  --top N            identities listed, largest first (default 40; 0: all)\n"
@@ -135,6 +141,15 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   return out;
 }
 
+// A cost option's value: nine digits at most (cli.h's counts), so within SENTINEL_STEP_COSTS's bound
+// and the PLAN record's u32.
+int cost_value(size_t n, uint32_t* out, bool* given) {
+  static_assert(999999999 <= kMaxStepCostNsPerKib, "an option's count fits the recorded costs");
+  *out = static_cast<uint32_t>(n);
+  *given = true;
+  return 0;
+}
+
 // --json, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
@@ -159,9 +174,9 @@ int own_option(SubcommandArgs& args, Options& o) {
   } else if (args.count_option("--top", n, rc, "a value")) {
     if (!rc) o.top = n ? n : SIZE_MAX;
   } else if (args.count_option("--slow-ns-per-kib", n, rc, "a value")) {
-    if (!rc) o.slow_ns_per_kib = n;
+    if (!rc) rc = cost_value(n, &o.slow_ns_per_kib, &o.have_slow_cost);
   } else if (args.count_option("--move-ns-per-kib", n, rc, "a value")) {
-    if (!rc) o.move_ns_per_kib = n;
+    if (!rc) rc = cost_value(n, &o.move_ns_per_kib, &o.have_move_cost);
   } else {
     return args.unknown_option();
   }
@@ -176,7 +191,8 @@ struct Planned {
   Planned& operator=(const Planned&) = delete;
 
   offline::PlanSource src;
-  std::string policy_source, budget_source;
+  std::string policy_source, budget_source, costs_source;
+  uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;  // the costs planned with (0: unknown)
   bool measured_bw = false;
   PlanScratch scratch;
   Plan plan;
@@ -218,6 +234,21 @@ void plan_baselines(Planned& pl) {
   }
 }
 
+// The step costs: each given on the command line, else the phase's PLAN record's (plan_source).
+void set_costs(const Options& o, Planned& pl) {
+  const uint32_t slow = ns_per_kib_of(pl.src.in.costs.slow_ns_per_byte);
+  const uint32_t move = ns_per_kib_of(pl.src.in.costs.move_ns_per_byte);
+  pl.slow_ns_per_kib = o.have_slow_cost ? o.slow_ns_per_kib : slow;
+  pl.move_ns_per_kib = o.have_move_cost ? o.move_ns_per_kib : move;
+  const bool recorded = (slow && !o.have_slow_cost) || (move && !o.have_move_cost);
+  const bool given = o.have_slow_cost || o.have_move_cost;
+  pl.costs_source = recorded && given ? "command line and PLAN record"
+                    : recorded        ? "PLAN record"
+                    : given           ? "command line"
+                                      : "none";
+  pl.src.in.costs = step_costs_of_kib(pl.slow_ns_per_kib, pl.move_ns_per_kib);
+}
+
 // The phase's input with the settings of the command line, else those the dump recorded, and its
 // plan. 0, or 1 after one line on stderr: a phase that was not profiled has nothing to plan; without
 // any profile, plan_source says so.
@@ -240,8 +271,7 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
   pl.policy_source = o.have_policy ? "command line" : rec.policy_source;
   pl.budget_source = o.have_budget ? "command line" : rec.budget_source;
   pl.measured_bw = pl.src.in.migrate_bytes_per_s != 0;
-  pl.src.in.costs =
-      StepCosts{static_cast<double>(o.slow_ns_per_kib) / 1024, static_cast<double>(o.move_ns_per_kib) / 1024};
+  set_costs(o, pl);
   const char* error = nullptr;
   if (!pl.scratch.init(plan_scratch_bytes(pl.src.in)) || !make_plan(pl.src.in, pl.scratch, &pl.plan, &error)) {
     std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << pl.src.in.phase << ": "
@@ -257,7 +287,9 @@ void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
   const sentinel_plan_header& h = pl.plan.header;
   pl.recorded = p.plan_for(h.phase);
   pl.comparable = pl.recorded && pl.recorded->header.policy == h.policy &&
-                  pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes;
+                  pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes &&
+                  pl.recorded->header.slow_ns_per_kib == h.slow_ns_per_kib &&
+                  pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib;
   pl.differences = pl.comparable ? compare(pl.plan, *pl.recorded) : "";
   pl.order.resize(pl.plan.entry_count);
   for (uint32_t i = 0; i < pl.plan.entry_count; ++i) pl.order[i] = i;
@@ -300,12 +332,14 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
 }
 
 // The step-time model: costs, objective, the plan's modeled time and its parts, the baselines'.
-void print_json_step_time(std::ostream& os, const Planned& pl, const Options& o) {
+void print_json_step_time(std::ostream& os, const Planned& pl) {
   const Plan& plan = pl.plan;
   os << ",\"objective\":";
   json_string(os, plan.objective == PlanObjective::kStepTime ? "step time" : "fast-hit bytes");
-  os << ",\"slow_ns_per_kib\":" << o.slow_ns_per_kib << ",\"move_ns_per_kib\":" << o.move_ns_per_kib
-     << ",\"modeled_step\":";
+  os << ",\"slow_ns_per_kib\":" << pl.slow_ns_per_kib << ",\"move_ns_per_kib\":" << pl.move_ns_per_kib
+     << ",\"costs_source\":";
+  json_string(os, pl.costs_source);
+  os << ",\"modeled_step\":";
   if (!step_time_modeled(pl)) {
     os << "null";
     return;
@@ -360,7 +394,7 @@ void print_json_entries(std::ostream& os, const Planned& pl) {
 
 // The step-time model: the plan's modeled time and its parts, then the baselines'; one line saying
 // what is missing when it has no costs or no time base.
-void print_text_step_time(std::ostream& os, const Planned& pl, const Options& o) {
+void print_text_step_time(std::ostream& os, const Planned& pl) {
   const Plan& plan = pl.plan;
   if (!pl.src.in.interval_ns || plan.modeled_base_ns == 0) {
     os << "step time        not modeled: no interval durations\n";
@@ -372,9 +406,9 @@ void print_text_step_time(std::ostream& os, const Planned& pl, const Options& o)
   }
   os << "step time        modeled " << human_duration(plan.modeled_step_ns) << " = "
      << human_duration(plan.modeled_base_ns) << " measured + " << human_duration(plan.modeled_slow_ns)
-     << " slow accesses (" << o.slow_ns_per_kib << " ns/KiB) + " << human_duration(plan.modeled_move_ns) << " moves ("
-     << o.move_ns_per_kib << " ns/KiB)" << (plan.objective == PlanObjective::kStepTime ? "; the trial's objective" : "")
-     << "\n";
+     << " slow accesses (" << pl.slow_ns_per_kib << " ns/KiB) + " << human_duration(plan.modeled_move_ns) << " moves ("
+     << pl.move_ns_per_kib << " ns/KiB, " << pl.costs_source << ")"
+     << (plan.objective == PlanObjective::kStepTime ? "; the trial's objective" : "") << "\n";
   std::string line;
   for (const auto& [name, ns] : pl.baselines) line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
   os << "baselines        " << line << "\n";
@@ -401,12 +435,13 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
   os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of " << human_bytes(plan.touched_bytes)
      << " touched per step\n";
-  print_text_step_time(os, pl, o);
+  print_text_step_time(os, pl);
   if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";
   else if (!pl.comparable)
     os << "recorded plan    policy " << policy_name(pl.recorded->header.policy) << ", budget "
-       << human_bytes(pl.recorded->header.fast_budget_bytes) << ": other settings, not compared\n";
+       << human_bytes(pl.recorded->header.fast_budget_bytes) << ", step costs " << pl.recorded->header.slow_ns_per_kib
+       << "," << pl.recorded->header.move_ns_per_kib << " ns/KiB: other settings, not compared\n";
   else if (pl.differences.empty())
     os << "recorded plan    identical to the recomputed one\n";
   else
@@ -455,7 +490,7 @@ int cmd_plan(int argc, char** argv) {
   std::ostream& os = std::cout;
   if (o.json) {
     print_json_figures(os, pl, o);
-    print_json_step_time(os, pl, o);
+    print_json_step_time(os, pl);
     print_json_recorded(os, pl);
     print_json_entries(os, pl);
   } else {

@@ -7,6 +7,8 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "tier/plan_input.h"
+#include "tier/planner.h"
 
 namespace sentinel::view {
 
@@ -80,6 +82,27 @@ uint64_t TieringModel::fast_peak() const {
   return m;
 }
 
+namespace {
+
+// The plan of a PLAN record recomputed with the settings the run recorded (as sentinel-view plan does,
+// with the record's costs), for its modeled step time; nullopt without costs or interval durations.
+std::optional<PhaseTiering::ModeledStep> modeled_step(const fmt::Profile& p, const fmt::PlanRecord& rec) {
+  if (!rec.header.slow_ns_per_kib) return std::nullopt;  // the model ranks nothing without it
+  offline::PlanSource src;
+  std::string why;
+  if (!offline::plan_source(p, rec.header.phase, &src, &why) || !src.in.interval_ns) return std::nullopt;
+  src.in.policy = static_cast<sentinel_policy>(rec.header.policy);
+  src.in.budget = offline::recorded_settings(p).budget;
+  PlanScratch scratch;
+  Plan plan;
+  if (!scratch.init(plan_scratch_bytes(src.in)) || !make_plan(src.in, scratch, &plan, nullptr) || !plan.modeled_base_ns)
+    return std::nullopt;
+  return PhaseTiering::ModeledStep{plan.modeled_step_ns, plan.modeled_base_ns, plan.modeled_slow_ns,
+                                   plan.modeled_move_ns};
+}
+
+}  // namespace
+
 TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
   TieringModel t;
   t.present = p.has_tiering_records();
@@ -93,7 +116,11 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
     x.phase = ph;
     return x;
   };
-  for (const auto& pl : p.plans) of(pl.header.phase).plan = p.plan_for(pl.header.phase);
+  for (const auto& pl : p.plans) {
+    PhaseTiering& ph = of(pl.header.phase);
+    ph.plan = p.plan_for(pl.header.phase);
+    if (ph.plan == &pl) ph.modeled = modeled_step(p, pl);
+  }
   std::map<uint32_t, IntervalTiering> iv;
   std::map<uint32_t, std::pair<uint64_t, uint64_t>> mean;  // interval -> (sum, steps)
   uint64_t late = 0, migrated = 0, failed = 0;
@@ -329,6 +356,18 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
     os << "detector         " << detector_label(*d) << ": " << detection_diagnosis(*d) << "\n";
 }
 
+std::string step_costs_text(const PhaseTiering& ph) {
+  if (!ph.plan) return "";
+  const sentinel_plan_header& h = ph.plan->header;
+  if (!h.slow_ns_per_kib && !h.move_ns_per_kib) return "";
+  std::string s = "step costs " + std::to_string(h.slow_ns_per_kib) + " ns/KiB slow, " +
+                  std::to_string(h.move_ns_per_kib) + " ns/KiB moved";
+  if (!ph.modeled) return s + " (step time not modeled: it needs a slow cost and interval durations)";
+  const PhaseTiering::ModeledStep& m = *ph.modeled;
+  return s + ": modeled step " + human_duration(m.step_ns) + " = " + human_duration(m.base_ns) + " measured + " +
+         human_duration(m.slow_ns) + " slow accesses + " + human_duration(m.move_ns) + " moves";
+}
+
 void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   const fmt::PlanRecord* plan = ph ? ph->plan : nullptr;
   os << ",\"planned\":" << (plan ? "true" : "false") << ",\"policy\":";
@@ -363,6 +402,16 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
   os << ",\"trial\":";
   print_trial_json(os, plan);
+  // The step-time model (1.4): the costs the plan was made with (0: unknown), its modeled step.
+  os << ",\"slow_ns_per_kib\":" << (plan ? plan->header.slow_ns_per_kib : 0)
+     << ",\"move_ns_per_kib\":" << (plan ? plan->header.move_ns_per_kib : 0) << ",\"modeled_step\":";
+  if (!ph || !ph->modeled) {
+    os << "null";
+    return;
+  }
+  const PhaseTiering::ModeledStep& m = *ph->modeled;
+  os << "{\"step_ns\":" << m.step_ns << ",\"base_ns\":" << m.base_ns << ",\"slow_ns\":" << m.slow_ns
+     << ",\"move_ns\":" << m.move_ns << "}";
 }
 
 void print_tiering_json(std::ostream& os, const TieringModel& t) {

@@ -43,6 +43,12 @@ struct PhaseTiering {
   uint64_t touched = 0, fast = 0;        // placement check, all intervals
   uint32_t checked_steps = 0;            // largest over intervals
   uint64_t misplaced = 0, verified = 0;  // objects at the boundaries, all intervals
+  // The step-time model of the plan (docs/planner.md), when its PLAN record holds step costs (1.4) and
+  // the phase's interval durations: the plan recomputed from the dump with the recorded settings.
+  struct ModeledStep {
+    uint64_t step_ns = 0, base_ns = 0, slow_ns = 0, move_ns = 0;
+  };
+  std::optional<ModeledStep> modeled;
 
   // Measured fast-hit share (fast / touched), nullopt when not checked or nothing was touched.
   std::optional<double> measured_hit() const;
@@ -83,6 +89,10 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase);
 
 // "the step detector found no step: ..." and the like; empty when there is nothing to say.
 std::string detection_diagnosis(const sentinel_detection& d);
+
+// "step costs 200 ns/KiB slow, 500 ns/KiB moved: modeled step 12.1 ms = ..."; empty without a plan or
+// when the plan had no costs (SENTINEL_STEP_COSTS=off, or a dump before 1.4).
+std::string step_costs_text(const PhaseTiering& ph);
 
 // "measured fast-hit share 51.9% of 27.1 MiB touched (2 checked steps); predicted 52.8% (-0.9 points);
 // 0 of 12 objects misplaced at boundaries"; empty when the phase was not checked.

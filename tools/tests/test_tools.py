@@ -655,6 +655,51 @@ def test_plan(a, tmp):
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check((j.get("recorded_plan") or {}).get("identical") is False, "plan --json: identical false")
 
+    # SENTINEL_STEP_COSTS (1.4): the PLAN record's costs replay the plan; an option overrides one of them.
+    r = run([view, "plan", "--json", d("tiered-costs.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    rp = j.get("recorded_plan") or {}
+    check(j.get("slow_ns_per_kib") == 200 and j.get("move_ns_per_kib") == 500 and j.get("costs_source") == "PLAN record"
+          and j.get("objective") == "step time" and j.get("modeled_step") is not None and rp.get("identical") is True,
+          f"plan tiered-costs: the recorded costs are used ({j.get('slow_ns_per_kib')}, {j.get('move_ns_per_kib')}, "
+          f"{j.get('costs_source')}, {j.get('objective')}, {rp})")
+    r = run([view, "plan", d("tiered-costs.prof")])
+    lines = [l for l in r.stdout.splitlines() if l.startswith("step time ")]
+    print(lines)
+    check(r.returncode == 0 and len(lines) == 1 and "(200 ns/KiB)" in lines[0] and "(500 ns/KiB, PLAN record)" in lines[0],
+          f"plan tiered-costs text: the step time with the recorded costs ({lines})")
+    r = run([view, "plan", "--json", "--move-ns-per-kib", "900", d("tiered-costs.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("slow_ns_per_kib") == 200 and j.get("move_ns_per_kib") == 900
+          and j.get("costs_source") == "command line and PLAN record"
+          and (j.get("recorded_plan") or {}).get("compared") is False,
+          f"plan tiered-costs --move-ns-per-kib 900: overrides one cost, not compared ({j.get('costs_source')})")
+    r = run([view, "plan", "--json", "--slow-ns-per-kib", "1000000001", d("tiered-costs.prof")])
+    check(r.returncode == 2 and "--slow-ns-per-kib: not a number" in r.stderr,
+          f"plan: a cost of ten digits is refused ({r.stderr.strip()})")
+    r = run([view, "plan", "--json", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("slow_ns_per_kib") == 0 and j.get("costs_source") == "none" and j.get("objective") == "fast-hit bytes",
+          f"plan tiered (no costs recorded): none ({j.get('costs_source')})")
+    r = run([view, "summary", "--no-symbols", d("tiered-costs.prof")])
+    lines = [l.strip() for l in r.stdout.splitlines() if "step costs" in l]
+    print(lines)
+    check(r.returncode == 0 and len(lines) == 1
+          and lines[0].startswith("step costs 200 ns/KiB slow, 500 ns/KiB moved: modeled step "),
+          f"summary tiered-costs: the costs and the modeled step ({lines})")
+    r = run([view, "summary", "--json", "--no-symbols", d("tiered-costs.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ph = [p for p in j.get("phases", []) if p.get("planned")]
+    ms = (ph[0].get("modeled_step") or {}) if ph else {}
+    check(len(ph) == 1 and ph[0].get("slow_ns_per_kib") == 200 and ph[0].get("move_ns_per_kib") == 500
+          and ms.get("step_ns") == ms.get("base_ns", -1) + ms.get("slow_ns", 0) + ms.get("move_ns", 0),
+          f"summary --json tiered-costs: the phase's costs and modeled step ({ph[0] if ph else None})")
+    r = run([view, "summary", "--json", "--no-symbols", d("tiered.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ph = [p for p in j.get("phases", []) if p.get("planned")]
+    check(len(ph) == 1 and ph[0].get("slow_ns_per_kib") == 0 and ph[0].get("modeled_step") is None,
+          f"summary --json tiered (no costs): 0 and null")
+
     # Other settings than the recorded plan's: planned, not compared.
     r = run([view, "plan", "--policy", "hot", d("tiered.prof")])
     check(r.returncode == 0 and "policy hot (command line)" in r.stdout and "other settings, not compared" in r.stdout,

@@ -174,6 +174,26 @@ bool write_tiering_dumps(const std::string& dir) {
     ok &= write_file(dir + "/tiered-trial.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
 
+  // SENTINEL_STEP_COSTS=200,500 (1.4): the PLAN header holds the costs the plan was made with, and
+  // sentinel-view plan replays them.
+  {
+    sentinel::PlanInput in = src.in;
+    in.costs = sentinel::step_costs_of_kib(200, 500);
+    sentinel::PlanScratch cs;
+    sentinel::Plan costed;
+    if (!cs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, cs, &costed, &why)) {
+      std::fprintf(stderr, "make-test-dumps: make_plan with costs: %s\n", why ? why : "no memory");
+      return false;
+    }
+    const sentinel_plan_header ch = costed.header;
+    std::vector<sentinel_plan_entry> ce(costed.entries, costed.entries + costed.entry_count);
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(ch));
+      d.plan(ch, ce);
+    };
+    ok &= write_file(dir + "/tiered-costs.prof", sentinel::testing::make_loop_dump(spec).bytes);
+  }
+
   // A run that asked for the hot policy and 3 MiB in its configuration, with no tiering records:
   // sentinel-view plan takes those settings.
   auto hot = sentinel::testing::small_loop_spec();
