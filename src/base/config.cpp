@@ -72,6 +72,9 @@ const VarSpec kTable[] = {
      "sentinel policy: steps timed for each of its two schedules (moving, and without moves) before the faster "
      "is kept; 0: no trial, the moving schedule",
      &Config::trial_steps, 0, 64},
+    {"SENTINEL_STEP_COSTS", VarType::step_costs, "off",
+     "the planner's step-time costs: off (objective: fast-hit bytes), auto (measured at start), or SLOW,MOVE in ns "
+     "per KiB (e.g. 200,500)"},
     {"SENTINEL_FAULT_INJECT", VarType::faults, "",
      "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
     {"SENTINEL_LIB", VarType::tool, "",
@@ -284,6 +287,14 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
       if ((k = pick(value, {"auto", "move_pages", "mbind"}, "method", reason, cap)) < 0) return false;
       c->move_method = static_cast<MoveMethod>(k);
       return true;
+    case VarType::step_costs:
+      if (!parse_step_costs(value, &c->step_costs))
+        return fail(reason, cap,
+                    equals_ci(value, "off") || equals_ci(value, "auto")
+                        ? "values are lower case (off, auto or SLOW,MOVE)"
+                        : "expected off, auto or SLOW,MOVE: two whole numbers of ns per KiB up to 1000000000 "
+                          "(e.g. 200,500)");
+      return true;
     case VarType::faults:
       return parse_faults(value, &c->faults, reason, cap);
     case VarType::tool:
@@ -426,6 +437,12 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
     }
     case VarType::move:
       b.str(move_method_name(c.move_method));
+      break;
+    case VarType::step_costs:
+      if (c.step_costs.kind == StepCostsKind::fixed)
+        b.u64(c.step_costs.slow_ns_per_kib).chr(',').u64(c.step_costs.move_ns_per_kib);
+      else
+        b.str(c.step_costs.kind == StepCostsKind::automatic ? "auto" : "off");
       break;
     case VarType::faults: {
       const FaultInjection& f = c.faults;

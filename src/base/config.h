@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/log.h"
+#include "base/parse.h"
 
 namespace sentinel {
 
@@ -54,6 +55,7 @@ struct Config {
   uint64_t check_steps = 0;  // steps of the placement check (0: none)
   uint64_t check_after = 0;  // planned steps before the check
   uint64_t trial_steps = 0;  // timed steps per candidate of the step-time trial (0: no trial)
+  StepCostsText step_costs;  // SENTINEL_STEP_COSTS: the planner's step costs (off, auto or given)
   FaultInjection faults;
 };
 
@@ -74,6 +76,7 @@ enum class VarType : uint8_t {
   budget_per,
   node,
   move,
+  step_costs,
   faults
 };
 

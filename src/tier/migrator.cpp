@@ -15,6 +15,7 @@
 #include "base/numa_ops.h"
 #include "base/thread.h"
 #include "base/vm_region.h"
+#include "tier/step_costs.h"
 #include "track/arena.h"
 
 namespace sentinel {
@@ -62,6 +63,7 @@ void* Migrator::main(void* self) {
   t_guard = 1;  // nothing this thread allocates is tracked
   auto* m = static_cast<Migrator*>(self);
   m->probe(m->probe_method_);
+  if (m->calibrate_costs_) m->calibrate_costs();
   m->loop();
   return nullptr;
 }
@@ -105,6 +107,36 @@ void Migrator::probe(MoveMethod wanted) {
   b.str(" us with mbind; using ").str(move_method_name(method_));
   log_line(LogLevel::info, b);
   probed_.store(true, std::memory_order_release);
+}
+
+// SENTINEL_STEP_COSTS=auto, after the probe (whose bandwidth gives the move cost). What a move costs
+// the training thread cannot be measured here: the time the migrator takes per byte stands for it, a
+// pessimistic estimate where moving stalls every CPU (an emulated guest), an optimistic one nowhere.
+void Migrator::calibrate_costs() {
+  const char* why = "the migrator's probe measured no move bandwidth";
+  uint32_t slow = 0;
+  const uint32_t move = move_ns_per_kib_of(bandwidth());
+  if (move && measure_slow_ns_per_kib(node_[kTierFast], node_[kTierSlow], &slow, &why)) {
+    slow_ns_per_kib_ = slow;
+    move_ns_per_kib_ = move;
+    costs_measured_.store(true, std::memory_order_release);
+    LineBuf b;
+    b.str("SENTINEL_STEP_COSTS=auto: measured ").u64(slow).str(" ns per KiB read on node ").i64(node_[kTierSlow]);
+    b.str(" over node ").i64(node_[kTierFast]).str(", ").u64(move).str(" ns per KiB moved");
+    log_line(LogLevel::info, b);
+    return;
+  }
+  LineBuf b;
+  b.str("SENTINEL_STEP_COSTS=auto: cannot measure the step costs (").str(why);
+  b.str("); plans keep the objective of fast-hit bytes");
+  log_line(LogLevel::warn, b);
+}
+
+bool Migrator::measured_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const {
+  if (!costs_measured_.load(std::memory_order_acquire)) return false;
+  *slow_ns_per_kib = slow_ns_per_kib_;
+  *move_ns_per_kib = move_ns_per_kib_;
+  return true;
 }
 
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {

@@ -82,6 +82,11 @@ class Migrator {
   MoveMethod method() const { return method_; }
   uint64_t bandwidth() const { return bandwidth_.load(std::memory_order_acquire); }
   bool probe_done() const { return probed_.load(std::memory_order_acquire); }
+  // SENTINEL_STEP_COSTS=auto: set before start(); after its probe the thread also measures the step
+  // costs (tier/step_costs.h). measured_costs() is true once both were measured, with them in ns per
+  // KiB; false while under way, when not asked, or when the measurement failed (said on stderr).
+  void set_calibrate_costs(bool on) { calibrate_costs_ = on; }
+  bool measured_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const;
 
   // A plan the migrator may execute; its slot (0..kMaxPlans-1) is the caller's.
   void set_plan(uint32_t slot, const ExecPlan* plan);
@@ -144,6 +149,7 @@ class Migrator {
   static void* main(void* self);
   void loop();
   void probe(MoveMethod method);
+  void calibrate_costs();
   void run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uint64_t generation);
   struct PassResult {  // one direction of a boundary's moves
     uint64_t bytes = 0, failed_pages = 0;
@@ -176,6 +182,9 @@ class Migrator {
   bool joinable_ = false;
   std::atomic<bool> running_{false}, stop_{false}, probed_{false};
   std::atomic<uint64_t> bandwidth_{0};
+  bool calibrate_costs_ = false;
+  std::atomic<bool> costs_measured_{false};  // release: the two costs below are set
+  uint32_t slow_ns_per_kib_ = 0, move_ns_per_kib_ = 0;
   std::atomic<const ExecPlan*> plans_[kMaxPlans] = {};
   uint64_t first_step_[kMaxPlans] = {};          // the step of a plan's first boundary
   std::atomic<bool> caught_up_[kMaxPlans] = {};  // a whole pass since the schedule was set

@@ -109,6 +109,17 @@ FastBudget Tiering::budget() const {
   return FastBudget{cfg_.fast_bytes / budget_split(), 0};
 }
 
+// SENTINEL_STEP_COSTS for the next plan: none (off), the given ones, or the migrator's measurement
+// (auto: none until it is done, and none in a dry run, where nothing is measured).
+StepCosts Tiering::step_costs() const {
+  const StepCostsText& c = cfg_.step_costs;
+  if (c.kind == StepCostsKind::fixed) return step_costs_of_kib(c.slow_ns_per_kib, c.move_ns_per_kib);
+  uint32_t slow = 0, move = 0;
+  if (c.kind == StepCostsKind::automatic && !dry_run_ && migrator_.measured_costs(&slow, &move))
+    return step_costs_of_kib(slow, move);
+  return StepCosts{};
+}
+
 uint32_t Tiering::budget_flags() const {
   const bool share = cfg_.fast_share_ppm || dry_run_default_share();
   return (dry_run_ ? SENTINEL_TIER_DRY_RUN : 0) | (share ? SENTINEL_TIER_BUDGET_SHARE : 0) |
@@ -122,6 +133,7 @@ void Tiering::on_locked() {
   if (!enabled_ || dry_run_ || migrator_started_ || in_child_ || interleave()) return;
   migrator_started_ = true;
   migrator_.set_pending(&pending_fast_);
+  migrator_.set_calibrate_costs(cfg_.step_costs.kind == StepCostsKind::automatic);
   if (!migrator_.start(arena_, fast_node_, slow_node_, cfg_.move_method)) {
     LineBuf b;
     b.str("cannot start the migrator thread (").str(strerror(errno)).str("); plans are made as a dry run");
@@ -283,6 +295,7 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   in.policy = static_cast<sentinel_policy>(cfg_.policy);
   in.budget = budget();
   in.flags = budget_flags();
+  in.costs = step_costs();
   const char* error = nullptr;
   if (!s.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.scratch, &s.plan, &error) || !build_tables(s, p)) {
     LineBuf b;

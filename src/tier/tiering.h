@@ -199,6 +199,7 @@ class Tiering {
   // The ranks a node budget is split among (1: not split).
   uint32_t budget_split() const { return cfg_.budget_per_rank || cfg_.fast_share_ppm ? 1 : ranks_sharing_; }
   uint32_t budget_flags() const;  // SENTINEL_TIER_* of the plans and the TIERING record
+  StepCosts step_costs() const;   // SENTINEL_STEP_COSTS: what the next plan is given
 
   bool enabled_ = false;
   bool dry_run_ = true;

@@ -14,6 +14,8 @@ each record, every record's contents, the END record and its count), checks that
   --flag S:F          an object of size S (selected kind) must have flag bits F set (1: freed by another
                       thread, 2: born from realloc); may repeat
   --view PATH         the sentinel-view to read with (default: $SENTINEL_VIEW, else build/tools/sentinel-view)
+  --plan-costs S,M    at least one PLAN record, and every one made with these step costs (SENTINEL_STEP_COSTS,
+                      ns per KiB: the header's slow_ns_per_kib and move_ns_per_kib)
   --summary           also run `sentinel-view summary --json DUMP`; its JSON must have objects, tracked_bytes
                       and sites, and its object count must equal the OBJECTS entries
 Exit status 0 when everything holds; otherwise each problem is printed on one line.
@@ -45,6 +47,19 @@ def parse(path, view):
     return d["OBJECTS"], d.get("PROCESS") or {}, problems
 
 
+def check_plan_costs(path, view, want):
+    """Problems with the PLAN records' step costs (format 1.4): none, or other than `want` [slow, move]."""
+    try:
+        plans = sentinel_dump.read(path, only=["PLAN"], view=view).get("PLAN") or []
+    except sentinel_dump.DumpError as e:
+        return [str(e)]
+    got = [[p["header"]["slow_ns_per_kib"], p["header"]["move_ns_per_kib"]] for p in plans]
+    print("PLAN step costs: %s" % got)
+    if not got:
+        return ["no PLAN record"]
+    return ["PLAN step costs %s, expected %s" % (g, want) for g in got if g != want]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dump")
@@ -56,6 +71,7 @@ def main():
     ap.add_argument("--flag", action="append", default=[])
     ap.add_argument("--view")
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--plan-costs")
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
     a = ap.parse_args()
 
@@ -91,6 +107,9 @@ def main():
         if o["death_ns"] != 0 and o["death_ns"] < o["birth_ns"]:
             problems.append("object of size %d dies before it is born" % o["size"])
             break
+
+    if a.plan_costs:
+        problems += check_plan_costs(a.dump, a.view, [int(x) for x in a.plan_costs.split(",")])
 
     if a.summary:
         view = sentinel_dump.view_path(a.view)

@@ -7,6 +7,7 @@
 #include "base/config.h"
 #include "base/launch.h"
 #include "base/policy_names.h"
+#include "parse_cases.h"
 #include "sentinel/format.h"
 
 using namespace sentinel;
@@ -96,6 +97,40 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
     CHECK(std::string(e.value) == k.value);
     CHECK(std::strlen(e.reason) > 0);
   }
+}
+
+TEST_CASE("SENTINEL_STEP_COSTS takes the rows of the shared table", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({"PATH=/bin"}, &c, &e));
+  CHECK(c.step_costs.kind == StepCostsKind::off);  // the default: behaviour as without the setting
+  for (const auto& k : test::kStepCostsCases) {
+    const std::string kv = std::string("SENTINEL_STEP_COSTS=") + k.text;
+    INFO(kv);
+    Config d;
+    ConfigError err;
+    REQUIRE(parse({kv.c_str()}, &d, &err) == k.ok);
+    if (!k.ok) {
+      CHECK(std::string(err.name) == "SENTINEL_STEP_COSTS");
+      CHECK(std::string(err.value) == k.text);
+      CHECK(std::strlen(err.reason) > 0);
+      continue;
+    }
+    CHECK(static_cast<uint8_t>(d.step_costs.kind) == k.kind);
+    CHECK(d.step_costs.slow_ns_per_kib == k.slow_ns_per_kib);
+    CHECK(d.step_costs.move_ns_per_kib == k.move_ns_per_kib);
+    // It renders back as it was written (the CONFIG record of a dump).
+    size_t n;
+    const VarSpec* t = config_table(&n);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::string(t[i].name) != "SENTINEL_STEP_COSTS") continue;
+      char buf[128];
+      format_config_entry(d, i, buf, sizeof buf);
+      CHECK(std::string(buf) == kv);
+    }
+  }
+  REQUIRE_FALSE(parse({"SENTINEL_STEP_COSTS=Auto"}, &c, &e));
+  CHECK(std::string(e.reason).find("lower case") != std::string::npos);
 }
 
 TEST_CASE("keyword values are lower case; a wrong case gets a hint", "[config]") {

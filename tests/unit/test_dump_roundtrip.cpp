@@ -107,3 +107,69 @@ TEST_CASE("dump write -> read round trip", "[dump]") {
   CHECK(p.stat("live_bytes") == live);
   CHECK(p.stat("overhead_bytes").value_or(0) > 0);
 }
+
+// SENTINEL_STEP_COSTS=200,500 on a one-node host (a dry run): the plan is made with those costs and
+// the PLAN record the writer puts in the dump holds them, for sentinel-view plan to replay.
+TEST_CASE("dump round trip: a plan's step costs", "[dump]") {
+  auto s = std::make_unique<RuntimeState>();
+  const char* env[] = {"SENTINEL_MODE=run", "SENTINEL_STEP_COSTS=200,500", "SENTINEL_MAX_OBJECTS=1024", nullptr};
+  ConfigError err;
+  REQUIRE(parse_config(env, &s->config, &err));
+  s->mode = Mode::track;  // the writer's records of tracking only; the tiering records are Tiering's
+  REQUIRE(s->log.init(1024));
+  REQUIRE(s->sites.init());
+  REQUIRE(s->marks.init());
+  REQUIRE(s->stepper.init(s->config, &s->profiler, &s->log, nullptr, &s->clock));
+  REQUIRE(s->threads.init());
+  REQUIRE(s->sequencer.init(&s->log, &s->marks, &s->stepper, &s->threads, &s->arena, 1024));
+  s->owner_pid = getpid();
+  s->topology.numa_available = true;
+  s->topology.node_count = 1;
+  s->topology.nodes[0] = {0, 2, 1u << 30, 1u << 29, 0};
+  s->topology.fast_node = 0;
+  s->topology.slow_node = -1;
+  s->tiering.init(s->config, s->topology, 1, &s->arena, &s->log, &s->clock);
+  REQUIRE(s->tiering.enabled());
+
+  // Two identities of a four-interval step: one touched early, one late.
+  sentinel_identity ids[2] = {};
+  sentinel_touch touches[2] = {};
+  for (uint32_t i = 0; i < 2; ++i) {
+    ids[i].id = i + 1;
+    ids[i].site = i;
+    ids[i].size = 1u << 20;
+    ids[i].ordinal = i;
+    ids[i].phase = 1;
+    ids[i].birth_interval = 2 * i;
+    ids[i].death_interval = 2 * i + 1;
+    ids[i].lifetime = SENTINEL_LIFE_STEP;
+    ids[i].occurrence = 0;
+    touches[i] = sentinel_touch{i + 1, 2 * i, 1u << 20, 1, 0};
+  }
+  const uint64_t interval_ns[4] = {1000000, 1000000, 1000000, 1000000};
+  PhaseProfileView v;
+  v.phase = 1;
+  v.intervals = 4;
+  v.profiled_steps = 1;
+  v.identities = ids;
+  v.identity_count = 2;
+  v.touches = touches;
+  v.touch_count = 2;
+  v.interval_ns = interval_ns;
+  REQUIRE(s->tiering.on_profiled(v));
+
+  std::string path = temp_path();
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  REQUIRE(fd >= 0);
+  REQUIRE(write_dump_to_fd(*s, getpid(), fd));
+  close(fd);
+  fmt::Profile p = fmt::read_profile(path);
+  unlink(path.c_str());
+  CHECK(p.minor == SENTINEL_FORMAT_MINOR);
+  REQUIRE(p.plans.size() == 1);
+  CHECK(p.plans[0].header.slow_ns_per_kib == 200);
+  CHECK(p.plans[0].header.move_ns_per_kib == 500);
+  CHECK((p.plans[0].header.flags & SENTINEL_TIER_DRY_RUN));
+  REQUIRE(p.config_value("SENTINEL_STEP_COSTS"));
+  CHECK(*p.config_value("SENTINEL_STEP_COSTS") == "200,500");
+}

@@ -5,7 +5,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/numa_ops.h"
+#include "base/parse.h"
 #include "runtime/runtime.h"
+#include "tier/step_costs.h"
 
 namespace rt = sentinel::rt;
 extern "C" void __libc_free(void*);  // the runtime falls back to glibc directly, around any interposer
@@ -122,4 +125,24 @@ TEST_CASE("CUDA host objects are registered and retired", "[runtime]") {
   sentinel_stats after{};
   rt::get_stats(&after);
   CHECK(after.live_bytes == before.live_bytes);
+}
+
+// SENTINEL_STEP_COSTS=auto's measurements (tier/step_costs.h), on whatever node this host has: both
+// buffers on one node cost about the same, so the slow cost is small, never negative; the move cost is
+// a bandwidth's ns per KiB.
+TEST_CASE("step costs: the read-pass penalty and the move cost", "[runtime]") {
+  using namespace sentinel;
+  CHECK(move_ns_per_kib_of(0) == 0);
+  CHECK(move_ns_per_kib_of(uint64_t{1} << 30) == 954);  // 1 GiB/s: 1024 B in 953.67 ns
+  CHECK(move_ns_per_kib_of(1) == kMaxStepCostNsPerKib);
+  if (numa::probe_denied_calls() & (numa::kDeniedMbind | numa::kDeniedMovePages)) {
+    WARN("NUMA calls refused here: the read pass is not measured");
+    return;
+  }
+  uint32_t ns = UINT32_MAX;
+  const char* why = nullptr;
+  REQUIRE(measure_slow_ns_per_kib(0, 0, &ns, &why));
+  CHECK(ns < 1000);  // the same node twice: a difference of noise, not of memory
+  CHECK_FALSE(measure_slow_ns_per_kib(0, numa::kMaxNode + 1, &ns, &why));  // no such node: refused, said
+  CHECK(why != nullptr);
 }
