@@ -7,7 +7,8 @@
 namespace sentinel {
 
 // The extra ns of reading a KiB on the slow node: a 4 MiB buffer bound to each node, written once,
-// then read whole (a sum of 64-bit words) three times; the best pass of each, the difference (at least
+// then read whole (a sum of 64-bit words, after evicting it from the caches on x86) three times; the
+// best pass of each, the difference (at least
 // 0) divided by 4096 KiB. False with *why (a static phrase) when a buffer cannot be mapped or its pages
 // did not land on the node asked for.
 bool measure_slow_ns_per_kib(int fast_node, int slow_node, uint32_t* ns_per_kib, const char** why);
