@@ -65,6 +65,8 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
     said_dry_run_ = true;
   }
   dry_run_ = fast_node_ < 0 || slow_node_ < 0;
+  if (dry_run_ && cfg.step_costs.kind == StepCostsKind::automatic)  // measured on the migrator's thread only
+    log_line(LogLevel::info, "SENTINEL_STEP_COSTS=auto: a dry run measures nothing; plans get no step costs");
   if (const NodeInfo* f = topo.node(fast_node_)) fast_free_at_start_ = f->free_bytes;
   if (topo.memory_limit_room < fast_free_at_start_) fast_free_at_start_ = topo.memory_limit_room;
   log_capacity_ = cfg.max_objects;
