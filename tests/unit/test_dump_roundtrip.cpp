@@ -22,6 +22,18 @@ std::string temp_path() {
   close(fd);
   return tmpl;
 }
+
+// The runtime's dump of `s`, written by the real writer to a temporary file and read back.
+fmt::Profile written_and_read(const RuntimeState& s) {
+  std::string path = temp_path();
+  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
+  REQUIRE(fd >= 0);
+  REQUIRE(write_dump_to_fd(s, getpid(), fd));
+  close(fd);
+  fmt::Profile p = fmt::read_profile(path);
+  unlink(path.c_str());
+  return p;
+}
 }  // namespace
 
 TEST_CASE("dump write -> read round trip", "[dump]") {
@@ -75,14 +87,7 @@ TEST_CASE("dump write -> read round trip", "[dump]") {
   uint64_t live = 0;
   for (int i = 0; i < kObjects; ++i) live += 65536 + uint64_t(i);
 
-  std::string path = temp_path();
-  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
-  REQUIRE(fd >= 0);
-  REQUIRE(write_dump_to_fd(*s, getpid(), fd));
-  close(fd);
-
-  fmt::Profile p = fmt::read_profile(path);
-  unlink(path.c_str());
+  fmt::Profile p = written_and_read(*s);
   CHECK(p.major == SENTINEL_FORMAT_MAJOR);
   CHECK(p.pointer_size == sizeof(void*));
   CHECK(p.process.pid == uint32_t(getpid()));
@@ -158,13 +163,7 @@ TEST_CASE("dump round trip: a plan's step costs", "[dump]") {
   v.interval_ns = interval_ns;
   REQUIRE(s->tiering.on_profiled(v));
 
-  std::string path = temp_path();
-  int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
-  REQUIRE(fd >= 0);
-  REQUIRE(write_dump_to_fd(*s, getpid(), fd));
-  close(fd);
-  fmt::Profile p = fmt::read_profile(path);
-  unlink(path.c_str());
+  fmt::Profile p = written_and_read(*s);
   CHECK(p.minor == SENTINEL_FORMAT_MINOR);
   REQUIRE(p.plans.size() == 1);
   CHECK(p.plans[0].header.slow_ns_per_kib == 200);
