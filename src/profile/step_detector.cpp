@@ -91,7 +91,7 @@ uint32_t StepDetector::template_ordinal(uint16_t phase, uint32_t site, uint64_t 
 
 // ------------------------------------------------------------------------------------------ feed
 
-FeedResult StepDetector::feed(uint64_t seq, uint32_t site, uint64_t size) {
+FeedResult StepDetector::feed(uint64_t seq, uint32_t site, uint64_t size, int64_t live_bytes) {
   if (!mem_) return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
   const uint64_t token = make_token(site, size);
   switch (mode_) {
@@ -102,12 +102,12 @@ FeedResult StepDetector::feed(uint64_t seq, uint32_t site, uint64_t size) {
     case StepMode::kAuto:
       break;
   }
-  return feed_auto(seq, token);
+  return feed_auto(seq, token, live_bytes);
 }
 
 // Locked, the search only keeps its window table current (the candidates are rebuilt from the history when
 // the lock is lost: see PeriodSearch::backfill()). This keeps the steady state cheap.
-FeedResult StepDetector::feed_auto(uint64_t seq, uint64_t token) {
+FeedResult StepDetector::feed_auto(uint64_t seq, uint64_t token, int64_t live_bytes) {
   auto_fed_++;
   any_fed_ = true;
   if (history_.take_seq(seq)) {  // a gap: the lock is lost and the search starts over
@@ -115,7 +115,7 @@ FeedResult StepDetector::feed_auto(uint64_t seq, uint64_t token) {
     search_.reset();
     cursor_.state = StepCursor::kSearching;
   }
-  const uint64_t pos = history_.append(token);
+  const uint64_t pos = history_.append(token, live_bytes);
   const uint32_t d = search_.observe(pos, token);
   FeedResult r{kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
   if (locked()) {

@@ -59,7 +59,10 @@ class StepDetector {
   // One tracked allocation. seq should grow by one per call; a seq within kReorder of the expected one
   // (a sequencer merging per-thread buffers slightly out of order) is taken as it comes, a larger jump is
   // a gap and resets the automatic detector (the lock is lost, counts are kept).
-  FeedResult feed(uint64_t seq, uint32_t site, uint64_t size);
+  // live_bytes: the tracked bytes live just before this allocation, where the caller knows them; a lock
+  // starts its steps where that working set is smallest (docs/step-detection.md, "Where a step starts").
+  static constexpr int64_t kNoLive = step_internal::StepHistory::kNoLive;
+  FeedResult feed(uint64_t seq, uint32_t site, uint64_t size, int64_t live_bytes = kNoLive);
   // sentinel_step(): a step begins at allocation seq (the next one to be fed). In auto mode the first
   // mark switches the detector to marks for the rest of the process. Ignored in fixed mode.
   void mark(uint64_t seq);
@@ -139,7 +142,7 @@ class StepDetector {
   static size_t memory_bytes();  // mapped by init(); touched as used
 
  private:
-  FeedResult feed_auto(uint64_t seq, uint64_t token);
+  FeedResult feed_auto(uint64_t seq, uint64_t token, int64_t live_bytes);
   FeedResult feed_marks(uint64_t seq, uint64_t token);
   FeedResult feed_fixed(uint64_t seq, uint64_t token);
   void emit(uint64_t seq, uint32_t period, uint16_t phase, uint16_t flags);  // marks and fixed mode

@@ -2,7 +2,9 @@
 // Positions are consecutive (one per allocation fed) and map to seqs through an offset; the ring holds
 // the prefix sums S(p) of the 64-bit tokens, so a token is S(p + 1) - S(p) and the bag of any window
 // [a, b) hashes to S(b) - S(a) (an additive multiset hash: equal for any order of the same allocations).
-// See docs/step-detection.md, "History".
+// A second ring holds the tracked bytes live just before each allocation, where the caller knows them:
+// the step's working set is smallest where an iteration begins, which is how a lock picks its rotation.
+// See docs/step-detection.md, "History" and "Where a step starts".
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -16,10 +18,14 @@ class StepHistory {
   static constexpr uint32_t kRingBits = 18;  // history of 2^18 tokens (4 * kMaxPeriod)
   static constexpr uint64_t kRing = uint64_t{1} << kRingBits;
   static constexpr uint64_t kRingMask = kRing - 1;
-  static constexpr size_t kBytes = kRing * sizeof(uint64_t);
-  static constexpr uint64_t kReorder = 64;  // a seq this far from the expected one is not a gap
+  static constexpr size_t kBytes = kRing * sizeof(uint64_t) + kRing * sizeof(int64_t);  // sums, then live bytes
+  static constexpr int64_t kNoLive = INT64_MIN;  // live bytes not known (a recorded stream without them)
+  static constexpr uint64_t kReorder = 64;       // a seq this far from the expected one is not a gap
 
-  void attach(void* mem) { sums_ = static_cast<uint64_t*>(mem); }
+  void attach(void* mem) {
+    sums_ = static_cast<uint64_t*>(mem);
+    lives_ = reinterpret_cast<int64_t*>(sums_ + kRing);
+  }
 
   // The seq of the allocation about to be appended. A merge of per-thread buffers delivers seqs slightly
   // out of order: within kReorder of the expected seq the stream is continuous (positions count feeds; a
@@ -41,17 +47,21 @@ class StepHistory {
     }
     return gap;
   }
-  // Appends the token at the next position and returns that position.
-  uint64_t append(uint64_t token) {
+  // Appends the token (and the bytes live just before its allocation) at the next position and returns
+  // that position.
+  uint64_t append(uint64_t token, int64_t live) {
     const uint64_t pos = n_++;
     sum_ += token;
     sums_[(pos + 1) & kRingMask] = sum_;
+    lives_[pos & kRingMask] = live;
     return pos;
   }
 
   uint64_t sum_at(uint64_t p) const { return sums_[p & kRingMask]; }  // S(p)
   uint64_t sum() const { return sum_; }                               // S(end())
   uint64_t tok(uint64_t pos) const { return sum_at(pos + 1) - sum_at(pos); }
+  int64_t live(uint64_t pos) const { return lives_[pos & kRingMask]; }  // kNoLive: not known
+  bool live_known(uint64_t pos) const { return live(pos) != kNoLive; }
   uint64_t seq_of(uint64_t pos) const { return pos + seq_offset_; }
   uint64_t pos_of(uint64_t seq) const { return seq - seq_offset_; }
   uint64_t end() const { return n_; }                  // positions fed
@@ -73,6 +83,7 @@ class StepHistory {
   }
 
   uint64_t* sums_ = nullptr;  // ring of 2^kRingBits prefix sums: S(p) = sum of tokens before position p
+  int64_t* lives_ = nullptr;  // ring of 2^kRingBits: tracked bytes live just before the allocation at p
   uint64_t n_ = 0;            // positions fed (internal, consecutive)
   uint64_t valid_from_ = 0;
   uint64_t seq_offset_ = 0;  // seq ~ position + seq_offset_ (for positions >= valid_from_)

@@ -40,6 +40,7 @@ struct StepLock::Starts {
 };
 
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
+  if (exact && !steady_or_waited(pos, cand.period)) return false;
   const Alignment a = align(pos, cand, exact);
   const uint32_t P = a.P;
   follower_->release();                // the table is about to hold this candidate's step
@@ -70,6 +71,21 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   begin(a, cand, e0, starts);
   emit_starts(a, starts, relock);
   return true;
+}
+
+// Where the step starts is read from the live bytes of a step that kept none (live_rotation()). The first
+// repeats of a single-threaded loop often still keep some (state born in step 2), so an exact lock waits
+// for a step that kept nothing, up to kSteadyWait steps; then it locks anyway, on the walk's rotation.
+// Without live bytes (a recorded stream) it never waits.
+bool StepLock::steady_or_waited(uint64_t pos, uint32_t period) {
+  const int64_t now = h_->live(pos);
+  if (now == StepHistory::kNoLive || pos < period || pos - period < h_->oldest_pos()) return true;
+  if (h_->live(pos - period) == now) return true;
+  if (wait_period_ != period) {
+    wait_period_ = period;
+    wait_from_ = pos;
+  }
+  return pos - wait_from_ >= uint64_t{kSteadyWait} * period;
 }
 
 StepLock::Alignment StepLock::align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const {
@@ -149,8 +165,12 @@ StepLock::Rotation StepLock::rotation_of(const Alignment& a) const {
 //
 // Exact: matching means equal to the pattern's token at the expected cycle index, going backwards.
 // Calls on_accept(position, cycle index) for each accepted match, latest first.
+//
+// trusted: a cycle index where steps are known to start (live_rotation()); a lone match there is a step's
+// first allocation after a library's one-time buffer, not a coincidence, and is accepted. a.P: none.
 template <typename OnAccept>
-void StepLock::walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* earliest, uint32_t* earliest_e) const {
+void StepLock::walk_exact(const Alignment& a, uint32_t trusted, OnAccept&& on_accept, uint64_t* earliest,
+                          uint32_t* earliest_e) const {
   const uint32_t P = a.P;
   *earliest = a.s0;
   *earliest_e = a.ci(a.s0);
@@ -164,9 +184,10 @@ void StepLock::walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* ea
   for (uint64_t j = a.s0 - 1;; j--) {
     if (walked++ >= a.cap) break;
     if (h_->tok(j) == a.C(e)) {
-      if (pending || skips == 0) {
+      if (pending || skips == 0 || e == trusted) {
         if (pending) on_accept(pend_pos, pend_e);
         pending = false;
+        skips = 0;
         on_accept(j, e);
         *earliest = j;
         *earliest_e = e;
@@ -281,15 +302,139 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   if (a.exact) {
     uint64_t matched = 0;
     walk_exact(
-        a, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
+        a, a.P, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
     *use_exact_walk = stored_rotation || matched >= a.P;
   }
-  if (!*use_exact_walk) {
-    *first = walk_bags(a);
-    const uint64_t last = replay(a, *first, starts);
-    return last >= a.base ? static_cast<uint32_t>(last - a.base) : 0;
+  if (stored_rotation) return (rot.least + known->offset) % a.P;
+  if (*use_exact_walk) return live_rotation(a, first_e);  // exact_starts() collects the steps at it
+  *first = walk_bags(a);
+  const uint32_t walked_e = rotation_at(a, replay(a, *first, starts));
+  const uint32_t e0 = live_rotation(a, walked_e);
+  if (!starts->total || !h_->live_known(a.pos)) return e0;
+  *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);
+  return e0;
+}
+
+// The replay's steps, each moved by `shift` to the cycle index e0 where the live bytes say steps begin
+// (0 when they agree). Those before the verified region (step 1, and steps after a disturbance) are
+// irregular (one-time buffers, a longer or shorter step), so the replay's boundaries there are only
+// near the true ones: each is anchored again, at the allocation of e0's kind within half a step with the
+// least bytes live before it. The step under way at pos, at e0, is the last. Returns the first step's
+// first allocation.
+uint64_t StepLock::settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const {
+  Starts settled;
+  const uint64_t total = starts->total, held = total < kMaxInferredEvents ? total : kMaxInferredEvents;
+  auto moved = [&](uint64_t k) { return static_cast<int64_t>(starts->ring[k % kMaxInferredEvents]) + shift; };
+  if (total > held) {  // older steps beyond the ring stay counted
+    settled.total = total - held;
+    settled.first = static_cast<uint64_t>(static_cast<int64_t>(starts->first) + shift);
   }
-  return stored_rotation ? (rot.least + known->offset) % a.P : first_e;
+  const uint64_t current = a.pos - (a.pos - a.base + a.P - e0) % a.P;  // the step under way, at e0
+  uint64_t last = a.floor, added = 0;
+  for (uint64_t k = total - held; k < total; k++) {
+    if (moved(k) < static_cast<int64_t>(a.floor) || moved(k) > static_cast<int64_t>(current)) continue;
+    uint64_t at = static_cast<uint64_t>(moved(k));
+    if (at < a.s0) {
+      const uint64_t next = k + 1 < total && moved(k + 1) > 0 ? static_cast<uint64_t>(moved(k + 1)) : current;
+      at = anchor(a, at, added ? last + 1 : a.floor, next, e0);
+    }
+    if (added && at <= last) continue;
+    settled.add(at);
+    last = at;
+    added++;
+  }
+  if (!added || last < current) settled.add(current);
+#ifdef STEP_DEBUG
+  for (uint64_t k = 0; k < settled.total && k < kMaxInferredEvents; k++)
+    __builtin_printf("settled start %lu\n", settled.ring[k]);
+#endif
+  *starts = settled;
+  return settled.first;
+}
+
+// `at` when it is an allocation of e0's kind; otherwise the one of that kind in [lo, next), within half a
+// step of `at`, with the least bytes live before it (the nearer one on a tie), or `at` when there is none.
+// (Not the least of all: the prologue before step 1 may hold allocations of the kind, with fewer bytes
+// live, such as batches made before the loop.)
+uint64_t StepLock::anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t next, uint32_t e0) const {
+  const uint64_t kind = a.C(e0);
+  if (h_->tok(at) == kind) return at;
+  const uint64_t half = a.P / 2;
+  const uint64_t from = max_u64(lo, at > half ? at - half : 0), to = min_u64(next, at + half + 1);
+  auto distance = [at](uint64_t j) { return j > at ? j - at : at - j; };
+  uint64_t best = at;
+  int64_t best_live = INT64_MAX;
+  for (uint64_t j = from; j < to; j++) {
+    const int64_t v = h_->live(j);
+    if (h_->tok(j) != kind || v == StepHistory::kNoLive) continue;
+    if (v < best_live || (v == best_live && distance(j) < distance(best))) {
+      best = j;
+      best_live = v;
+    }
+  }
+  return best;
+}
+
+// The rotation that a step starting at position `last` (the replay's last boundary) gives.
+uint32_t StepLock::rotation_at(const Alignment& a, uint64_t last) {
+  return last >= a.base ? static_cast<uint32_t>(last - a.base) : 0;
+}
+
+// The cycle index with the least bytes live just before its allocation, over the last whole step before
+// pos: where the iteration's working set is smallest, which is where a training loop's iteration begins
+// (measured on every live workload of the suite, PyTorch and Keras: docs/step-detection.md). Only a step
+// that kept nothing (the same live bytes one step later) is read: the first steps still grow (gradients
+// and optimizer state are born in them), and an object kept at one point would move the least point there.
+// Ties form plateaus (an allocation that replaces an object of its size): a plateau starts a step at its
+// first index. walked: the walk's choice, kept when it is among the least, when live bytes are not known,
+// and when the step is not steady yet.
+uint32_t StepLock::live_rotation(const Alignment& a, uint32_t walked) const {
+  const uint32_t P = a.P;
+  const uint64_t from = max_u64(a.s0, h_->oldest_pos());
+  if (a.pos < from + P) return walked;
+  const uint64_t w0 = a.pos - P;  // the step [w0, pos); live(pos) is w0's level one step later
+  const int64_t first = h_->live(w0);
+  if (first == StepHistory::kNoLive || h_->live(a.pos) != first) return walked;
+  auto level = [&](uint32_t e, int64_t* out) {
+    const int64_t v = h_->live(w0 + (e + P - a.ci(w0)) % P);
+    *out = v;
+    return v != StepHistory::kNoLive;
+  };
+  int64_t least = 0, at_walked = 0;
+  if (!level(walked, &at_walked)) return walked;
+  least = at_walked;
+  for (uint32_t e = 0; e < P; e++) {
+    int64_t v = 0;
+    if (!level(e, &v)) return walked;
+    if (v < least) least = v;
+  }
+#ifdef STEP_DEBUG
+  __builtin_printf("live_rotation P %u walked %u at_walked %ld least %ld\n", P, walked, at_walked, least);
+#endif
+  if (at_walked == least) return walked;
+  // The plateau start nearest the walk's choice.
+  uint32_t best = walked, best_distance = UINT32_MAX;
+  for (uint32_t e = 0; e < P; e++) {
+    int64_t v = 0, before = 0;
+    level(e, &v);
+    level((e + P - 1) % P, &before);
+    if (v != least || before == least) continue;
+    const int64_t shift = signed_shift(walked, e, P);
+    const uint32_t distance = static_cast<uint32_t>(shift < 0 ? -shift : shift);
+    if (distance < best_distance) {
+      best = e;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+// The shift in (-P/2, P/2] that takes cycle index `from` to `to`.
+int64_t StepLock::signed_shift(uint32_t from, uint32_t to, uint32_t P) {
+  int64_t d = (static_cast<int64_t>(to) - from) % P;
+  if (d < 0) d += P;
+  if (d > P / 2) d -= P;
+  return d;
 }
 
 // The lock's phase: a known pattern keeps its id (and the first exact lock of a pattern found by its bag
@@ -322,7 +467,7 @@ void StepLock::exact_starts(const Alignment& a, uint32_t e0, Starts* starts) con
   uint64_t earliest;
   uint32_t earliest_e;
   walk_exact(
-      a,
+      a, e0,
       [&](uint64_t j, uint32_t e) {
         if (e == e0 && nwalk < 96) walk_starts[nwalk++] = j;
       },

@@ -62,11 +62,18 @@ class StepLock {
 
   // making a lock (step_lock.cpp)
   Alignment align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const;
+  bool steady_or_waited(uint64_t pos, uint32_t period);
   uint64_t walk_floor(uint32_t period, uint64_t s0) const;
   uint64_t bag_signature(uint64_t pos, uint32_t period) const;
   Rotation rotation_of(const Alignment& a) const;
   template <typename OnAccept>
-  void walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* earliest, uint32_t* earliest_e) const;
+  void walk_exact(const Alignment& a, uint32_t trusted, OnAccept&& on_accept, uint64_t* earliest,
+                  uint32_t* earliest_e) const;
+  uint32_t live_rotation(const Alignment& a, uint32_t walked) const;
+  static int64_t signed_shift(uint32_t from, uint32_t to, uint32_t P);
+  static uint32_t rotation_at(const Alignment& a, uint64_t last);
+  uint64_t settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const;
+  uint64_t anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t next, uint32_t e0) const;
   uint64_t walk_bags(const Alignment& a);
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
   uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts, uint64_t* first,
@@ -99,6 +106,10 @@ class StepLock {
   uint64_t last_match_seq_ = 0;
   uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
   uint64_t matches_since_lock_ = 0;
+  // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
+  static constexpr uint32_t kSteadyWait = 2;
+  uint32_t wait_period_ = 0;
+  uint64_t wait_from_ = 0;
   bool order_required_ = false;     // the template's bag alone is weak evidence: displaced tokens are noise
   uint32_t consecutive_noise_ = 0;  // noise events in a row (a burst of one token is one event)
   uint64_t first_noise_seq_ = 0;

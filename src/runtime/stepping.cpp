@@ -495,10 +495,10 @@ void Stepper::drain_events(uint64_t now) {
 }
 
 void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
-                            uintptr_t address, uint16_t tier, bool pinned, bool behind) {
+                            uintptr_t address, uint16_t tier, bool pinned, bool behind, int64_t live_bytes) {
   if (finished_) return;
   behind_ = behind;
-  FeedResult r = detector_.feed(seq, site, size);
+  FeedResult r = detector_.feed(seq, site, size, live_bytes);
   drain_events(now);
   bool placed = (r.flags & kFedLocked) && r.clock != kNoOrdinal && !(r.flags & kFedNoise);
   if (placed) {

@@ -95,7 +95,8 @@ class Stepper final : public SequenceListener {
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
   void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index = kNoLogIndex,
-                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false, bool behind = false) override;
+                     uintptr_t address = 0, uint16_t tier = 0, bool pinned = false, bool behind = false,
+                     int64_t live_bytes = StepDetector::kNoLive) override;
   void on_free(uint32_t log_index, uint16_t flags) override;  // flags: the free event's (Tiering::kFreeCredited)
   // sentinel_step(): the next allocation starts a step.
   void on_mark(uint64_t seq, uint64_t now) override;

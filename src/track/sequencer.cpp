@@ -76,12 +76,13 @@ void Sequencer::process(const TrackEvent& e, bool behind) {
         log_->at(e.log_index)->birth_seq = seq;
         seq_map_.set(seq, e.log_index);
       }
+      const int64_t live_before = stats_.live_bytes;
       stats_.live_bytes += e.bytes;
       if (stats_.live_bytes > 0 && static_cast<uint64_t>(stats_.live_bytes) > stats_.peak_live_bytes)
         stats_.peak_live_bytes = static_cast<uint64_t>(stats_.live_bytes);
       const sentinel_object* o = e.log_index != kNoLogIndex ? log_->at(e.log_index) : nullptr;
       listener_->on_allocation(seq, e.site, static_cast<uint64_t>(e.bytes), e.ticks, e.log_index, o ? o->address : 0,
-                               e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST, behind);
+                               e.tier, o && o->kind == SENTINEL_KIND_CUDA_HOST, behind, live_before);
       break;
     }
     case kEventFree:

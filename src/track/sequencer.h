@@ -33,8 +33,9 @@ class SequenceListener {
   // published later events already, so the program has moved past it (it is sequenced late: the
   // Sentinel thread was draining a backlog when the listener asked for sync); nothing that must
   // happen at this point of the program in time (arming a profiling window) can happen on it.
+  // live_bytes: the tracked bytes live just before it, in sequence order.
   virtual void on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t now, uint32_t log_index,
-                             uintptr_t address, uint16_t tier, bool pinned, bool behind) = 0;
+                             uintptr_t address, uint16_t tier, bool pinned, bool behind, int64_t live_bytes) = 0;
   virtual void on_free(uint32_t log_index, uint16_t flags) = 0;  // flags: the free event's
   virtual void on_mark(uint64_t seq, uint64_t now) = 0;          // sentinel_step()
   // The listener needs its events in time: allocating threads sequence their own.

@@ -2,7 +2,7 @@
 """Live step detection: runs live_driver.py under the library (profile mode, no marks) and checks that
 the detector's steps match the real ones for every step after the third.
 
-usage: check_live_steps.py MODEL [STEPS] [--python debian|venv|PATH] [--known-issue NAME]
+usage: check_live_steps.py MODEL [STEPS] [--python debian|venv|PATH] [--known-issue NAME] [--exact]
        (env: SENTINEL_LIB, SENTINEL_VIEW; TF_PYTHON for keras)
 --python: the PyTorch build for the PyTorch models (tests/torch_builds.py; default debian, Debian's 1.13).
 --known-issue: the step starts are expected to be wrong in exactly that known way (known_issues.py);
@@ -11,6 +11,8 @@ Reads the dump's STEPS records (sentinel-view, through tests/lib/sentinel_dump.p
 seqs with the driver's truth. Keras: tf.data's prefetch thread may allocate the next batch while the callback runs, so a
 step start is only defined to within one allocation there (docs/step-detection.md); every other model
 must match exactly. Also checks the count of steps (between steps-3 and steps).
+--exact: every step from the first on, as a user counts them: each true start detected, no other start,
+and exactly STEPS steps.
 """
 import json
 import os
@@ -36,6 +38,9 @@ def read_steps(path):
 
 def main():
     argv = sys.argv[1:]
+    exact = "--exact" in argv
+    if exact:
+        argv.remove("--exact")
     opts = {"--python": "debian", "--known-issue": None}
     for name in opts:
         if name in argv:
@@ -76,18 +81,22 @@ def main():
         detected = sorted({s[0] for s in steps})
         slack = 1 if model == "keras" else 0
         errors = []
-        for k, t in enumerate(truth[3:], start=4):
+        checked_from = 0 if exact else 3
+        for k, t in enumerate(truth[checked_from:], start=checked_from + 1):
             if not any(abs(d - t) <= slack for d in detected):
                 errors.append(f"step {k} starts at allocation {t}; detected starts near it: "
                               f"{[d for d in detected if abs(d - t) < 50]}")
-        spurious = [d for d in detected if d >= truth[3] and not any(abs(d - t) <= slack for t in truth)]
+        spurious = [d for d in detected
+                    if d >= truth[checked_from] and not any(abs(d - t) <= slack for t in truth)]
+        if exact:
+            spurious += [d for d in detected if d < truth[0]]
         if spurious:
             errors.append(f"detected step starts that are not real ones: {spurious[:10]}")
         known = known_issues.check(issue, os.environ.get("SENTINEL_VIEW"), dump, truth, detected, not errors,
                                    print)
         if known is not None:
             errors = known
-    if not nsteps - 3 <= len(detected) <= nsteps:
+    if not (nsteps if exact else nsteps - 3) <= len(detected) <= nsteps:
         errors.append(f"{len(detected)} steps detected for a {nsteps}-step loop")
     profiled = [s for s in steps if s[3] & FLAG_PROFILED]
     print(f"{model}: {len(detected)} steps detected of {nsteps}, period(s) "

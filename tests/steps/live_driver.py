@@ -2,7 +2,8 @@
 
 usage: live_driver.py MODEL STEPS TRUTH.json
 MODEL: mlp, cnn, lstm, transformer (tests/e2e/e2e_models.py), dataloader (an MLP fed by a DataLoader
-with 2 forked workers) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
+with 2 forked workers), word_lm (a word language model trained the way pytorch/examples' does it:
+truncated backpropagation through time, gradient clipping, a hand-written SGD update) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
 their thread pools pinned to one thread; or a thread-pool workload of workloads.py (keras_mlp,
 keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
 TRUTH.json receives the true step starts: the runtime's tracked-allocation count when each step began,
@@ -50,6 +51,51 @@ def dataloader(steps, clock):
     return starts
 
 
+def word_lm(steps, clock):
+    """An LSTM language model on a random token stream, trained as pytorch/examples' word_language_model
+    trains one. Its iteration allocates nothing before the forward (the batch is a view of the corpus,
+    the hidden state is detached), and its step ends in a big log_softmax whose output lives until the
+    next step's loss replaces it."""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    ntokens, emsize, nhid, nlayers, bptt, batch = 2000, 64, 64, 2, 20, 16
+
+    class RNNModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.drop = nn.Dropout(0.2)
+            self.encoder = nn.Embedding(ntokens, emsize)
+            self.rnn = nn.LSTM(emsize, nhid, nlayers, dropout=0.2)
+            self.decoder = nn.Linear(nhid, ntokens)
+
+        def forward(self, tokens, hidden):
+            emb = self.drop(self.encoder(tokens))
+            output, hidden = self.rnn(emb, hidden)
+            decoded = self.decoder(self.drop(output)).view(-1, ntokens)
+            return nn.functional.log_softmax(decoded, dim=1), hidden
+
+    corpus = torch.randint(0, ntokens, (bptt * (steps + 1) + 1, batch))
+    model = RNNModel()
+    criterion = nn.NLLLoss()
+    hidden = (torch.zeros(nlayers, batch, nhid), torch.zeros(nlayers, batch, nhid))
+    lr, starts = 20.0, []
+    model.train()
+    for i in range(0, bptt * steps, bptt):
+        starts.append(clock())
+        data, targets = corpus[i:i + bptt], corpus[i + 1:i + 1 + bptt].reshape(-1)
+        model.zero_grad()
+        hidden = tuple(h.detach() for h in hidden)
+        output, hidden = model(data, hidden)
+        loss = criterion(output, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+    return starts
+
+
 def keras(steps, clock):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import numpy as np
@@ -91,6 +137,8 @@ def main():
         starts = dataloader(steps, clock)
     elif model == "keras":
         starts = keras(steps, clock)
+    elif model == "word_lm":
+        starts = word_lm(steps, clock)
     else:
         starts = torch_models(model, steps, clock)
     with open(out, "w") as f:
