@@ -357,7 +357,10 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
   bool best_exact = false;
   for (uint32_t k = 0; k < kCandidates; k++) {
     Candidate& c = cand_[k];
-    if (c.period == 0 || (best >= 0 && c.period >= cand_[best].period)) continue;
+    // A step of one tracked allocation is never locked on: a run of one repeated allocation is a bulk
+    // read or copy (a file read in chunks), and such a step has nothing to plan (sentinel_step() is for
+    // loops that really are one allocation a step).
+    if (c.period < kMinPeriod || (best >= 0 && c.period >= cand_[best].period)) continue;
     bool e = lockable_exact(c, pos);
     if (!e && !lockable_bag(c, pos)) continue;
     best = static_cast<int>(k);
@@ -371,6 +374,7 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
     // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
     // shows four equal windows of P).
     if (uint32_t d = bag_divisor(chosen->period, pos)) {
+      if (d < kMinPeriod) return false;
       Candidate dc{};
       dc.period = d;
       dc.born = pos;

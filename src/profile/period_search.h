@@ -29,6 +29,7 @@ class PeriodSearch {
   static constexpr size_t kBytes = kTableBytes + kAnchorBytes + kChainBytes;
 
   enum Origin : uint8_t { kFromWindow, kFromAnchor };
+  static constexpr uint32_t kMinPeriod = 2;  // the shortest step locked on
   struct Candidate {
     uint32_t period;  // 0: free slot
     uint32_t run;     // consecutive positions j <= now with t[j] == t[j - period] (at least)

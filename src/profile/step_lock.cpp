@@ -66,6 +66,7 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   const bool relock = known != nullptr;
   cur_phase_ = enter_phase(known, bag_sig, rot, a, e0);
   if (use_exact_walk) exact_starts(a, e0, &starts);
+  first = warmup_starts(a, e0, &starts);
   give_way(h_->seq_of(first), P);
   if (!follower_->build(pos, P, e0)) return false;  // cannot fail: the same tokens fit a moment ago
   begin(a, cand, e0, starts);
@@ -81,10 +82,9 @@ bool StepLock::steady_or_waited(uint64_t pos, uint32_t period) {
   const int64_t now = h_->live(pos);
   if (now == StepHistory::kNoLive || pos < period || pos - period < h_->oldest_pos()) return true;
   if (h_->live(pos - period) == now) return true;
-  if (wait_period_ != period) {
-    wait_period_ = period;
-    wait_from_ = pos;
-  }
+  // One wait while candidates stay lockable, whichever of them is chosen at each allocation.
+  if (pos != wait_last_ + 1) wait_from_ = pos;
+  wait_last_ = pos;
   return pos - wait_from_ >= uint64_t{kSteadyWait} * period;
 }
 
@@ -309,6 +309,10 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   if (*use_exact_walk) return live_rotation(a, first_e);  // exact_starts() collects the steps at it
   *first = walk_bags(a);
   const uint32_t walked_e = rotation_at(a, replay(a, *first, starts));
+  // Only a lock on an exact repeat (one thread's order) moves: with thread pools a floating batch may
+  // be where the bytes live are least, and a step started on it loses a tentative lock (the pinned
+  // Keras loop with oneDNN's AVX2 kernels, 1 run in 3).
+  if (!a.exact) return walked_e;
   const uint32_t e0 = live_rotation(a, walked_e);
   if (!starts->total || !h_->live_known(a.pos)) return e0;
   *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);
@@ -344,10 +348,6 @@ uint64_t StepLock::settle_starts(const Alignment& a, int64_t shift, uint32_t e0,
     added++;
   }
   if (!added || last < current) settled.add(current);
-#ifdef STEP_DEBUG
-  for (uint64_t k = 0; k < settled.total && k < kMaxInferredEvents; k++)
-    __builtin_printf("settled start %lu\n", settled.ring[k]);
-#endif
   *starts = settled;
   return settled.first;
 }
@@ -373,6 +373,39 @@ uint64_t StepLock::anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t
     }
   }
   return best;
+}
+
+// Steps before the first one found whose allocations have the step's sizes in the step's order, but
+// other sites: warm-up iterations of the same loop. Python 3.11's adaptive interpreter specializes a call
+// after it ran a few times, which changes the native stack, hence the site, of every allocation the call
+// makes (torch.compile's generated code: steps 2-7 at one site, from step 8 on at another). They are
+// steps, counted and inferred, but have no identities. Returns the first step's first allocation.
+uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const {
+  const uint32_t P = a.P;
+  const uint64_t first = starts->total ? starts->first : a.pos - (a.pos - a.base + P - e0) % P;
+  const uint64_t bottom = max_u64(a.floor, h_->oldest_pos());
+  auto size_of = [](uint64_t token) {
+    uint32_t site;
+    uint64_t size;
+    split_token(token, &site, &size);
+    return size;
+  };
+  uint64_t p = first, found = 0;
+  while (found < kMaxInferredEvents && p >= bottom + P) {
+    bool same = true;
+    for (uint32_t i = 0; i < P && same; i++) same = size_of(h_->tok(p - P + i)) == size_of(a.C((e0 + i) % P));
+    if (!same) break;
+    p -= P;
+    found++;
+  }
+  if (!found) return first;
+  Starts all;
+  for (uint64_t k = found; k > 0; k--) all.add(first - k * P);
+  const uint64_t held = starts->total < kMaxInferredEvents ? starts->total : kMaxInferredEvents;
+  for (uint64_t k = starts->total - held; k < starts->total; k++) all.add(starts->ring[k % kMaxInferredEvents]);
+  all.total += starts->total - held;  // older ones beyond the ring: counted
+  *starts = all;
+  return all.first;
 }
 
 // The rotation that a step starting at position `last` (the replay's last boundary) gives.
@@ -408,9 +441,6 @@ uint32_t StepLock::live_rotation(const Alignment& a, uint32_t walked) const {
     if (!level(e, &v)) return walked;
     if (v < least) least = v;
   }
-#ifdef STEP_DEBUG
-  __builtin_printf("live_rotation P %u walked %u at_walked %ld least %ld\n", P, walked, at_walked, least);
-#endif
   if (at_walked == least) return walked;
   // The plateau start nearest the walk's choice.
   uint32_t best = walked, best_distance = UINT32_MAX;

@@ -72,6 +72,7 @@ class StepLock {
   uint32_t live_rotation(const Alignment& a, uint32_t walked) const;
   static int64_t signed_shift(uint32_t from, uint32_t to, uint32_t P);
   static uint32_t rotation_at(const Alignment& a, uint64_t last);
+  uint64_t warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   uint64_t settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const;
   uint64_t anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t next, uint32_t e0) const;
   uint64_t walk_bags(const Alignment& a);
@@ -108,10 +109,9 @@ class StepLock {
   uint64_t matches_since_lock_ = 0;
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;
-  uint32_t wait_period_ = 0;
-  uint64_t wait_from_ = 0;
-  bool order_required_ = false;     // the template's bag alone is weak evidence: displaced tokens are noise
-  uint32_t consecutive_noise_ = 0;  // noise events in a row (a burst of one token is one event)
+  uint64_t wait_from_ = 0, wait_last_ = 0;  // the wait began at, and was last asked at, these positions
+  bool order_required_ = false;             // the template's bag alone is weak evidence: displaced tokens are noise
+  uint32_t consecutive_noise_ = 0;          // noise events in a row (a burst of one token is one event)
   uint64_t first_noise_seq_ = 0;
   uint64_t last_noise_token_ = 0;
   uint32_t noise_burst_ = 0;

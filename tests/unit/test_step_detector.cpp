@@ -457,7 +457,16 @@ TEST_CASE("step detector handles long periods", "[step]") {
 }
 
 TEST_CASE("step detector handles tiny periods", "[step]") {
-  for (uint32_t P : {1u, 2u, 3u}) {
+  {  // one allocation repeated: a bulk read, not a step
+    Stream s;
+    append_noise(s, 20, 5);
+    append_steps(s, {{7, 65536}}, 200);
+    auto d = make();
+    run_detector(*d, s, s.tokens.size());
+    CHECK_FALSE(d->locked());
+    CHECK(d->steps() == 0);
+  }
+  for (uint32_t P : {2u, 3u}) {
     Stream s;
     append_noise(s, 20, 5);
     std::vector<Token> p;
