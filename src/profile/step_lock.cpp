@@ -199,6 +199,11 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   uint64_t earliest = a.s0;
   if (a.s0 <= a.floor) return earliest;
   BagFollower::OpenStep copy = follower_->fresh_step();
+  // A known pattern's walk stops at a run of foreign allocations longer than a step's budget: before it
+  // lies the phase that ran in between (Keras's validation batches and its epoch end, whose tokens are a
+  // subset of training's), not this pattern's first step.
+  const uint32_t foreign_max = phases_->find(a.P, bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
+  uint32_t foreign_run = 0;
   uint32_t q = 0, skips = 0;
   bool foreign = false;  // a foreign allocation was skipped since the last accepted match
   uint64_t walked = 0;
@@ -217,6 +222,7 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   for (uint64_t j = a.s0 - 1;; j--) {
     if (walked++ >= a.cap) break;
     const int32_t si = follower_->find_slot(h_->tok(j));
+    if (si >= 0) foreign_run = 0;
     if (si >= 0 && follower_->has_room(si, copy)) {
       follower_->count(si, copy);
       if (pending || !foreign) {
@@ -242,6 +248,7 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
         foreign = pend_foreign;
       }
       if (si < 0) foreign = true;
+      if (si < 0 && ++foreign_run > foreign_max) break;
       if (++skips > a.smax) break;
     }
     if (j == a.floor) break;

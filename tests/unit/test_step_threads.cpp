@@ -315,6 +315,57 @@ TEST_CASE("step detector finds each phase of thread-pool loops", "[step][step-th
   }
 }
 
+// Keras fit with validation data (tests/steps/check_keras_validation.py, issue 18), counted as that check
+// counts a dump: each label's phase (train, then eval) is the phase id holding the most starts inside true
+// steps of that label, an id not taken by the label before.
+namespace {
+struct LabelCount {
+  size_t real = 0, counted = 0;
+  uint16_t phase = 0;
+};
+std::map<std::string, LabelCount> counts_by_label(const Stream& s, const Run& r,
+                                                  std::map<std::pair<std::string, uint16_t>, size_t>* inside) {
+  for (size_t i = 0; i < r.starts.size(); i++) {
+    auto k = std::upper_bound(s.marks.begin(), s.marks.end(), r.starts[i]) - s.marks.begin();
+    if (k > 0) (*inside)[{s.mark_phase[k - 1], r.start_phase[i]}]++;
+  }
+  std::map<std::string, LabelCount> out;
+  uint16_t taken = 0;
+  for (const char* label : {"train", "eval"}) {
+    LabelCount& c = out[label];
+    size_t most = 0;
+    for (auto& [key, n] : *inside)
+      if (key.first == label && key.second != taken && n > most) most = n, c.phase = key.second;
+    taken = c.phase;
+    c.real = static_cast<size_t>(std::count(s.mark_phase.begin(), s.mark_phase.end(), label));
+    if (c.phase) c.counted = static_cast<size_t>(std::count(r.start_phase.begin(), r.start_phase.end(), c.phase));
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("step detector counts Keras fit's training steps across validation passes", "[step][step-threads]") {
+  // Live runs of keras_val (3 epochs of 52 training batches, each followed by 13 validation batches),
+  // recorded by check_keras_validation.py: validation never locked (1), locked in epochs 1 and 2 (2). At
+  // each epoch's relock, training's backward walk went through the epoch end (8 foreign allocations) into
+  // the validation pass, whose tokens are a subset of training's, and counted its last batches as training
+  // steps: 158 for 156 in both. The validation phase's own count is a known issue (docs/testing.md).
+  for (const char* f : {"keras_val_1.txt", "keras_val_2.txt"}) {
+    SECTION(f) {
+      Stream s = load_fixture(f);
+      auto d = make();
+      Run r = run_detector(*d, s, s.tokens.size());
+      std::map<std::pair<std::string, uint16_t>, size_t> inside;
+      auto c = counts_by_label(s, r, &inside);
+      INFO(f << ": train " << c["train"].counted << " of " << c["train"].real << " (phase " << c["train"].phase
+             << "), eval " << c["eval"].counted << " of " << c["eval"].real << " (phase " << c["eval"].phase << ")");
+      CHECK(c["train"].real == 156);
+      CHECK(c["train"].counted == c["train"].real);
+      CHECK(inside[{"eval", c["train"].phase}] == 0);  // no validation batch counted as a training step
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------ synthetic
 
 namespace {
