@@ -204,6 +204,10 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   // subset of training's), not this pattern's first step.
   const uint32_t foreign_max = phases_->find(a.P, bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
   uint32_t foreign_run = 0;
+  const uint32_t budget = step_budget(a.P, false);
+  // A bag lock may come several steps late (batches delivered in bursts break the chain of equal bags):
+  // its walk may read back through up to 16 steps.
+  const uint64_t cap = a.exact ? a.cap : 16 * uint64_t{a.P} + 64;
   uint32_t q = 0, skips = 0;
   bool foreign = false;  // a foreign allocation was skipped since the last accepted match
   uint64_t walked = 0;
@@ -220,9 +224,13 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
     }
   };
   for (uint64_t j = a.s0 - 1;; j--) {
-    if (walked++ >= a.cap) break;
+    if (walked++ >= cap) break;
     const int32_t si = follower_->find_slot(h_->tok(j));
     if (si >= 0) foreign_run = 0;
+    if (!a.exact && si >= 0 && !pending && q > 0 && a.P - q <= budget && !follower_->has_room(si, copy)) {
+      q = 0;  // the copy misses at most a step's budget (its batch came with another step): the next begins
+      copy = follower_->fresh_step();
+    }
     if (si >= 0 && follower_->has_room(si, copy)) {
       follower_->count(si, copy);
       if (pending || !foreign) {
