@@ -264,6 +264,20 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   return earliest;
 }
 
+// A token that overflows the step being replayed and comes more than 2m times (m: its multiplicity) from
+// the current step's start to P allocations past it is a surplus: batches prefetched together at the
+// start of a pass (Keras's iterators fetch four), which would cut the first step in two. It opens a step
+// only after a complete one.
+bool StepLock::surplus(const Alignment& a, uint64_t from, uint64_t j) const {
+  const uint64_t t = h_->tok(j);
+  const int32_t si = follower_->find_slot(t);
+  if (si < 0 || follower_->has_room(si, follower_->current())) return false;
+  uint32_t n = 0;
+  const uint64_t end = j + a.P < a.pos + 1 ? j + a.P : a.pos + 1;
+  for (uint64_t x = from; x < end; x++) n += h_->tok(x) == t;
+  return n > 2 * follower_->multiplicity_of(si);
+}
+
 // `first` is the first allocation of the first step. Replaying the follower's rules (with the template's
 // multiset; any step with half its allocations may be followed by the next) from there to pos puts the
 // boundaries where the follower will put them once locked, also when the first steps are irregular
@@ -273,7 +287,7 @@ uint64_t StepLock::replay(const Alignment& a, uint64_t first, Starts* starts) {
   starts->add(first);
   uint64_t last = first;
   for (uint64_t j = first; j <= a.pos; j++) {
-    if (follower_->assign(h_->tok(j), a.P / 2, false).kind != BagFollower::kOpened) continue;
+    if (follower_->assign(h_->tok(j), surplus(a, last, j) ? 0 : a.P / 2, false).kind != BagFollower::kOpened) continue;
     starts->add(j);
     last = j;
   }

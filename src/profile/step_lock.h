@@ -68,6 +68,7 @@ class StepLock {
   template <typename OnAccept>
   void walk_exact(const Alignment& a, OnAccept&& on_accept, uint64_t* earliest, uint32_t* earliest_e) const;
   uint64_t walk_bags(const Alignment& a);
+  bool surplus(const Alignment& a, uint64_t from, uint64_t j) const;
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
   uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts, uint64_t* first,
                          bool* use_exact_walk);
