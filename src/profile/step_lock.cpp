@@ -112,7 +112,7 @@ uint64_t StepLock::walk_floor(uint32_t P, uint64_t s0) const {
 
 // P and the hash of the bag of the last P tokens: the same for any order of the same step.
 uint64_t StepLock::bag_signature(uint64_t pos, uint32_t period) const {
-  return mix64((h_->sum_at(pos + 1) - h_->sum_at(pos + 1 - period)) ^ mix64(period));
+  return h_->bag_signature(pos, period);
 }
 
 // Exact locks: a rotation-invariant signature (the sum of hashes of the cyclic token pairs) and the least
