@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keras `fit` with validation data counts its real steps exactly, run after run (issue 18).
 
-usage: check_keras_validation.py [RUNS] [STEPS] [--known-issue validation-steps]
+usage: check_keras_validation.py [RUNS] [STEPS] [--known-issue validation-passes]
        (env: SENTINEL_LIB, SENTINEL_VIEW, TF_PYTHON; SENTINEL_KEEP_DUMP=PREFIX keeps each run's dump and
        truth as PREFIX.N.prof and PREFIX.N.prof.json, for tests/fixtures/record_stream.py --convert)
 
@@ -13,14 +13,17 @@ validation pass over 13 batches, the run of the report) RUNS times (default 5) u
 start), the training phase (the phase id holding the most starts inside the true training steps) has
 exactly as many steps as Keras ran training batches (on_train_batch_begin), the validation phase (the
 same for the validation batches, a phase id of its own) exactly as many as it ran validation batches
-(on_test_batch_begin), and no other step is counted. Every run must count exactly.
+(on_test_batch_begin), and no other step is counted. Every run must count exactly (but see --known-issue).
 
---known-issue validation-steps: what the detector does now (docs/testing.md, "Known issues the tests
-recognise"): the validation pass never gets a phase of its own. Recognised as: no run finds a phase for
-the validation batches other than training's, and training's steps are within 4 of the real training
-steps. Where every run counts exactly, the test fails and says to remove the flag.
+--known-issue validation-passes: what the detector does now (docs/testing.md, "Known issues the tests
+recognise"): a validation pass (13 steps of 8 allocations, whose batch arrives 0, 1 or 2 at a time) is not
+always counted exactly. Recognised in a run as: the training steps exact, no validation batch counted as a
+training step, the validation batches in a phase of their own, and each pass counted exactly, not at all
+(it never locked: fewer steps in a row with the same bag than a new pattern needs), 1 to 3 short (a lock
+on an exact repeat whose walk back stopped at the first permuted step) or 1 long (the lock's rotation
+starts the step at the batch, which the pass's last steps lack). A run outside that fails the test. The
+issue is intermittent (2 to 4 runs of 5 exact when measured), so runs that are all exact pass too.
 """
-import json
 import os
 import subprocess
 import sys
@@ -31,6 +34,28 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import check_threaded_steps  # noqa: E402
 import workloads  # noqa: E402
+
+
+def in_label(seq, truth, label):
+    """Whether allocation seq falls in a true step labelled `label`."""
+    starts, labels = truth["starts"], truth["phases"]
+    bounds = starts + [truth["end"] + 1]
+    return any(labels[k] == label and bounds[k] <= seq < bounds[k + 1] for k in range(len(starts)))
+
+
+def passes(steps, truth, phase):
+    """The steps of `phase` that start in each run of consecutive validation batches (a pass)."""
+    starts, labels = truth["starts"], truth["phases"]
+    bounds = starts + [truth["end"] + 1]
+    out, k = [], 0
+    while k < len(labels):
+        j = k
+        while j < len(labels) and labels[j] == labels[k]:
+            j += 1
+        if labels[k] == "eval":
+            out.append((j - k, sum(1 for s in steps if s[2] == phase and bounds[k] <= s[0] < bounds[j])))
+        k = j
+    return out
 
 
 def counts(steps, truth):
@@ -93,18 +118,25 @@ def main():
             exact += ok
             if not ok:
                 errors.append(f"run {r + 1}: {line}, {others} of other phases")
-                if c["eval"][2] in (None, c["train"][2]) and abs(c["train"][0] - c["train"][1]) <= 4:
+                train_in_eval = sum(1 for s in steps if s[2] == c["train"][2] and in_label(s[0], truth, "eval"))
+                per_pass = passes(steps, truth, c["eval"][2])
+                print(f"run {r + 1}: validation passes counted {', '.join(f'{n} of {real}' for real, n in per_pass)}")
+                if (c["train"][0] == c["train"][1] and train_in_eval == 0 and others == 0
+                        and c["eval"][2] not in (None, c["train"][2])
+                        and all(n == 0 or real - 3 <= n <= real + 1 for real, n in per_pass)):
                     known += 1
     print(f"keras_val: {exact} of {runs} runs counted exactly")
-    if issue == "validation-steps":
+    if issue == "validation-passes":
         if exact == runs:
-            print("FAIL: the known issue validation-steps did not occur: every run counted exactly; remove "
-                  "--known-issue validation-steps from meson.build (and its entry in docs/testing.md)")
-            return 1
-        if known == len(errors):
-            print("KNOWN ISSUE validation-steps (tests/steps/check_keras_validation.py): the validation batches "
-                  "get no phase of their own; training within 4 of its real steps")
+            print("known issue validation-passes (tests/steps/check_keras_validation.py) did not occur in these "
+                  f"{runs} runs (it is intermittent)")
+        elif known == len(errors):
+            print(f"KNOWN ISSUE validation-passes (tests/steps/check_keras_validation.py): {len(errors)} of {runs} "
+                  "runs counted a validation pass not at all, short or long; training exact in every run")
             return 0
+    elif issue is not None:
+        print(f"FAIL: unknown issue {issue}")
+        return 1
     for e in errors:
         print("FAIL:", e)
     return 1 if errors else 0
