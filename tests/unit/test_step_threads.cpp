@@ -146,8 +146,9 @@ const ThreadFixture kThreadFixtureCases[] = {
     {"keras_mlp_contended.txt", 11, 7, {}, 7, 5},    // a live run on a busy machine (see its header): the
                                                      // batch comes late or in twos; a P = 10 lock without it,
                                                      // then a P = 11 one 3 allocations into the true step, put
-                                                     // starts up to 7 away; steps() counts 59 of the 64 (a
-                                                     // retracted lock's steps drop out, docs/step-detection.md)
+                                                     // starts up to 7 away and steps() at 59 of the 64 until
+                                                     // the bag walk went past copies missing their batch
+                                                     // (now: every start exact, 64; docs/step-detection.md)
     {"torch_threads.txt", 24, 0, {}},                // two towers on 2 inter-op threads: same-sized tensors race
     {"torch_pin.txt", 11, 1, {}},                    // DataLoader workers and a pinning thread
     {"torch_pin_alternating.txt", 11, 1, {}},        // a live run: the two first tensors alternate their order
