@@ -69,6 +69,7 @@ class BagFollower {
   OpenStep fresh_step() { return OpenStep{++epoch_, 0, 0, 0, 0, 0}; }
   int32_t find_slot(uint64_t token) const;  // -1: not a token of the template
   bool has_room(int32_t slot, const OpenStep& st) const { return count_of(slots_[slot], st) < slots_[slot].m; }
+  uint32_t multiplicity_of(int32_t slot) const { return slots_[slot].m; }
   void count(int32_t slot, const OpenStep& st) { bump(slots_[slot], st); }
   void uncount(int32_t slot, const OpenStep& st) { slots_[slot].cnt[st.field]--; }
 

@@ -344,7 +344,10 @@ bool PeriodSearch::lockable_bag(Candidate& c, uint64_t pos) {
     if (c.distinct == 0) c.distinct = 1;
     c.needed = bag_windows_needed(P, c.distinct);
   }
-  if (c.hits < c.needed) return false;
+  // A known pattern (a phase locked before, its bag the same: the validation pass of the next epoch) is
+  // recognised with fewer windows: the chance that two windows of a random stream hold equal bags that are
+  // also a remembered phase's bag is far below q.
+  if (c.hits < c.needed && !(known_ && known_->knows(P, h_->bag_signature(pos, P)))) return false;
   const Failure* f = failure(P);
   if (f && f->hits != 0 && c.hits <= f->hits + 1) return false;
   // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.

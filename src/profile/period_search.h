@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profile/phase_memory.h"
 #include "profile/step_detector_internal.h"
 #include "profile/step_history.h"
 
@@ -43,7 +44,8 @@ class PeriodSearch {
     uint64_t born;          // position when proposed
   };
 
-  constexpr explicit PeriodSearch(const StepHistory* history) : h_(history) {}
+  // phases: the patterns locked on so far (a known pattern's bag locks with fewer windows; may be null).
+  constexpr PeriodSearch(const StepHistory* history, const PhaseMemory* phases) : h_(history), known_(phases) {}
   void attach(void* mem);  // kBytes
 
   // Every position, also while locked: keeps the window table current (so that the history is ready when
@@ -89,6 +91,7 @@ class PeriodSearch {
   void note_evidence(const Candidate& c);
 
   const StepHistory* h_;
+  const PhaseMemory* known_;
   uint64_t* table_ = nullptr;          // window hash -> last position + 1
   uint64_t* anchors_ = nullptr;        // token -> last position + 1 (anchor proposals, distinct count)
   uint16_t* chain_ = nullptr;          // ring: distance to the previous position with the same window hash

@@ -32,7 +32,10 @@ class PhaseMemory {
   Phase* slot(uint16_t id);  // null for 0 and for a phase no longer remembered
   const Phase* slot(uint16_t id) const;
   Phase* find(uint32_t period, uint64_t bag_signature);  // a known pattern (null: new)
-  void touch(Phase* ph) { ph->stamp = ++stamp_; }        // locked on again
+  bool knows(uint32_t period, uint64_t bag_signature) const {
+    return const_cast<PhaseMemory*>(this)->find(period, bag_signature) != nullptr;
+  }
+  void touch(Phase* ph) { ph->stamp = ++stamp_; }  // locked on again
   // A new pattern's phase, with the next id, in an empty slot or the least recently locked one's.
   // *evicted: the id that slot held (0: none).
   Phase* add(uint64_t bag_signature, uint64_t signature, uint32_t period, uint32_t offset, uint16_t* evicted);

@@ -44,7 +44,7 @@ class StepDetector {
 
   // constexpr: the runtime's state, which holds one, is constant-initialised.
   constexpr StepDetector()
-      : search_(&history_),
+      : search_(&history_, &phases_),
         follower_(&history_),
         lock_(&cursor_, &history_, &search_, &follower_, &phases_, &events_) {}
   ~StepDetector();

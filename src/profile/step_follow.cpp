@@ -42,7 +42,11 @@ FeedResult StepLock::follow(uint64_t token) {
     open_step();
   }
   cur_->clock = follower_->newest().assigned - 1;
-  if (tentative && ++matches_since_lock_ >= (P > kConfirmTokens ? P : kConfirmTokens))
+  // Confirmed once max(P, 64) allocations are verified: those the lock verified (its exact run, or its
+  // windows of equal bags) count, but one whole step must fit after the lock.
+  if (tentative && ++matches_since_lock_ >= P &&
+      matches_since_lock_ + (order_required_ ? 0 : max_u64(lock_run_, uint64_t{lock_hits_} * P)) >=
+          (P > kConfirmTokens ? P : kConfirmTokens))
     cur_->state = StepCursor::kConfirmed;
   return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};
 }

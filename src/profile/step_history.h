@@ -62,6 +62,11 @@ class StepHistory {
   uint64_t tok(uint64_t pos) const { return sum_at(pos + 1) - sum_at(pos); }
   int64_t live(uint64_t pos) const { return lives_[pos & kRingMask]; }  // kNoLive: not known
   bool live_known(uint64_t pos) const { return live(pos) != kNoLive; }
+  // P and the hash of the bag of the P tokens ending at pos: the same for any order of the same step (a
+  // phase's identity, docs/step-detection.md "Known pattern").
+  uint64_t bag_signature(uint64_t pos, uint32_t period) const {
+    return mix64((sum_at(pos + 1) - sum_at(pos + 1 - period)) ^ mix64(period));
+  }
   uint64_t seq_of(uint64_t pos) const { return pos + seq_offset_; }
   uint64_t pos_of(uint64_t seq) const { return seq - seq_offset_; }
   uint64_t end() const { return n_; }                  // positions fed

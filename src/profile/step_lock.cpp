@@ -58,7 +58,10 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   Starts starts;
   uint64_t first;  // the first allocation of the first step
   bool use_exact_walk;
-  const uint32_t e0 = step_rotation(a, known, rot, &starts, &first, &use_exact_walk);
+  // The live bytes say where a step starts in one thread's order (the last step repeated the one before
+  // it exactly); with thread pools a batch that another thread allocates may be where they are least.
+  const bool ordered = exact || cand.run >= cand.period;
+  const uint32_t e0 = step_rotation(a, known, rot, ordered, &starts, &first, &use_exact_walk);
 #ifdef STEP_DEBUG
   __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u base %lu exactwalk %d\n",
                    pos, P, exact, cand.run, cand.hits, a.s0, a.floor, first, e0, a.base, use_exact_walk);
@@ -128,7 +131,7 @@ uint64_t StepLock::walk_floor(uint32_t P, uint64_t s0) const {
 
 // P and the hash of the bag of the last P tokens: the same for any order of the same step.
 uint64_t StepLock::bag_signature(uint64_t pos, uint32_t period) const {
-  return mix64((h_->sum_at(pos + 1) - h_->sum_at(pos + 1 - period)) ^ mix64(period));
+  return h_->bag_signature(pos, period);
 }
 
 // Exact locks: a rotation-invariant signature (the sum of hashes of the cyclic token pairs) and the least
@@ -220,6 +223,15 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   uint64_t earliest = a.s0;
   if (a.s0 <= a.floor) return earliest;
   BagFollower::OpenStep copy = follower_->fresh_step();
+  // A known pattern's walk stops at a run of foreign allocations longer than a step's budget: before it
+  // lies the phase that ran in between (Keras's validation batches and its epoch end, whose tokens are a
+  // subset of training's), not this pattern's first step.
+  const uint32_t foreign_max = phases_->find(a.P, bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
+  uint32_t foreign_run = 0;
+  const uint32_t budget = step_budget(a.P, false);
+  // A bag lock may come several steps late (batches delivered in bursts break the chain of equal bags):
+  // its walk may read back through up to 16 steps.
+  const uint64_t cap = a.exact ? a.cap : 16 * uint64_t{a.P} + 64;
   uint32_t q = 0, skips = 0;
   bool foreign = false;  // a foreign allocation was skipped since the last accepted match
   uint64_t walked = 0;
@@ -236,8 +248,13 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
     }
   };
   for (uint64_t j = a.s0 - 1;; j--) {
-    if (walked++ >= a.cap) break;
+    if (walked++ >= cap) break;
     const int32_t si = follower_->find_slot(h_->tok(j));
+    if (si >= 0) foreign_run = 0;
+    if (!a.exact && si >= 0 && !pending && q > 0 && a.P - q <= budget && !follower_->has_room(si, copy)) {
+      q = 0;  // the copy misses at most a step's budget (its batch came with another step): the next begins
+      copy = follower_->fresh_step();
+    }
     if (si >= 0 && follower_->has_room(si, copy)) {
       follower_->count(si, copy);
       if (pending || !foreign) {
@@ -263,11 +280,26 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
         foreign = pend_foreign;
       }
       if (si < 0) foreign = true;
+      if (si < 0 && ++foreign_run > foreign_max) break;
       if (++skips > a.smax) break;
     }
     if (j == a.floor) break;
   }
   return earliest;
+}
+
+// A token that overflows the step being replayed and comes more than 2m times (m: its multiplicity) from
+// the current step's start to P allocations past it is a surplus: batches prefetched together at the
+// start of a pass (Keras's iterators fetch four), which would cut the first step in two. It opens a step
+// only after a complete one.
+bool StepLock::surplus(const Alignment& a, uint64_t from, uint64_t j) const {
+  const uint64_t t = h_->tok(j);
+  const int32_t si = follower_->find_slot(t);
+  if (si < 0 || follower_->has_room(si, follower_->current())) return false;
+  uint32_t n = 0;
+  const uint64_t end = j + a.P < a.pos + 1 ? j + a.P : a.pos + 1;
+  for (uint64_t x = from; x < end; x++) n += h_->tok(x) == t;
+  return n > 2 * follower_->multiplicity_of(si);
 }
 
 // `first` is the first allocation of the first step. Replaying the follower's rules (with the template's
@@ -279,7 +311,7 @@ uint64_t StepLock::replay(const Alignment& a, uint64_t first, Starts* starts) {
   starts->add(first);
   uint64_t last = first;
   for (uint64_t j = first; j <= a.pos; j++) {
-    if (follower_->assign(h_->tok(j), a.P / 2, false).kind != BagFollower::kOpened) continue;
+    if (follower_->assign(h_->tok(j), surplus(a, last, j) ? 0 : a.P / 2, false).kind != BagFollower::kOpened) continue;
     starts->add(j);
     last = j;
   }
@@ -293,8 +325,8 @@ uint64_t StepLock::replay(const Alignment& a, uint64_t first, Starts* starts) {
 // for a known pattern that gets its stored rotation back, or when it matched a whole step (a
 // single-threaded history; its steps are collected later, by exact_starts()); otherwise the bag walk and
 // the replay, whose boundaries are the steps before the lock (in *starts).
-uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts,
-                                 uint64_t* first, bool* use_exact_walk) {
+uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, bool ordered,
+                                 Starts* starts, uint64_t* first, bool* use_exact_walk) {
   const bool stored_rotation = a.exact && known && known->signature == rot.sig;
   *first = a.s0;
   *use_exact_walk = false;
@@ -309,10 +341,7 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   if (*use_exact_walk) return live_rotation(a, first_e);  // exact_starts() collects the steps at it
   *first = walk_bags(a);
   const uint32_t walked_e = rotation_at(a, replay(a, *first, starts));
-  // Only a lock on an exact repeat (one thread's order) moves: with thread pools a floating batch may
-  // be where the bytes live are least, and a step started on it loses a tentative lock (the pinned
-  // Keras loop with oneDNN's AVX2 kernels, 1 run in 3).
-  if (!a.exact) return walked_e;
+  if (!ordered) return walked_e;
   const uint32_t e0 = live_rotation(a, walked_e);
   if (!starts->total || !h_->live_known(a.pos)) return e0;
   *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);

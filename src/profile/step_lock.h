@@ -76,9 +76,10 @@ class StepLock {
   uint64_t settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const;
   uint64_t anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t next, uint32_t e0) const;
   uint64_t walk_bags(const Alignment& a);
+  bool surplus(const Alignment& a, uint64_t from, uint64_t j) const;
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
-  uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, Starts* starts, uint64_t* first,
-                         bool* use_exact_walk);
+  uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, bool ordered, Starts* starts,
+                         uint64_t* first, bool* use_exact_walk);
   Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
   void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   void give_way(uint64_t from_seq, uint32_t period);

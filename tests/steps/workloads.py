@@ -18,6 +18,9 @@ Workloads (TF ones need the TensorFlow venv's python):
   keras_tfdata   Keras fit of the same MLP on tf.data: interleave over 4 shards (parallel), batch, prefetch
   keras_cnn      Keras fit, a conv net on 28x28x1, batch 32
   keras_batch    Keras fit, the MLP with batch 32 for half the steps, then batch 48 (a second fit)
+  keras_val      Keras fit of the MLP with validation data, as users write it: 3 epochs of steps/3 training
+                 batches of 32 (shuffled), each followed by Keras's validation pass over 13 batches of 32
+                 (phases train and eval; steps 156 is the reported run: 156 training steps, 39 validation)
   torch_threads  PyTorch, 2+2 threads: a scripted two-tower net whose towers run in parallel
                  (torch.jit.fork on the inter-op pool), so both towers' same-sized tensors race
   torch_pin      PyTorch MLP fed by a DataLoader with 2 worker processes and pin_memory=True, and a
@@ -33,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import keras_parts  # noqa: E402  (tests/lib; imports no TensorFlow itself)
 import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
 
-TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch")
+TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch", "keras_val")
 TORCH_WORKLOADS = ("torch_threads", "torch_pin", "torch_phases")
 WORKLOADS = TF_WORKLOADS + TORCH_WORKLOADS
 
@@ -145,6 +148,22 @@ def keras_batch(steps, on_step):
     n32 = 32 * half
     model.fit(x[:n32], y[:n32], batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=cb)
     model.fit(x[n32:], y[n32:], batch_size=48, epochs=1, shuffle=False, verbose=0, callbacks=cb)
+    return _keras_digest(model, losses.values)
+
+
+KERAS_VAL_EPOCHS = 3
+KERAS_VAL_BATCHES = 13  # validation batches of 32 each epoch (an 80/20 split of 52 training batches)
+
+
+def keras_val(steps, on_step):
+    tf = _tf()
+    per_epoch = max(1, steps // KERAS_VAL_EPOCHS)
+    x, y = _mlp_data(32 * (per_epoch + KERAS_VAL_BATCHES))
+    n = 32 * per_epoch
+    model = _keras_mlp_model(tf)
+    losses = _Losses(tf)
+    model.fit(x[:n], y[:n], batch_size=32, epochs=KERAS_VAL_EPOCHS, verbose=0,
+              validation_data=(x[n:], y[n:]), callbacks=[_marker_callback(tf, on_step), losses.callback])
     return _keras_digest(model, losses.values)
 
 
@@ -308,6 +327,8 @@ def phases_of(name, steps):
     if name == "torch_phases":
         train1, evals = steps * 2 // 5, steps // 5
         return ["train"] * train1 + ["eval"] * evals + ["train"] * (steps - train1 - evals)
+    if name == "keras_val":
+        return (["train"] * max(1, steps // KERAS_VAL_EPOCHS) + ["eval"] * KERAS_VAL_BATCHES) * KERAS_VAL_EPOCHS
     return ["train"] * steps
 
 
