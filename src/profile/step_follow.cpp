@@ -43,10 +43,9 @@ FeedResult StepLock::follow(uint64_t token) {
   }
   cur_->clock = follower_->newest().assigned - 1;
   // Confirmed once max(P, 64) allocations are verified: those the lock verified (its exact run, or its
-  // windows of equal bags) count, but one whole step must fit after the lock. Over few distinct tokens
-  // equal bags are weak evidence and only an exact run counts.
+  // windows of equal bags) count, but one whole step must fit after the lock.
   if (tentative && ++matches_since_lock_ >= P &&
-      matches_since_lock_ + (order_required_ ? lock_ordered_run_ : max_u64(lock_run_, uint64_t{lock_hits_} * P)) >=
+      matches_since_lock_ + (order_required_ ? 0 : max_u64(lock_run_, uint64_t{lock_hits_} * P)) >=
           (P > kConfirmTokens ? P : kConfirmTokens))
     cur_->state = StepCursor::kConfirmed;
   return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};

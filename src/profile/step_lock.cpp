@@ -585,12 +585,6 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
   cur_->period = P;
   lock_run_ = cand.run;
   lock_hits_ = cand.hits;
-  // An exact lock of a small period was made on at least kSmallRun allocations in order (its exact run,
-  // or that run and the warm-up steps' sizes before it: PeriodSearch::sized_run()).
-  lock_ordered_run_ =
-      a.exact
-          ? (P < PeriodSearch::kSmallPeriod && cand.run < PeriodSearch::kSmallRun ? PeriodSearch::kSmallRun : cand.run)
-          : 0;
   matches_since_lock_ = 0;
   consecutive_noise_ = 0;
   cur_steps_ = starts.total;

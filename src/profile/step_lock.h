@@ -107,7 +107,6 @@ class StepLock {
   uint64_t cur_start_seq_ = 0;  // first step start of the current lock (inferred)
   uint64_t last_match_seq_ = 0;
   uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
-  uint32_t lock_ordered_run_ = 0;          // allocations an exact lock verified in order (0: a bag lock)
   uint64_t matches_since_lock_ = 0;
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;
