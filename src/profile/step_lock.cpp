@@ -37,6 +37,9 @@ struct StepLock::Starts {
     if (total == 0) first = p;
     ring[total++ % kMaxInferredEvents] = p;
   }
+  // The ring holds the starts k in [oldest_held(), total), at(k); the older ones are only counted.
+  uint64_t oldest_held() const { return total > kMaxInferredEvents ? total - kMaxInferredEvents : 0; }
+  uint64_t at(uint64_t k) const { return ring[k % kMaxInferredEvents]; }
 };
 
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
@@ -48,7 +51,7 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
     search_->remember_failure(P, cand.run, cand.hits);
     return false;
   }
-  const uint64_t bag_sig = bag_signature(pos, P);
+  const uint64_t bag_sig = h_->bag_signature(pos, P);
   if (!exact && follower_->repeated_composition(P)) {  // P/d copies of d allocations: d's steps, not P's
     search_->remember_failure(P, cand.run, cand.hits);
     return false;
@@ -127,11 +130,6 @@ uint64_t StepLock::walk_floor(uint32_t P, uint64_t s0) const {
     if (end_pos > floor && end_pos <= s0) floor = end_pos;
   }
   return floor;
-}
-
-// P and the hash of the bag of the last P tokens: the same for any order of the same step.
-uint64_t StepLock::bag_signature(uint64_t pos, uint32_t period) const {
-  return h_->bag_signature(pos, period);
 }
 
 // Exact locks: a rotation-invariant signature (the sum of hashes of the cyclic token pairs) and the least
@@ -226,7 +224,7 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   // A known pattern's walk stops at a run of foreign allocations longer than a step's budget: before it
   // lies the phase that ran in between (Keras's validation batches and its epoch end, whose tokens are a
   // subset of training's), not this pattern's first step.
-  const uint32_t foreign_max = phases_->find(a.P, bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
+  const uint32_t foreign_max = phases_->find(a.P, h_->bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
   uint32_t foreign_run = 0;
   const uint32_t budget = step_budget(a.P, false);
   // A bag lock may come several steps late (batches delivered in bursts break the chain of equal bags):
@@ -356,15 +354,15 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
 // first allocation.
 uint64_t StepLock::settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const {
   Starts settled;
-  const uint64_t total = starts->total, held = total < kMaxInferredEvents ? total : kMaxInferredEvents;
-  auto moved = [&](uint64_t k) { return static_cast<int64_t>(starts->ring[k % kMaxInferredEvents]) + shift; };
-  if (total > held) {  // older steps beyond the ring stay counted
-    settled.total = total - held;
+  const uint64_t total = starts->total, oldest = starts->oldest_held();
+  auto moved = [&](uint64_t k) { return static_cast<int64_t>(starts->at(k)) + shift; };
+  if (oldest) {  // older steps beyond the ring stay counted
+    settled.total = oldest;
     settled.first = static_cast<uint64_t>(static_cast<int64_t>(starts->first) + shift);
   }
-  const uint64_t current = a.pos - (a.pos - a.base + a.P - e0) % a.P;  // the step under way, at e0
+  const uint64_t current = a.base + e0;  // the step under way at pos
   uint64_t last = a.floor, added = 0;
-  for (uint64_t k = total - held; k < total; k++) {
+  for (uint64_t k = oldest; k < total; k++) {
     if (moved(k) < static_cast<int64_t>(a.floor) || moved(k) > static_cast<int64_t>(current)) continue;
     uint64_t at = static_cast<uint64_t>(moved(k));
     if (at < a.s0) {
@@ -411,7 +409,7 @@ uint64_t StepLock::anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t
 // steps, counted and inferred, but have no identities. Returns the first step's first allocation.
 uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const {
   const uint32_t P = a.P;
-  const uint64_t first = starts->total ? starts->first : a.pos - (a.pos - a.base + P - e0) % P;
+  const uint64_t first = starts->total ? starts->first : a.base + e0;  // else the step under way at pos
   const uint64_t bottom = max_u64(a.floor, h_->oldest_pos());
   auto size_of = [](uint64_t token) {
     uint32_t site;
@@ -430,9 +428,8 @@ uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts
   if (!found) return first;
   Starts all;
   for (uint64_t k = found; k > 0; k--) all.add(first - k * P);
-  const uint64_t held = starts->total < kMaxInferredEvents ? starts->total : kMaxInferredEvents;
-  for (uint64_t k = starts->total - held; k < starts->total; k++) all.add(starts->ring[k % kMaxInferredEvents]);
-  all.total += starts->total - held;  // older ones beyond the ring: counted
+  for (uint64_t k = starts->oldest_held(); k < starts->total; k++) all.add(starts->at(k));
+  all.total += starts->oldest_held();  // older ones beyond the ring: counted
   *starts = all;
   return all.first;
 }
@@ -606,12 +603,10 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
 // Events: the latest kMaxInferredEvents step starts (all are counted), oldest first.
 void StepLock::emit_starts(const Alignment& a, const Starts& starts, bool relock) {
   const uint16_t first_flags = kStepLock | (relock ? kStepRelock : kStepNewPhase);
-  const uint64_t total = starts.total;
-  const uint64_t shown = total < kMaxInferredEvents ? total : kMaxInferredEvents;
-  for (uint64_t k = total - shown; k < total; k++) {
-    const uint64_t p = starts.ring[k % kMaxInferredEvents];
+  for (uint64_t k = starts.oldest_held(); k < starts.total; k++) {
+    const uint64_t p = starts.at(k);
     uint16_t f = p < a.pos ? kStepInferred : 0;
-    if (k == total - shown) f |= first_flags;
+    if (k == starts.oldest_held()) f |= first_flags;
     emit(h_->seq_of(p), h_->seq_of(p), a.P, cur_->phase, f);
   }
 }

@@ -64,7 +64,6 @@ class StepLock {
   Alignment align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const;
   bool steady_or_waited(uint64_t pos, uint32_t period);
   uint64_t walk_floor(uint32_t period, uint64_t s0) const;
-  uint64_t bag_signature(uint64_t pos, uint32_t period) const;
   Rotation rotation_of(const Alignment& a) const;
   template <typename OnAccept>
   void walk_exact(const Alignment& a, uint32_t trusted, OnAccept&& on_accept, uint64_t* earliest,
