@@ -5,7 +5,8 @@
           .venv-torch/ in the repository root (README.md, "The two commands").
 
 Drivers take an interpreter as `debian`, `venv` or a path (resolve()), and skip (exit 77) with
-skip_reason()'s words when that interpreter has no torch. child_env() is the environment for a
+skip_reason()'s words when that interpreter has no torch. The TensorFlow tests take the TensorFlow venv's
+interpreter from $TF_PYTHON (tensorflow_python()). child_env() is the environment for a
 child: the venv's location is a setting of the test suite, never of the runtime, which warns about any
 SENTINEL_* name it does not know, so it is removed from what children see.
 """
@@ -100,3 +101,12 @@ def version(python):
     p = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True,
                        env=child_env({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}))
     return p.stdout.strip() if p.returncode == 0 else None
+
+
+def tensorflow_python():
+    """($TF_PYTHON, None) if that interpreter imports tensorflow, else (None, why not) for a skip message."""
+    python = os.environ.get("TF_PYTHON", "")
+    if (not python or not os.path.exists(python)
+            or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
+        return None, "TensorFlow venv not available (run scripts/setup)"
+    return python, None

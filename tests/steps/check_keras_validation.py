@@ -25,14 +25,15 @@ starts the step at the batch, which the pass's last steps lack). A run outside t
 issue is intermittent (2 to 4 runs of 5 exact when measured), so runs that are all exact pass too.
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import check_threaded_steps  # noqa: E402
+import torch_builds  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -88,14 +89,11 @@ def main():
         del argv[i:i + 2]
     runs = int(argv[0]) if argv else 5
     nsteps = int(argv[1]) if len(argv) > 1 else 156
-    python = os.environ.get("TF_PYTHON", "")
-    if (not python or not os.path.exists(python)
-            or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
-        print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
+    python, why = torch_builds.tensorflow_python()
+    if why:
+        print(f"skip: {why}", file=sys.stderr)
         return 77
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    for name in ("SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB", "LD_PRELOAD"):
-        env.pop(name, None)
+    env = check_threaded_steps.child_base_env()
     keep = os.environ.get("SENTINEL_KEEP_DUMP")
     exact, known, errors = 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:

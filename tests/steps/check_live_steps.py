@@ -60,10 +60,9 @@ def main():
             print(f"skip: {why}", file=sys.stderr)
             return 77
     if model == "keras":
-        python = os.environ.get("TF_PYTHON", "")
-        if (not python or not os.path.exists(python)
-                or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
-            print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
+        python, why = torch_builds.tensorflow_python()
+        if why:
+            print(f"skip: {why}", file=sys.stderr)
             return 77
     with tempfile.TemporaryDirectory() as tmp:
         truth_path, dump = os.path.join(tmp, "truth.json"), os.path.join(tmp, "run.prof")

@@ -84,6 +84,14 @@ def run(python, workload, steps, env, truth):
     return json.load(open(truth))
 
 
+def child_base_env():
+    """The environment of a workload's run, before the library's settings: none of the suite's own."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    for name in ("SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB", "LD_PRELOAD"):
+        env.pop(name, None)
+    return torch_builds.child_env(env)
+
+
 def main():
     argv = sys.argv[1:]
     build = "debian"
@@ -100,15 +108,11 @@ def main():
             print(f"skip: {why}", file=sys.stderr)
             return 77
     if workload in workloads.TF_WORKLOADS:
-        python = os.environ.get("TF_PYTHON", "")
-        if (not python or not os.path.exists(python)
-                or subprocess.run([python, "-c", "import tensorflow"], capture_output=True).returncode):
-            print("skip: TensorFlow venv not available (run scripts/setup)", file=sys.stderr)
+        python, why = torch_builds.tensorflow_python()
+        if why:
+            print(f"skip: {why}", file=sys.stderr)
             return 77
-    base_env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    for name in ("SENTINEL_VIEW", "SENTINEL_RUN", "SENTINEL_LIB", "LD_PRELOAD"):
-        base_env.pop(name, None)
-    base_env = torch_builds.child_env(base_env)
+    base_env = child_base_env()
     with tempfile.TemporaryDirectory() as tmp:
         plain = run(python, workload, nsteps, base_env, os.path.join(tmp, "plain.json"))
         dump = os.path.join(tmp, "run.prof")
