@@ -71,6 +71,22 @@ void ModuleTable::refresh() {
   __atomic_store_n(&busy_, 0, __ATOMIC_RELEASE);
 }
 
+bool ModuleTable::locate(uintptr_t addr, uint32_t* index, uint64_t* offset) const {
+  const uint32_t n = __atomic_load_n(&count_, __ATOMIC_ACQUIRE);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Module& m = modules_[i];
+    for (uint32_t k = 0; k < m.segment_count; ++k) {
+      const uint64_t lo = m.load_bias + m.segments[k].vaddr;
+      if (addr >= lo && addr - lo < m.segments[k].memsz) {
+        *index = i;
+        *offset = addr - m.load_bias;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 namespace {
 struct RangeQuery {
   uintptr_t addr, lo, hi;

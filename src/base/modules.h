@@ -33,6 +33,9 @@ class ModuleTable {
   uint32_t count() const { return count_; }
   const Module& at(uint32_t i) const { return modules_[i]; }
   const char* path(const Module& m) const { return pool_ + m.path_offset; }
+  // The module whose loaded segments hold `addr`, and addr's offset in its file's address space (what
+  // addr2line and gdb take). Reads the table only: usable in a signal handler. False if none holds it.
+  bool locate(uintptr_t addr, uint32_t* index, uint64_t* offset) const;
   // The [lo, hi) range of the executable segments of the object containing `addr`.
   static bool text_range_of(const void* addr, uintptr_t* lo, uintptr_t* hi);
 

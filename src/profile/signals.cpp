@@ -17,6 +17,7 @@ namespace {
 SigactionFn g_real = nullptr;
 std::atomic<FaultFn> g_fault{nullptr};
 std::atomic<bool> g_installed{false};
+std::atomic<FatalFn> g_fatal{nullptr};
 
 // The program's view of SIGSEGV, double-buffered: writers fill the idle copy, then flip.
 struct sigaction g_app[2];
@@ -47,15 +48,24 @@ void restore_default_and_maybe_raise(int signum, bool fault) {
   if (!fault) raise(signum);
 }
 
+// A fault that ends the process: the report first (once, whichever thread comes first).
+void report_fatal(const siginfo_t* si, const void* uc) {
+  if (FatalFn fn = g_fatal.exchange(nullptr, std::memory_order_acq_rel)) fn(si, uc);
+}
+
 void forward(int signum, siginfo_t* si, void* uc) {
   struct sigaction app = get_app();
   bool fault = si && si->si_code > 0;
   if (!(app.sa_flags & SA_SIGINFO) && app.sa_handler == SIG_DFL) {
+    if (fault) report_fatal(si, uc);
     restore_default_and_maybe_raise(signum, fault);
     return;
   }
   if (!(app.sa_flags & SA_SIGINFO) && app.sa_handler == SIG_IGN) {
-    if (fault) restore_default_and_maybe_raise(signum, true);  // the kernel does not let faults be ignored
+    if (fault) {  // the kernel does not let faults be ignored
+      report_fatal(si, uc);
+      restore_default_and_maybe_raise(signum, true);
+    }
     return;
   }
   if (app.sa_flags & SA_RESETHAND) {
@@ -113,6 +123,10 @@ bool install(FaultFn fn) {
   give_thread_stack();  // the installing thread; threads started later get theirs from pthread_create
   g_installed.store(true, std::memory_order_release);
   return true;
+}
+
+void set_fatal_report(FatalFn fn) {
+  g_fatal.store(fn, std::memory_order_release);
 }
 
 bool installed() {

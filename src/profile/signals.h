@@ -18,6 +18,12 @@ SigactionFn real_sigaction();
 bool install(FaultFn fn);
 bool installed();
 
+// Called once, just before a fault that is not Sentinel's ends the process by the default action (the
+// program has no handler of its own): says where it happened, so that a crash under the library can be
+// told apart from one in it. Async-signal-safe; `uc` is the handler's ucontext_t.
+using FatalFn = void (*)(const siginfo_t* si, const void* uc);
+void set_fatal_report(FatalFn fn);
+
 // The interposed sigaction for SIGSEGV while installed: updates the program's view only.
 int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old);
 

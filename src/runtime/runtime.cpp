@@ -25,6 +25,7 @@
 #include "profile/signals.h"
 #include "runtime/dump_writer.h"
 #include "runtime/exit_signals.h"
+#include "runtime/fatal_report.h"
 #include "runtime/runtime_state.h"
 #include "tier/topology.h"
 #include "track/arena.h"
@@ -324,6 +325,7 @@ void setup(const char* const* envp, bool for_tests) {
   g_state.tiering.init(cfg, g_state.topology, g_state.launch.sharing(), &g_state.arena, &g_state.log, &g_state.clock);
   g_stepping = true;
   g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
+  arm_fatal_report(&g_state, lo, hi);
   if ((cfg.mode == Mode::profile || cfg.mode == Mode::run) && !sig::install(on_fault)) {
     log_line(LogLevel::error, "cannot install the SIGSEGV handler; profiling is off, tracking goes on");
     g_state.mode = Mode::track;

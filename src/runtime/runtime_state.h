@@ -61,10 +61,9 @@ struct RuntimeState {
   Sequencer sequencer;
   Counters counters;
   int owner_pid = 0;
-  bool started_by_sentinel_process = false;
-  int end_signal = 0;
-  Launch launch;  // the process's place in a distributed job (base/launch.h)  // the signal that ended the process as
-                  // the dump was written (exit_signals.h)  // its parent has this library mapped (base/lineage.h)
+  bool started_by_sentinel_process = false;  // its parent has this library mapped (base/lineage.h)
+  int end_signal = 0;  // the signal that ended the process as the dump was written (exit_signals.h)
+  Launch launch;       // the process's place in a distributed job (base/launch.h)
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};

@@ -79,14 +79,15 @@ UnwindMethod Unwinder::init(UnwindMethod wanted, uintptr_t skip_lo, uintptr_t sk
   return method_;
 }
 
-uint32_t Unwinder::capture(uintptr_t* out) const {
+uint32_t Unwinder::capture(uintptr_t* out, uint32_t max) const {
   if (!backtrace_) return 0;
-  void* raw[SENTINEL_MAX_FRAMES + 16];
-  int n = backtrace_(raw, static_cast<int>(sizeof(raw) / sizeof(raw[0])));
+  void* raw[kMaxCaptured + 16];
+  if (max > kMaxCaptured) max = kMaxCaptured;
+  int n = backtrace_(raw, static_cast<int>(max + 16));
   int i = 0;
   while (i < n && reinterpret_cast<uintptr_t>(raw[i]) - skip_lo_ < skip_hi_ - skip_lo_) ++i;
   uint32_t k = 0;
-  for (; i < n && k < SENTINEL_MAX_FRAMES; ++i) out[k++] = reinterpret_cast<uintptr_t>(raw[i]);
+  for (; i < n && k < max; ++i) out[k++] = reinterpret_cast<uintptr_t>(raw[i]);
   return k;
 }
 

@@ -50,8 +50,9 @@ class Unwinder {
   // Chooses the method; frames with return addresses in [skip_lo, skip_hi) (Sentinel's own code) are
   // dropped from the top of each stack. Returns the method actually in use (libunwind may be missing).
   UnwindMethod init(UnwindMethod wanted, uintptr_t skip_lo, uintptr_t skip_hi);
-  // Up to SENTINEL_MAX_FRAMES caller frames into out; returns how many.
-  uint32_t capture(uintptr_t* out) const;
+  static constexpr uint32_t kMaxCaptured = 48;
+  // Up to `max` (at most kMaxCaptured) caller frames into out; returns how many.
+  uint32_t capture(uintptr_t* out, uint32_t max = SENTINEL_MAX_FRAMES) const;
   UnwindMethod method() const { return method_; }
 
  private:

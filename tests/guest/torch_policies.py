@@ -138,7 +138,8 @@ def main():
                                 "--models", ",".join(models)], env=env,
                                capture_output=True, text=True, timeout=1500)
             if p.returncode:
-                failures.append(f"{label}: status {p.returncode}: {p.stderr[-1500:]}")
+                # The tail holds a crash's report (its frames as module+offset, docs/profiling.md).
+                failures.append(f"{label}: status {p.returncode}: {p.stderr[-4000:]}")
                 return None
             print(f"{label}: {time.monotonic() - t0:.0f} s")
             stderr[label] = p.stderr
