@@ -82,6 +82,14 @@ void PeriodSearch::update_candidates(uint64_t pos, uint64_t token) {
           c.hits++;  // continued after a step whose windows were not equal (an insertion shifts the cut)
           c.cut = cut;
           c.aligned_from = cut;
+        } else if (const uint32_t here = hits_back(cut, P, c.hits + 1); here > c.hits) {
+          // A chain at this cut's residue has more equal windows than the one followed (which began at
+          // a coincidence before the steps settled, a residue the real boundaries never continue).
+          c.hits = here;
+          c.cut = cut;
+          c.aligned_from = cut - (here - 1) * P;
+          c.chain_from = c.aligned_from;
+          c.distinct = 0;
         }
       }
     }
@@ -197,12 +205,7 @@ void PeriodSearch::backfill(Candidate& c, uint64_t pos) const {
   }
   c.run = run;
   const uint64_t cut = pos + 1;
-  const uint32_t need = 64;
-  uint32_t hits = 0;
-  for (uint64_t q = cut; q >= low + 2 * P && hits < need; q -= P) {
-    if (h_->sum_at(q) - h_->sum_at(q - P) != h_->sum_at(q - P) - h_->sum_at(q - 2 * P)) break;
-    hits++;
-  }
+  const uint32_t hits = hits_back(cut, static_cast<uint32_t>(P), 64);
   c.hits = hits;
   if (hits) {
     c.cut = cut;
@@ -210,6 +213,18 @@ void PeriodSearch::backfill(Candidate& c, uint64_t pos) const {
     c.chain_from = c.aligned_from;
     c.distinct = 0;
   }
+}
+
+// The cuts cut, cut - P, cut - 2P, ... where the two windows of P before the cut hold equal bags, counted
+// back from cut until one does not (at most `most`, and none before the valid history).
+uint32_t PeriodSearch::hits_back(uint64_t cut, uint32_t P, uint32_t most) const {
+  const uint64_t low = max_u64(h_->valid_from(), h_->oldest_pos());
+  uint32_t hits = 0;
+  for (uint64_t q = cut; q >= low + 2 * uint64_t{P} && hits < most; q -= P) {
+    if (h_->sum_at(q) - h_->sum_at(q - P) != h_->sum_at(q - P) - h_->sum_at(q - 2 * P)) break;
+    hits++;
+  }
+  return hits;
 }
 
 // A slot with evidence (a run beyond its proposing window, or an equal-bag hit) is never evicted. A

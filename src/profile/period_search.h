@@ -77,6 +77,7 @@ class PeriodSearch {
   };
 
   uint32_t window_distance(uint64_t pos, uint64_t token);
+  uint32_t hits_back(uint64_t cut, uint32_t period, uint32_t most) const;
   void update_candidates(uint64_t pos, uint64_t token);
   void propose_anchor(uint64_t pos, uint64_t token);
   void backfill(Candidate& c, uint64_t pos) const;

@@ -42,13 +42,25 @@ FeedResult StepLock::follow(uint64_t token) {
     open_step();
   }
   cur_->clock = follower_->newest().assigned - 1;
-  // Confirmed once max(P, 64) allocations are verified: those the lock verified (its exact run, or its
-  // windows of equal bags) count, but one whole step must fit after the lock.
-  if (tentative && ++matches_since_lock_ >= P &&
-      matches_since_lock_ + (order_required_ ? 0 : max_u64(lock_run_, uint64_t{lock_hits_} * P)) >=
-          (P > kConfirmTokens ? P : kConfirmTokens))
-    cur_->state = StepCursor::kConfirmed;
+  if (tentative && ++matches_since_lock_ >= P && confirmable()) cur_->state = StepCursor::kConfirmed;
   return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};
+}
+
+// Confirmed once max(P, 64) allocations are verified: those the lock verified (its exact run, or its
+// windows of equal bags) count, but one whole step must fit after the lock (the caller's part). Short
+// phases (a validation pass of 13 steps of 8 allocations) may end before that:
+//  - a known pattern's relock (the phase's bag, locked and held before) is confirmed by that one step;
+//  - so is a lock whose windows of equal bags and steps followed since are more than a new bag lock
+//    needs (PeriodSearch::bag_windows_needed), where that bag is strong evidence: it needs at most
+//    kStrongBagWindows. A random stream of a bag of few distinct tokens is followed step after step, and
+//    its steps followed prove nothing.
+bool StepLock::confirmable() const {
+  const uint32_t P = cur_->period;
+  if (lock_known_) return true;
+  if (lock_needed_ && lock_needed_ <= kStrongBagWindows && lock_hits_ + matches_since_lock_ / P > lock_needed_)
+    return true;
+  const uint64_t verified = order_required_ ? 0 : max_u64(lock_run_, uint64_t{lock_hits_} * P);
+  return matches_since_lock_ + verified >= (P > kConfirmTokens ? P : kConfirmTokens);
 }
 
 // The allocation just assigned opened a step: it starts at this allocation.
@@ -99,6 +111,9 @@ void StepLock::unlock(bool retract) {
   // Where the pattern ended: the first allocation after the last one that fit.
   const uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : last_match_seq_ + 1;
   lost_ = Lost{at, cur_steps_, P, id};
+#ifdef STEP_DEBUG
+  __builtin_printf("unlock pos %lu P %u at %lu retract %d steps %lu\n", h_->cur_seq(), P, at, retract, cur_steps_);
+#endif
   if (retract) {
     search_->remember_failure(P, lock_run_ + static_cast<uint32_t>(matches_since_lock_),
                               lock_hits_ + static_cast<uint32_t>(matches_since_lock_ / (P ? P : 1)));

@@ -582,6 +582,8 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
   cur_->period = P;
   lock_run_ = cand.run;
   lock_hits_ = cand.hits;
+  lock_known_ = cur_phase_->locks > 0;  // a pattern locked before, whose lock held
+  lock_needed_ = cand.needed;
   matches_since_lock_ = 0;
   consecutive_noise_ = 0;
   cur_steps_ = starts.total;

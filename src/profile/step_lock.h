@@ -89,6 +89,7 @@ class StepLock {
   void open_step();
   FeedResult noise(uint64_t token);
   FeedResult lose(bool tentative);
+  bool confirmable() const;
   void close_segment(bool counted);
   void forget_phase_if_unused(uint16_t id);
   void emit(uint64_t seq, uint64_t end_seq, uint32_t period, uint16_t phase, uint16_t flags);
@@ -105,7 +106,10 @@ class StepLock {
   uint64_t cur_steps_ = 0;      // steps of the current lock
   uint64_t cur_start_seq_ = 0;  // first step start of the current lock (inferred)
   uint64_t last_match_seq_ = 0;
-  uint32_t lock_run_ = 0, lock_hits_ = 0;  // evidence of the candidate at lock time
+  uint32_t lock_run_ = 0, lock_hits_ = 0;           // evidence of the candidate at lock time
+  bool lock_known_ = false;                         // the lock's pattern is a known phase's (a relock)
+  uint32_t lock_needed_ = 0;                        // equal-bag windows a new pattern of this bag needs (0: unknown)
+  static constexpr uint32_t kStrongBagWindows = 8;  // see follow(): confirmation of short phases
   uint64_t matches_since_lock_ = 0;
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;

@@ -358,9 +358,13 @@ TEST_CASE("step detector counts Keras fit's training steps and validation batche
   // (a bag lock needs 6 windows), and a tentative lock needed 64 allocations more to be confirmed: it was
   // lost at the end of the pass and retracted (0-28 of 39). 5: in the third pass, only 6 steps in a row hold
   // the same bag (batches come two at once, or none): 5 windows, one short of a new pattern's 6; the
-  // validation pattern, known from the passes before, now relocks on them.
-  for (const char* f :
-       {"keras_val_1.txt", "keras_val_2.txt", "keras_val_3.txt", "keras_val_4.txt", "keras_val_5.txt"}) {
+  // validation pattern, known from the passes before, now relocks on them. 6 and 7 were recorded under
+  // load: in 6 the first pass never locked (P 8 was proposed in the middle of a step, and its chain of
+  // equal bags followed a coincidental cut that the real boundaries never continued); in 7 the second
+  // pass relocked on its known bag 3 windows in, and the lock, still tentative, was voided at the end of
+  // the pass.
+  for (const char* f : {"keras_val_1.txt", "keras_val_2.txt", "keras_val_3.txt", "keras_val_4.txt", "keras_val_5.txt",
+                        "keras_val_6.txt", "keras_val_7.txt"}) {
     SECTION(f) {
       Stream s = load_fixture(f);
       auto d = make();
