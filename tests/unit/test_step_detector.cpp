@@ -16,6 +16,7 @@
 
 #include "counting_new.h"
 #include "profile/step_detector.h"
+#include "step_streams.h"
 
 using namespace sentinel;
 
@@ -23,75 +24,13 @@ using namespace sentinel;
 
 namespace {
 
-struct Token {
-  uint32_t site;
-  uint64_t size;
-};
-
-struct Stream {
-  std::vector<Token> tokens;
-  std::vector<uint64_t> marks;  // seq of the first allocation of each true step
-};
-
-Stream load_fixture(const std::string& name) {
-  Stream s;
-  std::ifstream f(std::string(SENTINEL_SOURCE_DIR) + "/tests/fixtures/streams/" + name);
-  REQUIRE(f.good());
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("##", 0) == 0 || line.empty()) continue;
-    if (line.rfind("# step", 0) == 0) {
-      s.marks.push_back(s.tokens.size());
-      continue;
-    }
-    std::istringstream in(line);
-    Token t{};
-    in >> t.site >> t.size;
-    REQUIRE(!in.fail());
-    s.tokens.push_back(t);
-  }
-  return s;
-}
-
-// Runs the detector over tokens [0, n) with the marks not fed (or fed, if feed_marks); returns the step
-// starts it reported, with retracted ranges removed.
-struct Run {
-  std::vector<uint64_t> starts;
-  std::vector<StepEvent> events;                     // all events, as pulled
-  std::vector<std::pair<uint64_t, uint32_t>> locks;  // (seq, period) of each allocation that made a lock
-  uint64_t steps = 0;
-};
-
-void pull(StepDetector& d, Run& r, std::vector<StepEvent>& live) {
-  StepEvent e;
-  while (d.next_event(&e)) {
-    r.events.push_back(e);
-    if (e.flags & kStepRetract) {
-      live.erase(std::remove_if(
-                     live.begin(), live.end(),
-                     [&](const StepEvent& x) { return x.phase == e.phase && x.seq >= e.seq && x.seq <= e.end_seq; }),
-                 live.end());
-    } else if (!(e.flags & kStepUnlock)) {
-      live.push_back(e);
-    }
-  }
-}
-
-Run run_detector(StepDetector& d, const Stream& s, size_t n, bool feed_marks = false) {
-  Run r;
-  std::vector<StepEvent> live;
-  size_t mi = 0;
-  for (size_t i = 0; i < n; i++) {
-    while (feed_marks && mi < s.marks.size() && s.marks[mi] == i) d.mark(s.marks[mi++]);
-    FeedResult f = d.feed(i, s.tokens[i].site, s.tokens[i].size);
-    if (f.flags & kFedLockedNow) r.locks.push_back({i, d.period()});
-    pull(d, r, live);
-  }
-  for (const StepEvent& e : live) r.starts.push_back(e.seq);
-  std::sort(r.starts.begin(), r.starts.end());
-  r.steps = d.steps();
-  return r;
-}
+// Fixtures, the detector's run over a stream and make(): one definition for every step test.
+using step_streams::load_fixture;
+using step_streams::make;
+using step_streams::Run;
+using step_streams::run_detector;
+using step_streams::Stream;
+using step_streams::Token;
 
 // Every true step from the fourth on (marks[3..]) has a detected start within tol, and no detected
 // start lies between the fourth true start and the last one without a true start within tol.
@@ -110,12 +49,6 @@ void check_boundaries(const std::vector<uint64_t>& truth, const std::vector<uint
     INFO("detected step start at seq " << d << " is not a true one");
     CHECK(found);
   }
-}
-
-std::unique_ptr<StepDetector> make(StepConfig c = StepConfig{}) {
-  auto d = std::make_unique<StepDetector>();
-  REQUIRE(d->init(c));
-  return d;
 }
 
 // A deterministic pseudo-random step pattern: tokens drawn from a small alphabet of sites and sizes,
