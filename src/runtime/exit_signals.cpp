@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/own_pid.h"
 
 namespace sentinel::exit_sig {
@@ -19,7 +20,13 @@ constexpr int kCount = sizeof(kSignals) / sizeof(kSignals[0]);
 SigactionFn g_real = nullptr;
 EndFn g_on_end = nullptr;
 std::atomic<bool> g_installed{false};
-std::atomic<bool> g_ending{false};
+// The first exit signal taken: (monotonic ns << 6) | signum; 0 before any.
+std::atomic<uint64_t> g_first{0};
+// The same signal again within this time of the first is the same stop request delivered twice: GNU
+// timeout sends its signal to the command and then to the command's whole process group, and Slurm
+// and shells signal a job's process group too. Only a later one (a user's second Ctrl-C) cuts the
+// write short.
+constexpr uint64_t kRepeatNs = 1'000'000'000;
 // Per signal: whether Sentinel's handler stands in for the default action now. The program's view is
 // then SIG_DFL with the flags and mask it last asked for.
 std::atomic<bool> g_standing_in[kCount];
@@ -52,9 +59,19 @@ bool is_default(const struct sigaction& a) {
 
 void on_exit_signal(int signum, siginfo_t*, void*) {
   int saved_errno = errno;
-  if (!g_ending.exchange(true)) g_on_end(signum);  // a second signal during the write: straight on
+  const uint64_t now = monotonic_ns();
+  uint64_t first = 0;
+  if (g_first.compare_exchange_strong(first, (now << 6) | static_cast<uint64_t>(signum))) {
+    g_on_end(signum);
+    end_by(signum);
+  }
+  // A signal during the write (SA_NODEFER; or on another thread): the same stop request again lets the
+  // write go on, any other ends the process at once.
+  if (static_cast<int>(first & 63) == signum && now - (first >> 6) < kRepeatNs) {
+    errno = saved_errno;
+    return;
+  }
   end_by(signum);
-  errno = saved_errno;
 }
 
 bool stand_in(int i) {

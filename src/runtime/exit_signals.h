@@ -2,7 +2,9 @@
 // default action), SIGTERM (timeout, Slurm, Kubernetes), SIGHUP and SIGQUIT. While the program leaves
 // one of them at its default action, Sentinel's handler stands in for it: it writes the dump, then
 // restores the default action and raises the signal again, so the process ends as it would have (same
-// status, same core dump). A second such signal during the write ends the process at once. The program's
+// status, same core dump). A second such signal during the write ends the process at once, unless it is
+// the same signal within a second of the first (one stop request delivered twice: GNU timeout signals the
+// command and then its process group). The program's
 // own handlers are installed as asked and run first; if one of them ends the process through exit() the
 // dump is written there, as always. The interposed sigaction() and signal() keep the program's view:
 // it reads back SIG_DFL where Sentinel's handler stands in. Async-signal-safe.

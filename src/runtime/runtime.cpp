@@ -88,11 +88,19 @@ bool on_fault(void* address) {
   return g_state.profiler.handle_fault(address);
 }
 
+// This thread holds the sequencer's lock across fork(), with no drain under way: an exit signal taken
+// inside fork() (a child that signals its parent at once) may sequence under it instead of waiting.
+constinit thread_local bool t_forking __attribute__((tls_model("initial-exec"))) = false;
+
 void fork_prepare() {
-  if (g_stepping) g_state.sequencer.lock();
+  if (!g_stepping) return;
+  g_state.sequencer.lock();
+  t_forking = true;
 }
 void fork_parent() {
-  if (g_stepping) g_state.sequencer.unlock();
+  if (!g_stepping) return;
+  t_forking = false;
+  g_state.sequencer.unlock();
 }
 
 // The pthread key destructor of a thread's state: its kept slots go back to the arena and the
@@ -342,6 +350,7 @@ void setup(const char* const* envp, bool for_tests) {
 }
 
 void fork_child_handler() {
+  t_forking = false;
   if (g_stepping) g_state.sequencer.unlock();
   after_fork_child();
 }
@@ -675,11 +684,12 @@ void at_exit() {
   // No page moves while the dump is written: the migrator ends after the batch it is in.
   g_state.tiering.before_main_exit();
   // Sequence what the rings still hold, close the last step and any profiling window.
-  if (g_stepping && g_state.sequencer.try_lock_within(nested ? 1'000'000 : 2'000'000'000)) {
+  const bool held_here = t_forking;
+  if (g_stepping && (held_here || g_state.sequencer.try_lock_within(nested ? 1'000'000 : 2'000'000'000))) {
     g_drain_thread.stop();
     g_state.sequencer.drain();
     g_state.stepper.finish(g_state.sequencer.allocations(), now_ticks());
-    g_state.sequencer.unlock();
+    if (!held_here) g_state.sequencer.unlock();
   } else if (g_stepping) {
     log_line(LogLevel::error,
              "exit: the event sequencer's lock stayed held; the dump lacks the objects of events not sequenced yet");

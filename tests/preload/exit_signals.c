@@ -4,8 +4,14 @@
  *   handler            a handler of the program's own runs and calls exit(7): the usual exit path dumps
  *   view               the program reads back SIG_DFL for each of them, sets SIG_IGN for SIGTERM and raises it
  *   python             as Python ends on an uncaught KeyboardInterrupt: its own SIGINT handler first, then
- *                      SIG_DFL through signal() and kill(getpid(), SIGINT) */
+ *                      SIG_DFL through signal() and kill(getpid(), SIGINT)
+ *   twice              as GNU timeout stops a command: another process sends SIGTERM twice in a row (to the
+ *                      command, then to its process group), the second while the dump is being written; the
+ *                      child sends the first at once, often while the parent is still inside fork() */
+#include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -30,6 +36,12 @@ static volatile sig_atomic_t interrupted;
 static void on_int(int sig) {
   (void)sig;
   interrupted = 1;
+}
+
+static void* wait_forever(void* arg) {
+  (void)arg;
+  for (;;) pause();
+  return NULL;
 }
 
 static int is_default(int sig) {
@@ -61,6 +73,21 @@ int main(int argc, char** argv) {
     fflush(stdout);
     signal(SIGINT, SIG_DFL);
     kill(getpid(), SIGINT);
+  } else if (strcmp(mode, "twice") == 0) {
+    // Enough objects that the write takes a while, and threads that can take the second signal while
+    // the first is being handled (a process-directed signal already pending would merge with it).
+    for (int i = 0; i < 20000; i++) t_fill(malloc(T_TRACKED), T_TRACKED, (uint64_t)i);
+    pthread_t idle[3];
+    for (int i = 0; i < 3; i++) pthread_create(&idle[i], NULL, wait_forever, NULL);
+    pid_t parent = getpid();
+    if (fork() == 0) {  // raw system calls: the child ends without any exit path of its own
+      syscall(SYS_kill, parent, SIGTERM);
+      struct timespec gap = {0, 300000};
+      syscall(SYS_nanosleep, &gap, NULL);
+      syscall(SYS_kill, parent, SIGTERM);
+      syscall(SYS_exit_group, 0);
+    }
+    wait_forever(NULL);
   } else {
     int sig = strcmp(mode, "int") == 0    ? SIGINT
               : strcmp(mode, "hup") == 0  ? SIGHUP
