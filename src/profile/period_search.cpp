@@ -294,9 +294,33 @@ uint32_t PeriodSearch::bag_divisor(uint32_t P, uint64_t pos) const {
   return 0;
 }
 
+// Evidence for a small period from before its exact run began: warm-up steps of the same loop that
+// allocated the same sizes in the same order at other sites (torch.compile under Python 3.11's adaptive
+// interpreter, docs/step-detection.md "Warm-up at other sites"). Going back from the run: one step at
+// most where the tokens differ but the sizes agree (the switch of sites), then an exact run again (the
+// warm-up steps repeat among themselves). Counts those positions, at most kSmallRun; 0 without a switch.
+uint32_t PeriodSearch::sized_run(const Candidate& c, uint64_t pos) const {
+  auto size_of = [](uint64_t token) {
+    uint32_t site;
+    uint64_t size;
+    split_token(token, &site, &size);
+    return size;
+  };
+  const uint64_t P = c.period, oldest = h_->oldest_pos();
+  uint64_t j = pos - c.run, n = 0;
+  for (; n < P && j >= oldest + P; j--, n++) {  // the switch: same sizes, other tokens
+    const uint64_t a = h_->tok(j), b = h_->tok(j - P);
+    if (a == b) break;
+    if (size_of(a) != size_of(b)) return 0;
+  }
+  if (n == 0) return 0;
+  for (; n < kSmallRun && j >= oldest + P && h_->tok(j) == h_->tok(j - P); j--) n++;
+  return static_cast<uint32_t>(n);
+}
+
 bool PeriodSearch::lockable_exact(const Candidate& c, uint64_t pos) const {
   if (c.run < c.period) return false;
-  if (c.period < kSmallPeriod && c.run < kSmallRun) return false;
+  if (c.period < kSmallPeriod && c.run < kSmallRun && c.run + sized_run(c, pos) < kSmallRun) return false;
   const Failure* f = failure(c.period);
   if (f && f->run != 0 && uint64_t{c.run} <= uint64_t{f->run} + c.period) return false;
   // A multiple of the true period can become lockable first (its run reaches P before a small true

@@ -83,6 +83,7 @@ class PeriodSearch {
   void backfill(Candidate& c, uint64_t pos) const;
   void add_candidate(uint32_t period, uint64_t pos, Origin origin);
   bool lockable_exact(const Candidate& c, uint64_t pos) const;
+  uint32_t sized_run(const Candidate& c, uint64_t pos) const;
   bool lockable_bag(Candidate& c, uint64_t pos);
   bool outweighed(const Candidate& exact) const;
   uint32_t distinct_in_window(uint64_t pos, uint32_t period) const;

@@ -59,7 +59,8 @@ bool StepLock::confirmable() const {
   if (lock_known_) return true;
   if (lock_needed_ && lock_needed_ <= kStrongBagWindows && lock_hits_ + matches_since_lock_ / P > lock_needed_)
     return true;
-  const uint64_t verified = order_required_ ? 0 : max_u64(lock_run_, uint64_t{lock_hits_} * P);
+  // Over few distinct tokens equal bags are weak evidence and only an exact lock's run in order counts.
+  const uint64_t verified = order_required_ ? lock_ordered_run_ : max_u64(lock_run_, uint64_t{lock_hits_} * P);
   return matches_since_lock_ + verified >= (P > kConfirmTokens ? P : kConfirmTokens);
 }
 

@@ -584,6 +584,12 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
   lock_hits_ = cand.hits;
   lock_known_ = cur_phase_->locks > 0;  // a pattern locked before, whose lock held
   lock_needed_ = cand.needed;
+  // An exact lock of a small period was made on at least kSmallRun allocations in order (its exact run,
+  // or that run and the warm-up steps' sizes before it: PeriodSearch::sized_run()).
+  lock_ordered_run_ =
+      a.exact
+          ? (P < PeriodSearch::kSmallPeriod && cand.run < PeriodSearch::kSmallRun ? PeriodSearch::kSmallRun : cand.run)
+          : 0;
   matches_since_lock_ = 0;
   consecutive_noise_ = 0;
   cur_steps_ = starts.total;

@@ -195,6 +195,27 @@ TEST_CASE("step detector starts steps where the bytes live are least", "[step]")
   CHECK(detected_starts(l, false) != l.starts);
 }
 
+// torch.compile under Python 3.11: the warm-up steps allocate the step's sizes in its order at one site,
+// the steps after them at another (the adaptive interpreter specialized the call).
+TEST_CASE("step detector counts warm-up steps at other sites and locks on them sooner", "[step]") {
+  const std::vector<Token> warm = {{50, 131072}, {50, 65536}, {50, 65536}, {50, 131072}, {50, 524288}, {50, 1605632}};
+  std::vector<Token> steady = warm;
+  for (Token& t : steady) t.site = 51;
+  Stream s;
+  append_noise(s, 40, 11);
+  append_steps(s, warm, 6);
+  append_steps(s, steady, 14);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  REQUIRE(r.locks.size() == 1);
+  CHECK(r.locks[0].second == 6);
+  // The exact run alone needs 32 allocations (5 steady steps and more); with the warm-up's sizes, two.
+  CHECK(r.locks[0].first < s.marks[6 + 3]);
+  CHECK(r.starts == std::vector<uint64_t>(s.marks.begin(), s.marks.end()));  // every step, warm-up included
+  CHECK(d->steps() == 20);
+  CHECK(d->confirmed());
+}
+
 TEST_CASE("step detector keeps object identity: the same ordinal for the same allocation", "[step]") {
   Stream s = load_fixture("torch_lstm.txt");
   auto d = make();
