@@ -300,18 +300,12 @@ uint32_t PeriodSearch::bag_divisor(uint32_t P, uint64_t pos) const {
 // most where the tokens differ but the sizes agree (the switch of sites), then an exact run again (the
 // warm-up steps repeat among themselves). Counts those positions, at most kSmallRun; 0 without a switch.
 uint32_t PeriodSearch::sized_run(const Candidate& c, uint64_t pos) const {
-  auto size_of = [](uint64_t token) {
-    uint32_t site;
-    uint64_t size;
-    split_token(token, &site, &size);
-    return size;
-  };
   const uint64_t P = c.period, oldest = h_->oldest_pos();
   uint64_t j = pos - c.run, n = 0;
   for (; n < P && j >= oldest + P; j--, n++) {  // the switch: same sizes, other tokens
     const uint64_t a = h_->tok(j), b = h_->tok(j - P);
     if (a == b) break;
-    if (size_of(a) != size_of(b)) return 0;
+    if (token_size(a) != token_size(b)) return 0;
   }
   if (n == 0) return 0;
   for (; n < kSmallRun && j >= oldest + P && h_->tok(j) == h_->tok(j - P); j--) n++;

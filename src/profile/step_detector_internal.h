@@ -23,6 +23,12 @@ inline void split_token(uint64_t token, uint32_t* site, uint64_t* size) {
   *site = static_cast<uint32_t>(x >> kSizeBits);
   *size = x & ((uint64_t{1} << kSizeBits) - 1);
 }
+inline uint64_t token_size(uint64_t token) {
+  uint32_t site;
+  uint64_t size;
+  split_token(token, &site, &size);
+  return size;
+}
 
 inline uint64_t max_u64(uint64_t a, uint64_t b) {
   return a > b ? a : b;

@@ -411,16 +411,10 @@ uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts
   const uint32_t P = a.P;
   const uint64_t first = starts->total ? starts->first : a.base + e0;  // else the step under way at pos
   const uint64_t bottom = max_u64(a.floor, h_->oldest_pos());
-  auto size_of = [](uint64_t token) {
-    uint32_t site;
-    uint64_t size;
-    split_token(token, &site, &size);
-    return size;
-  };
   uint64_t p = first, found = 0;
   while (found < kMaxInferredEvents && p >= bottom + P) {
     bool same = true;
-    for (uint32_t i = 0; i < P && same; i++) same = size_of(h_->tok(p - P + i)) == size_of(a.C((e0 + i) % P));
+    for (uint32_t i = 0; i < P && same; i++) same = token_size(h_->tok(p - P + i)) == token_size(a.C((e0 + i) % P));
     if (!same) break;
     p -= P;
     found++;

@@ -109,7 +109,7 @@ class StepLock {
   uint32_t lock_run_ = 0, lock_hits_ = 0;           // evidence of the candidate at lock time
   bool lock_known_ = false;                         // the lock's pattern is a known phase's (a relock)
   uint32_t lock_needed_ = 0;                        // equal-bag windows a new pattern of this bag needs (0: unknown)
-  static constexpr uint32_t kStrongBagWindows = 8;  // see follow(): confirmation of short phases
+  static constexpr uint32_t kStrongBagWindows = 8;  // see confirmable(): short phases
   uint32_t lock_ordered_run_ = 0;                   // allocations an exact lock verified in order (0: a bag lock)
   uint64_t matches_since_lock_ = 0;
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
