@@ -446,6 +446,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"migrator_probe_move_pages_ns", s.tiering.migrator().probe_ns(0)},
       {"tier_births_guarded", s.tiering.budget_guarded()},
       {"tier_promotions_deferred", s.tiering.migrator().budget_deferred()},
+      {"tier_relabeled", s.tiering.migrator().relabeled()},
+      {"tier_relabeled_free_slots", s.tiering.migrator().relabeled_free()},
       {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
       {"numa_calls_denied", s.tiering.denied_calls()},  // numa::DeniedCall bits
       {"profile_sweep_faults", s.profiler.sweep_faults()},

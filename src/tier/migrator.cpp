@@ -142,6 +142,7 @@ bool Migrator::measured_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_k
 void Migrator::set_plan(uint32_t slot, const ExecPlan* plan) {
   if (slot < kMaxPlans) {
     first_step_[slot] = UINT64_MAX;
+    free_relabeled_[slot] = false;
     caught_up_[slot].store(false, std::memory_order_relaxed);
     plans_[slot].store(plan, std::memory_order_release);
   }
@@ -249,6 +250,17 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     bool steady;
   } sample{this, &st, false};
 
+  // The plan's first step: the objects it takes over are recorded where their pages are before its
+  // passes, which then move those the kernel had put elsewhere.
+  if (step == first_step_[slot]) {
+    // Its first boundary also sets the records of the free slots kept with their pages: the plan's births
+    // reuse them, and a birth the plan puts on the fast node must not get pages the kernel put elsewhere.
+    if (!free_relabeled_[slot] && arena_) {
+      free_relabeled_[slot] = true;
+      relabeled_free_.fetch_add(arena_->relabel_free(&Migrator::resident_tier_of, this), std::memory_order_relaxed);
+    }
+    audit(*plan);
+  }
   // Demotions first: they make the room the promotions need.
   for (uint8_t to : {kTierSlow, kTierFast}) {
     const uint64_t t0 = monotonic_ns();
@@ -361,31 +373,62 @@ void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, ui
             static_cast<uint32_t>(r.failed_pages));
 }
 
-// Samples up to 64 pages of each live object (first, last and evenly between): the object is where
-// most of its present pages are. Objects with no page present yet are not counted.
+uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size) {
+  constexpr uint64_t kSample = 64;
+  uintptr_t first = addr & ~(kPage - 1);
+  uint64_t pages = (((addr + size + kPage - 1) & ~(kPage - 1)) - first) / kPage;
+  uint64_t n = pages < kSample ? pages : kSample;
+  for (uint64_t i = 0; i < n; ++i) pages_[i] = first + (n > 1 ? i * (pages - 1) / (n - 1) : 0) * kPage;
+  if (numa::query_nodes(pages_, n, status_) != 0) return EntryState::kNone;
+  uint64_t on_fast = 0, present = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (status_[i] < 0) continue;
+    ++present;
+    if (status_[i] == node_[kTierFast]) ++on_fast;
+  }
+  if (!present) return EntryState::kNone;
+  return on_fast * 2 > present ? kTierFast : kTierSlow;
+}
+
+bool Migrator::adopt_resident(EntryState& es, uint8_t resident) {
+  uint64_t word = es.state.load(std::memory_order_acquire);
+  uintptr_t addr = es.address.load(std::memory_order_acquire);
+  uint64_t size = es.size.load(std::memory_order_relaxed);
+  const uint8_t recorded = EntryState::tier_of(word);
+  if (resident == EntryState::kNone || recorded == EntryState::kNone || recorded == resident || !addr) return false;
+  // The same generation: an object born or dead meanwhile is the sequencer's business.
+  if (!es.state.compare_exchange_strong(word, (word & ~uint64_t{0xFF}) | resident, std::memory_order_acq_rel))
+    return false;
+  add_fast_bytes(resident == kTierFast ? static_cast<int64_t>(size) : -static_cast<int64_t>(size));
+  if (Slot* s = locate_slot(addr)) s->tier.store(resident, std::memory_order_relaxed);
+  relabeled_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void Migrator::audit(const ExecPlan& plan) {
+  for (uint32_t e = 0; e < plan.count; ++e) {
+    EntryState& es = plan.states[e];
+    uintptr_t addr = es.address.load(std::memory_order_acquire);
+    uint64_t size = es.size.load(std::memory_order_relaxed);
+    if (addr && size) adopt_resident(es, resident_tier(addr, size));
+  }
+}
+
+// Counts the live objects not on the node the interval wants (by where most of their present pages are;
+// objects with no page present yet are not counted), and records where they are (adopt_resident).
 void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
   VerifyStats& vs = verify_stats_[slot][interval];
-  constexpr uint64_t kSample = 64;
   for (uint32_t e = 0; e < plan.count; ++e) {
     EntryState& es = plan.states[e];
     uintptr_t addr = es.address.load(std::memory_order_acquire);
     uint64_t size = es.size.load(std::memory_order_relaxed);
     if (!addr || !size) continue;
-    uintptr_t first = addr & ~(kPage - 1);
-    uint64_t pages = (((addr + size + kPage - 1) & ~(kPage - 1)) - first) / kPage;
-    uint64_t n = pages < kSample ? pages : kSample;
-    for (uint64_t i = 0; i < n; ++i) pages_[i] = first + (n > 1 ? i * (pages - 1) / (n - 1) : 0) * kPage;
-    if (numa::query_nodes(pages_, n, status_) != 0) continue;
-    uint64_t on_fast = 0, present = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      if (status_[i] < 0) continue;
-      ++present;
-      if (status_[i] == node_[kTierFast]) ++on_fast;
-    }
-    if (!present) continue;
+    const uint8_t resident = resident_tier(addr, size);
+    if (resident == EntryState::kNone) continue;
     bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
     ++vs.verified;
-    if ((on_fast * 2 > present) != want_fast) ++vs.misplaced;
+    if ((resident == kTierFast) != want_fast) ++vs.misplaced;
+    adopt_resident(es, resident);
   }
 }
 

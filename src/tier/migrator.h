@@ -143,6 +143,13 @@ class Migrator {
   // Fast births reserved but not yet counted (Tiering's): promotions leave room for them.
   void set_pending(const std::atomic<int64_t>* pending) { pending_ = pending; }
   uint64_t budget_deferred() const { return budget_deferred_.load(std::memory_order_relaxed); }
+  // Objects whose pages the kernel had put on the other node than Sentinel's record of them (the fast
+  // node full when they were first touched: the default policy takes pages from the next node), found
+  // by a plan's first step or the placement check, and recorded where they are (audit()).
+  uint64_t relabeled() const { return relabeled_.load(std::memory_order_relaxed); }
+  // Free slots kept with their pages found on the other node than recorded, by a plan's first boundary
+  // (Arena::relabel_free).
+  uint64_t relabeled_free() const { return relabeled_free_.load(std::memory_order_relaxed); }
   uint64_t fast_bytes() const;
 
  private:
@@ -167,6 +174,18 @@ class Migrator {
   }
   bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
   void verify(const ExecPlan& plan, uint32_t slot, uint32_t interval);
+  // Where most of an object's present pages are, from up to 64 of them (first, last and evenly between):
+  // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed.
+  uint8_t resident_tier(uintptr_t addr, uint64_t size);
+  // Records `resident` as the entry's tier when it differs from the recorded one, so that the next pass
+  // moves the object where the plan wants it. False when nothing changed.
+  bool adopt_resident(EntryState& es, uint8_t resident);
+  // A plan's first step: every live object's record made true before the pass (the objects it takes
+  // over were placed before it, some by the kernel's fallback).
+  void audit(const ExecPlan& plan);
+  static uint8_t resident_tier_of(void* self, uintptr_t addr, size_t len) {
+    return static_cast<Migrator*>(self)->resident_tier(addr, len);
+  }
   Slot* locate_slot(uintptr_t addr) const;
   void log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
                  uint32_t objects, uint32_t flags, uint32_t failed);
@@ -187,6 +206,7 @@ class Migrator {
   uint32_t slow_ns_per_kib_ = 0, move_ns_per_kib_ = 0;
   std::atomic<const ExecPlan*> plans_[kMaxPlans] = {};
   uint64_t first_step_[kMaxPlans] = {};          // the step of a plan's first boundary
+  bool free_relabeled_[kMaxPlans] = {};          // its first boundary ran Arena::relabel_free
   std::atomic<bool> caught_up_[kMaxPlans] = {};  // a whole pass since the schedule was set
   // The boundary to serve: generation (futex word, low 32 bits), slot, step, interval.
   std::atomic<uint32_t> wake_{0};
@@ -201,6 +221,7 @@ class Migrator {
   std::atomic<int64_t> fast_bytes_{0};
   const std::atomic<int64_t>* pending_ = nullptr;
   std::atomic<uint64_t> budget_deferred_{0};
+  std::atomic<uint64_t> relabeled_{0}, relabeled_free_{0};
   // Scratch for move_pages: page, status and node arrays.
   static constexpr size_t kBatchPages = 1024;
   uintptr_t* pages_ = nullptr;

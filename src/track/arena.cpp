@@ -73,6 +73,33 @@ bool Arena::pop(Class& c, uint8_t tier, uint32_t* index) {
   return false;
 }
 
+// A free slot from `tier`'s list that is recorded on `tier`: one relabeled while on the list
+// (relabel_free) goes over to its tier's list instead.
+bool Arena::pop_tier(Class& c, uint8_t tier, uint32_t* index) {
+  for (int tries = 0; tries < 8 && pop(c, tier, index); ++tries) {
+    const uint8_t label = c.records[*index].tier.load(std::memory_order_relaxed);
+    if (label == tier || label >= kTiers) return true;
+    push(c, label, *index);
+  }
+  return false;
+}
+
+uint64_t Arena::relabel_free(uint8_t (*where)(void* ctx, uintptr_t addr, size_t len), void* ctx) {
+  uint64_t relabeled = 0;
+  for (unsigned cls = 0; cls < kNumClasses; ++cls) {
+    const uint32_t slots = high_water(cls);
+    for (uint32_t i = 0; i < slots; ++i) {
+      Slot& s = classes_[cls].records[i];
+      if (s.user.load(std::memory_order_acquire) || !s.dirty.load(std::memory_order_relaxed)) continue;
+      const uint8_t at = where(ctx, slot_address(cls, i), class_size(cls));
+      if (at >= kTiers || at == s.tier.load(std::memory_order_relaxed)) continue;
+      s.tier.store(at, std::memory_order_relaxed);
+      ++relabeled;
+    }
+  }
+  return relabeled;
+}
+
 void Arena::push(Class& c, uint8_t tier, uint32_t index) {
   std::atomic<uint64_t>& free_head = c.free_head[tier];
   uint64_t head = free_head.load(std::memory_order_relaxed);
@@ -134,7 +161,7 @@ void* Arena::acquire(size_t need, unsigned* cls_out, uint32_t* index_out, bool* 
     index = cache->index[cls][--cache->count[cls]];
     cache->bytes -= csize;
     *was_dirty = true;
-  } else if (pop(c, tier, &index)) {
+  } else if (pop_tier(c, tier, &index)) {
     Slot& s = c.records[index];
     *was_dirty = s.dirty.load(std::memory_order_relaxed) != 0;
     if (*was_dirty) {

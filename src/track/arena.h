@@ -95,6 +95,13 @@ class Arena {
   // Classes whose MADV_NOHUGEPAGE the kernel refused (a kernel without THP refuses none: it ignores it).
   uint32_t nohuge_failures() const { return nohuge_failures_; }
 
+  // Free slots that kept their pages, whose record says one tier while `where(ctx, address, length)` finds
+  // the pages on the other (kTierFast, kTierSlow; anything else: unknown): recorded on that tier, so
+  // that acquire() hands them out for it. Pages the kernel placed itself (before tiering bound the arena,
+  // or with the fast node full) can be anywhere. Returns how many were relabeled. Not async-signal-safe
+  // (`where` asks the kernel); slots acquired meanwhile keep their record until their next release.
+  uint64_t relabel_free(uint8_t (*where)(void* ctx, uintptr_t addr, size_t len), void* ctx);
+
   // Slot containing address p (p must satisfy owns()). Async-signal-safe. Null when p lies beyond
   // the slots ever handed out.
   Slot* locate(const void* p, unsigned* cls, uint32_t* index) const;
@@ -126,6 +133,7 @@ class Arena {
     std::atomic<uint64_t> free_head[kTiers] = {};  // per tier: (tag << 32) | (index + 1); 0: empty
   };
   bool pop(Class& c, uint8_t tier, uint32_t* index);
+  bool pop_tier(Class& c, uint8_t tier, uint32_t* index);
   void push(Class& c, uint8_t tier, uint32_t index);
   uint8_t bind_fresh(uintptr_t addr, size_t len, uint8_t tier);
   void bind_interleaved(uintptr_t addr, size_t len);

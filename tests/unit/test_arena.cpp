@@ -156,3 +156,40 @@ TEST_CASE("the interleave pattern puts the share of any run of groups on the fas
   }
   CHECK_FALSE(Arena::interleave_fast(12345, 0));
 }
+
+namespace {
+uintptr_t g_slow_slot;  // relabel test: the slot whose pages "the kernel" put on the slow node
+uint8_t where_for_test(void*, uintptr_t addr, size_t) {
+  return addr == g_slow_slot ? kTierSlow : kTierFast;
+}
+}  // namespace
+
+TEST_CASE("free slots whose pages are elsewhere are relabeled and served for that tier", "[arena]") {
+  Arena a;
+  REQUIRE(a.init(1 << 20));
+  unsigned cls;
+  uint32_t i1, i2, i3, i4, got;
+  bool dirty;
+  auto* p1 = static_cast<char*>(a.acquire(65536, &cls, &i1, &dirty));
+  auto* p2 = static_cast<char*>(a.acquire(65536, &cls, &i2, &dirty));
+  auto* p3 = static_cast<char*>(a.acquire(65536, &cls, &i3, &dirty));
+  auto* p4 = static_cast<char*>(a.acquire(65536, &cls, &i4, &dirty));
+  for (char* p : {p1, p2, p3}) memset(p, 7, 65536);
+  g_slow_slot = reinterpret_cast<uintptr_t>(p2);
+  a.release(cls, i1);
+  a.release(cls, i2);
+  a.release(cls, i3);
+  // A live slot is not touched, whatever `where` says of it.
+  CHECK(a.relabel_free(&where_for_test, nullptr) == 1);
+  CHECK(a.slot(cls, i2)->tier.load() == kTierSlow);
+  CHECK(a.relabel_free(&where_for_test, nullptr) == 0);  // already recorded there
+  uint8_t tier = 0xFF;
+  // The fast list is LIFO: p3, then p2 (now slow: passed over, to the slow list), then p1.
+  CHECK(a.acquire(65536, &cls, &got, &dirty, nullptr, kTierFast, &tier) == p3);
+  CHECK(tier == kTierFast);
+  CHECK(a.acquire(65536, &cls, &got, &dirty, nullptr, kTierFast, &tier) == p1);
+  CHECK(a.acquire(65536, &cls, &got, &dirty, nullptr, kTierSlow, &tier) == p2);
+  CHECK(tier == kTierSlow);
+  CHECK(dirty);
+  CHECK(p4 != nullptr);
+}
