@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""A model of a real size trained under the sentinel policy in the two-node guest (issue 15, item 3).
+
+Runs one of scripts/scale_models.py's models (a training script as users write it: no Sentinel API, no
+step marks, a new random batch every step) twice, side by side, on the interpreter that runs this script:
+once without the library (the reference) and once under libsentinel.so in run mode, with the sentinel
+policy and a fast tier of --budget (default 20%) of the tracked peak. No step-time trial
+(SENTINEL_TRIAL_STEPS=0): the moving schedule itself is carried out, as in torch_policies.py (under TCG a
+trial would time two schedules of an emulator; scripts/bench-tiers runs it on the slow-tier guest).
+
+Checks:
+  - losses bit-identical to the reference, step by step;
+  - every step found, the main phase profiled, planned and checked page by page after the boundaries'
+    moves (the runtime's placement check: move_pages(2) queries of the touched pages);
+  - the fast tier after each boundary's moves within the budget;
+  - the measured fast-hit share within --tolerance (0.05) of the plan's prediction;
+  - no page that failed to move, no object on the other node than the plan wants at a boundary
+    (misplaced) beyond --max-misplaced (0).
+Prints the figures docs/performance.md quotes (one line each, `torch-scale:`), and with --json writes them.
+
+usage: torch_scale.py [--model dlrm] [--size s] [--steps 16] [--budget 20%] [--jobs 2] [--json OUT]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "scale_models.py")
+MiB = 1 << 20
+
+
+def run_config(tmp, label, args, extra_env):
+    out = os.path.join(tmp, f"{label}.json")
+    env = dict(os.environ, **extra_env)
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, MODELS, args.model, "--size", args.size, "--steps", str(args.steps),
+                        "--out", out], env=env, capture_output=True, text=True, timeout=args.timeout)
+    wall = time.monotonic() - t0
+    if p.returncode:
+        # The tail holds a crash's report (its frames as module+offset, docs/profiling.md).
+        return None, f"{label}: status {p.returncode} after {wall:.0f} s: {p.stderr[-4000:]}"
+    result = json.load(open(out))
+    result["wall_s"] = wall
+    result["stderr"] = p.stderr
+    return result, None
+
+
+def steady_ms(result, first):
+    tail = result["step_ns"][first:] or result["step_ns"]
+    return statistics.median(tail) / 1e6
+
+
+def check(args, ref, got, summary):
+    """The failures, and the figures to print."""
+    failures = []
+    if got["losses"] != ref["losses"]:
+        first = next(i for i, (a, b) in enumerate(zip(got["losses"], ref["losses"])) if a != b) \
+            if len(got["losses"]) == len(ref["losses"]) else "count"
+        failures.append(f"losses differ from the run without the library (first at step {first})")
+    main = [ph for ph in summary["phases"] if ph.get("main")]
+    if not main:
+        return failures + ["no main phase in the dump"], {}
+    ph = main[0]
+    t = summary.get("tiering") or {}
+    if t.get("dry_run") or t.get("slow_node", -1) < 0:
+        failures.append("the runtime saw no slow node: a dry run")
+    if ph.get("steps") != args.steps:
+        failures.append(f"{ph.get('steps')} steps found in the main phase, {args.steps} trained")
+    for what in ("profiled", "planned", "checked"):
+        if not ph.get(what):
+            failures.append(f"the main phase was not {what}")
+    budget = ph.get("fast_budget_bytes") or 0
+    peak = ph.get("fast_peak_bytes") or 0
+    if budget and peak > budget:
+        failures.append(f"the fast tier held {peak / MiB:.1f} MiB after a boundary's moves, above the "
+                        f"{budget / MiB:.1f} MiB budget")
+    measured, predicted = ph.get("fast_hit_share"), ph.get("predicted_hit_share")
+    if measured is None or predicted is None:
+        failures.append("no measured or no predicted fast-hit share")
+    elif abs(measured - predicted) > args.tolerance:
+        failures.append(f"measured fast-hit share {measured:.3f} is {measured - predicted:+.3f} from the predicted "
+                        f"{predicted:.3f} (tolerance {args.tolerance})")
+    if summary.get("failed_pages"):
+        failures.append(f"{summary['failed_pages']} pages failed to move")
+    if (ph.get("misplaced_objects") or 0) > args.max_misplaced:
+        failures.append(f"{ph['misplaced_objects']} of {ph.get('verified_objects')} verified objects were on the "
+                        f"other node than the plan's at a boundary")
+    warm = ph.get("warmup") or {}
+    steady_from = warm.get("steady_from") or args.steps // 2
+    moved_steps = ph.get("migrated_steps") or 0
+    figures = {
+        "model": args.model, "size": args.size, "steps": args.steps, "torch": got.get("torch_version"),
+        "peak_rss_reference_bytes": ref["maxrss_bytes"], "peak_rss_sentinel_bytes": got["maxrss_bytes"],
+        "tracked_peak_bytes": ph.get("footprint_peak_bytes"), "fast_budget_bytes": budget,
+        "fast_peak_bytes": peak, "planned_moved_bytes_per_step": ph.get("planned_moved_bytes_per_step"),
+        "migrated_bytes": ph.get("migrated_bytes"), "migrated_steps": moved_steps,
+        "migrated_bytes_per_step": (ph.get("migrated_bytes") or 0) / moved_steps if moved_steps else 0,
+        "late_migrations": ph.get("late_migrations"), "failed_pages": summary.get("failed_pages"),
+        "migrator_bytes_per_s": summary.get("migrator_bytes_per_s"),
+        "fast_hit_share": measured, "predicted_hit_share": predicted, "checked_steps": ph.get("checked_steps"),
+        "misplaced_objects": ph.get("misplaced_objects"), "verified_objects": ph.get("verified_objects"),
+        "steps_found": ph.get("steps"), "lock_step": warm.get("lock_step"), "steady_from": steady_from,
+        "profiled_faults": (ph.get("profile") or {}).get("faults"),
+        "steady_step_ms_reference": steady_ms(ref, steady_from), "steady_step_ms_sentinel": steady_ms(got, steady_from),
+        "wall_s_reference": ref["wall_s"], "wall_s_sentinel": got["wall_s"],
+        "losses_identical": got["losses"] == ref["losses"],
+    }
+    return failures, figures
+
+
+def report(f):
+    print(f"torch-scale: {f['model']} {f['size']}, torch {f['torch']}, {f['steps']} steps: peak RSS "
+          f"{f['peak_rss_reference_bytes'] / MiB:.0f} MiB without the library, {f['peak_rss_sentinel_bytes'] / MiB:.0f} "
+          f"MiB under it; tracked peak {f['tracked_peak_bytes'] / MiB:.0f} MiB")
+    print(f"torch-scale: budget {f['fast_budget_bytes'] / MiB:.1f} MiB, fast tier at most {f['fast_peak_bytes'] / MiB:.1f} "
+          f"MiB after a boundary's moves; fast-hit share measured {f['fast_hit_share']}, predicted "
+          f"{f['predicted_hit_share']} ({f['checked_steps']} checked steps; misplaced {f['misplaced_objects']} of "
+          f"{f['verified_objects']} verified objects)")
+    print(f"torch-scale: moves planned {f['planned_moved_bytes_per_step'] / MiB:.1f} MiB a step, done "
+          f"{f['migrated_bytes_per_step'] / MiB:.1f} MiB a step over {f['migrated_steps']} steps "
+          f"({f['migrated_bytes'] / MiB:.0f} MiB), {f['late_migrations']} late, {f['failed_pages']} pages failed; "
+          f"migrator {(f['migrator_bytes_per_s'] or 0) / MiB:.0f} MiB/s")
+    print(f"torch-scale: steps found {f['steps_found']}, locked at step {f['lock_step']}, steady from {f['steady_from']}, "
+          f"{f['profiled_faults']} profiling faults; steady step (TCG, not a speed figure) "
+          f"{f['steady_step_ms_reference']:.0f} ms without, {f['steady_step_ms_sentinel']:.0f} ms under the library; "
+          f"wall {f['wall_s_reference']:.0f} / {f['wall_s_sentinel']:.0f} s; losses "
+          f"{'identical' if f['losses_identical'] else 'DIFFER'}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="dlrm", choices=("dlrm", "gpt", "resnet"))
+    ap.add_argument("--size", default="s")
+    ap.add_argument("--steps", type=int, default=16)
+    ap.add_argument("--budget", default="20%")
+    ap.add_argument("--jobs", type=int, default=2, help="the two runs side by side (2) or one after the other (1)")
+    ap.add_argument("--tolerance", type=float, default=0.05, help="measured against predicted fast-hit share")
+    ap.add_argument("--max-misplaced", type=int, default=0)
+    ap.add_argument("--timeout", type=int, default=1500, help="seconds per run")
+    ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--keep", help="copy the dump here (a directory shared with the host)")
+    args = ap.parse_args()
+    if not os.path.exists("/sys/devices/system/node/node1"):
+        print("SKIP: no second NUMA node")
+        return 77
+    lib = os.environ["SENTINEL_PRELOAD"]
+    view = os.path.join(os.environ["SENTINEL_BUILD_ROOT"], "tools", "sentinel-view")
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = os.path.join(tmp, "sentinel.prof")
+        configs = [("reference", {}),
+                   ("sentinel", {"LD_PRELOAD": lib, "SENTINEL_MODE": "run", "SENTINEL_POLICY": "sentinel",
+                                 "SENTINEL_FAST_BYTES": args.budget, "SENTINEL_TRIAL_STEPS": "0",
+                                 "SENTINEL_DUMP": dump})]
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            runs = list(pool.map(lambda c: run_config(tmp, c[0], args, c[1]), configs))
+        errors = [e for _, e in runs if e]
+        if errors:
+            for e in errors:
+                print("FAIL:", e)
+            return 1
+        ref, got = runs[0][0], runs[1][0]
+        p = subprocess.run([view, "summary", "--json", dump], capture_output=True, text=True)
+        if p.returncode:
+            print(f"FAIL: sentinel-view summary: status {p.returncode}: {p.stderr.strip()}")
+            return 1
+        failures, figures = check(args, ref, got, json.loads(p.stdout))
+        if figures:
+            report(figures)
+        if args.json and figures:
+            with open(args.json, "w") as f:
+                json.dump(figures, f, indent=1)
+        if args.keep:
+            import shutil
+            shutil.copy(dump, os.path.join(args.keep, f"torch-scale-{args.model}-{args.size}.prof"))
+        if failures:
+            text = subprocess.run([view, "summary", dump], capture_output=True, text=True).stdout
+            print(f"--- the sentinel run's stderr\n{got['stderr'][-3000:]}--- sentinel-view summary of its dump\n"
+                  f"{text[-6000:]}---")
+        for f in failures:
+            print("FAIL:", f)
+        return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
