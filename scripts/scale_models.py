@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Realistic PyTorch training at real sizes, on random data, for scripts/bench-scale (issue 15, item 2).
 
-usage: scale_models.py {gpt,resnet,dlrm} [--size s|m|l] [--steps N] [--threads T] [--out RESULT.json]
+usage: scale_models.py {gpt,resnet,dlrm} [--size s|m|l|g (dlrm only: the guest's)] [--steps N] [--threads T] [--out RESULT.json]
 
 Written the way users write training scripts: no Sentinel API call, no step marks, a new random batch
 every step (as a data loader hands one over), zero_grad / forward / loss / backward / optimizer step.
@@ -226,6 +226,8 @@ def main():
         json.dump(SIZES, sys.stdout, indent=1)
         print()
         return 0
+    if args.size not in SIZES[args.model]:
+        ap.error(f"--size {args.size}: {args.model} has sizes {', '.join(SIZES[args.model])}")
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
