@@ -390,10 +390,7 @@ uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size) {
   return on_fast * 2 > present ? kTierFast : kTierSlow;
 }
 
-bool Migrator::adopt_resident(EntryState& es, uint8_t resident) {
-  uint64_t word = es.state.load(std::memory_order_acquire);
-  uintptr_t addr = es.address.load(std::memory_order_acquire);
-  uint64_t size = es.size.load(std::memory_order_relaxed);
+bool Migrator::adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uint64_t size, uint8_t resident) {
   const uint8_t recorded = EntryState::tier_of(word);
   if (resident == EntryState::kNone || recorded == EntryState::kNone || recorded == resident || !addr) return false;
   // The same generation: an object born or dead meanwhile is the sequencer's business.
@@ -408,9 +405,10 @@ bool Migrator::adopt_resident(EntryState& es, uint8_t resident) {
 void Migrator::audit(const ExecPlan& plan) {
   for (uint32_t e = 0; e < plan.count; ++e) {
     EntryState& es = plan.states[e];
+    const uint64_t word = es.state.load(std::memory_order_acquire);
     uintptr_t addr = es.address.load(std::memory_order_acquire);
     uint64_t size = es.size.load(std::memory_order_relaxed);
-    if (addr && size) adopt_resident(es, resident_tier(addr, size));
+    if (addr && size) adopt_resident(es, word, addr, size, resident_tier(addr, size));
   }
 }
 
@@ -420,6 +418,7 @@ void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
   VerifyStats& vs = verify_stats_[slot][interval];
   for (uint32_t e = 0; e < plan.count; ++e) {
     EntryState& es = plan.states[e];
+    const uint64_t word = es.state.load(std::memory_order_acquire);
     uintptr_t addr = es.address.load(std::memory_order_acquire);
     uint64_t size = es.size.load(std::memory_order_relaxed);
     if (!addr || !size) continue;
@@ -428,7 +427,7 @@ void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
     bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
     ++vs.verified;
     if ((resident == kTierFast) != want_fast) ++vs.misplaced;
-    adopt_resident(es, resident);
+    adopt_resident(es, word, addr, size, resident);
   }
 }
 

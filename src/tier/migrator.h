@@ -177,9 +177,10 @@ class Migrator {
   // Where most of an object's present pages are, from up to 64 of them (first, last and evenly between):
   // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed.
   uint8_t resident_tier(uintptr_t addr, uint64_t size);
-  // Records `resident` as the entry's tier when it differs from the recorded one, so that the next pass
+  // Records `resident` as the entry's tier when it differs from the one in `word`, the entry's state read
+  // before its pages were asked about (an object born or dead since is left alone), so that the next pass
   // moves the object where the plan wants it. False when nothing changed.
-  bool adopt_resident(EntryState& es, uint8_t resident);
+  bool adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uint64_t size, uint8_t resident);
   // A plan's first step: every live object's record made true before the pass (the objects it takes
   // over were placed before it, some by the kernel's fallback).
   void audit(const ExecPlan& plan);
