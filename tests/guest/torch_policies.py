@@ -30,6 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import sentinel_dump  # noqa: E402  (tests/lib)
 import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
 
 MODELS = ("mlp", "lstm", "transformer")
@@ -171,7 +172,7 @@ def main():
             for name in models:
                 if got[name]["losses"] != ref[name]["losses"] or got[name]["params"] != ref[name]["params"]:
                     failures.append(f"{policy}: {name}: losses or parameters differ from the run without the library")
-            s = json.loads(subprocess.run([view, "summary", "--json", dump], capture_output=True, text=True).stdout)
+            s = sentinel_dump.summary(dump, view)
             trained = [ph for ph in s["phases"] if ph.get("steps", 0) >= args.steps // 2 and ph.get("allocations_per_step", 0) >= 4]
             rows = []
             for ph in trained:
@@ -190,13 +191,10 @@ def main():
                 failures.append(f"{policy}: the fast tier held {peak} B after a boundary's moves, above every phase's budget")
             print(f"{policy:12s} " + "; ".join(rows))
             if any(f.startswith(policy + ":") for f in failures):
-                # What the runtime saw, for the log: the guest's files do not come back.
-                text = subprocess.run([view, "summary", dump], capture_output=True, text=True).stdout
                 if os.environ.get("TORCH_POLICIES_KEEP"):  # a directory shared with the host (scripts/guest/run --share)
                     import shutil
                     shutil.copy(dump, os.path.join(os.environ["TORCH_POLICIES_KEEP"], f"{policy}-{os.getpid()}.prof"))
-                print(f"--- {policy}'s stderr\n{stderr.get(policy, '')[-3000:]}--- sentinel-view summary of its dump\n"
-                      f"{text[-6000:]}---")
+                print(sentinel_dump.failure_context(policy, stderr.get(policy, ""), dump, view))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0

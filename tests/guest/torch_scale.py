@@ -31,6 +31,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import sentinel_dump  # noqa: E402  (tests/lib)
+
 MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "scale_models.py")
 MiB = 1 << 20
 
@@ -165,11 +168,12 @@ def main():
                 print("FAIL:", e)
             return 1
         ref, got = runs[0][0], runs[1][0]
-        p = subprocess.run([view, "summary", "--json", dump], capture_output=True, text=True)
-        if p.returncode:
-            print(f"FAIL: sentinel-view summary: status {p.returncode}: {p.stderr.strip()}")
+        try:
+            summary = sentinel_dump.summary(dump, view)
+        except sentinel_dump.DumpError as e:
+            print(f"FAIL: sentinel-view summary: {e}")
             return 1
-        failures, figures = check(args, ref, got, json.loads(p.stdout))
+        failures, figures = check(args, ref, got, summary)
         if figures:
             report(figures)
         if args.json and figures:
@@ -179,9 +183,7 @@ def main():
             import shutil
             shutil.copy(dump, os.path.join(args.keep, f"torch-scale-{args.model}-{args.size}.prof"))
         if failures:
-            text = subprocess.run([view, "summary", dump], capture_output=True, text=True).stdout
-            print(f"--- the sentinel run's stderr\n{got['stderr'][-3000:]}--- sentinel-view summary of its dump\n"
-                  f"{text[-6000:]}---")
+            print(sentinel_dump.failure_context("the sentinel run", got["stderr"], dump, view))
         for f in failures:
             print("FAIL:", f)
         return 1 if failures else 0

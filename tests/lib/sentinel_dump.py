@@ -5,6 +5,8 @@ that no script carries the format's offsets or its checksum (docs/format.md).
     d = sentinel_dump.read(path)                     # {"file": {...}, "PROCESS": {...}, "OBJECTS": [...], ...}
     d = sentinel_dump.read(path, only=["STEPS"])     # just those record types (faster on big dumps)
     sentinel_dump.filter_records(src, dst, keep=["PROCESS", "STEPS"])   # a copy with only those records
+    s = sentinel_dump.summary(path)                  # `sentinel-view summary --json`
+    print(sentinel_dump.failure_context("sentinel", stderr_text, path))  # for a failed check's log
 
 `read` returns what `sentinel-view records` prints (docs/sentinel-view.md): fixed-size entries as dicts
 keyed by the field names of docs/format.md's tables, with the values the reader gives them (older
@@ -61,3 +63,16 @@ def filter_records(src, dst, keep, view=None):
     """Writes `src` to `dst` with only the records of the types in `keep` (bytes and checksums unchanged)
     and a new END record."""
     _run(["filter", "--keep", ",".join(keep), "-o", dst, "--", src], view)
+
+
+def summary(path, view=None):
+    """`sentinel-view summary --json` of the dump (docs/sentinel-view.md)."""
+    return json.loads(_run(["summary", "--json", "--", path], view))
+
+
+def failure_context(label, stderr, path, view=None):
+    """What a failed check prints for its log: the tail of the `label` run's stderr and of its dump's
+    `sentinel-view summary` (a guest's files do not come back to the host)."""
+    r = subprocess.run([view_path(view), "summary", "--", path], capture_output=True, text=True)
+    return (f"--- {label}'s stderr\n{stderr[-3000:]}--- sentinel-view summary of its dump\n"
+            f"{(r.stdout or r.stderr)[-6000:]}---")
