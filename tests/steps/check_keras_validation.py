@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keras `fit` with validation data counts its real steps exactly, run after run (issue 18).
 
-usage: check_keras_validation.py [RUNS] [STEPS] [--known-issue validation-passes]
+usage: check_keras_validation.py [RUNS] [STEPS] [--known-issue validation-passes] [--known-issue step-bags-vary]
        (env: SENTINEL_LIB, SENTINEL_VIEW, TF_PYTHON; SENTINEL_KEEP_DUMP=PREFIX keeps each run's dump and
        truth as PREFIX.N.prof and PREFIX.N.prof.json, for tests/fixtures/record_stream.py --convert)
 
@@ -23,6 +23,10 @@ training step, the validation batches in a phase of their own, and each pass cou
 on an exact repeat whose walk back stopped at the first permuted step) or 1 long (the lock's rotation
 starts the step at the batch, which the pass's last steps lack). A run outside that fails the test. The
 issue is intermittent (2 to 4 runs of 5 exact when measured), so runs that are all exact pass too.
+
+--known-issue step-bags-vary (tests/steps/known_issues.py): a run that is not counted exactly, and not in
+validation-passes' way, is that issue where its true steps do not hold one bag (optional allocations in
+them, measured from its dump); on steps of one bag it fails as always.
 """
 import os
 import sys
@@ -33,6 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import check_threaded_steps  # noqa: E402
+import known_issues  # noqa: E402
 import torch_builds  # noqa: E402
 import workloads  # noqa: E402
 
@@ -82,11 +87,15 @@ def counts(steps, truth):
 
 def main():
     argv = sys.argv[1:]
-    issue = None
-    if "--known-issue" in argv:
+    issues = []
+    while "--known-issue" in argv:
         i = argv.index("--known-issue")
-        issue = argv[i + 1]
+        issues.append(argv[i + 1])
         del argv[i:i + 2]
+    unknown = [i for i in issues if i != "validation-passes" and i not in known_issues.ISSUES]
+    if unknown:
+        print(f"FAIL: unknown issue {unknown[0]}")
+        return 1
     runs = int(argv[0]) if argv else 5
     nsteps = int(argv[1]) if len(argv) > 1 else 156
     python, why = torch_builds.tensorflow_python()
@@ -95,7 +104,7 @@ def main():
         return 77
     env = check_threaded_steps.child_base_env()
     keep = os.environ.get("SENTINEL_KEEP_DUMP")
-    exact, known, errors = 0, 0, []
+    exact, known, varied, errors = 0, 0, 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(runs):
             dump = os.path.join(tmp, f"run{r}.prof")
@@ -123,8 +132,18 @@ def main():
                         and c["eval"][2] not in (None, c["train"][2])
                         and all(n == 0 or real - 3 <= n <= real + 1 for real, n in per_pass)):
                     known += 1
+                elif "step-bags-vary" in issues:
+                    recognise, _intermittent = known_issues.RECOGNISERS["step-bags-vary"]
+                    what = recognise(os.environ.get("SENTINEL_VIEW"), dump, truth, [s[0] for s in steps])
+                    if what:
+                        print(f"run {r + 1}: KNOWN ISSUE step-bags-vary (tests/steps/known_issues.py): {what}")
+                        varied += 1
     print(f"keras_val: {exact} of {runs} runs counted exactly")
-    if issue == "validation-passes":
+    if varied and varied + (known if "validation-passes" in issues else 0) == len(errors):
+        print(f"KNOWN ISSUES: {varied} of {runs} runs on steps that do not hold one bag (step-bags-vary), "
+              f"{known} with a validation pass counted not at all, short or long (validation-passes)")
+        return 0
+    if "validation-passes" in issues:
         if exact == runs:
             print("known issue validation-passes (tests/steps/check_keras_validation.py) did not occur in these "
                   f"{runs} runs (it is intermittent)")
@@ -132,9 +151,6 @@ def main():
             print(f"KNOWN ISSUE validation-passes (tests/steps/check_keras_validation.py): {len(errors)} of {runs} "
                   "runs counted a validation pass not at all, short or long; training exact in every run")
             return 0
-    elif issue is not None:
-        print(f"FAIL: unknown issue {issue}")
-        return 1
     for e in errors:
         print("FAIL:", e)
     return 1 if errors else 0
