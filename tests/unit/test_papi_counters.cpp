@@ -351,8 +351,11 @@ TEST_CASE("papi: four threads attach, read and detach, each counting only itself
     CHECK(clock_delta[t] >= want_ns * 9 / 10);
     // Per-thread counting: the 2 CPUs run the others' loops at the same time, which must not show up here.
     // The bound is the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID around the same reads), not a
-    // fixed one: on a loaded host its page faults alone took 15 ms.
-    CHECK(clock_delta[t] <= own_ns[t] + 1'000'000);
+    // fixed one: on a loaded host its page faults alone took 15 ms. And with a quarter of slack: with a
+    // QEMU guest running beside, the task clock read 36.2 ms against 33.3 ms of the thread's own (the
+    // two are accounted at different moments), while counting another thread's loop would add at least
+    // as much as the thread's own (the 2 CPUs run two of the loops at a time).
+    CHECK(clock_delta[t] <= own_ns[t] + own_ns[t] / 4 + 1'000'000);
     CHECK(fault_delta[t] >= static_cast<uint64_t>(t + 1) * 256);
     CHECK(fault_delta[t] < static_cast<uint64_t>(t + 1) * (256 + 64) + 128);  // + ASan shadow pages
   }
