@@ -346,7 +346,10 @@ Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, EntryState& es, u
   // its successor's business.
   uint64_t moved = (word & ~uint64_t{0xFF}) | to;
   if (!ok || !es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
-    if (ok) raced_.fetch_add(1, std::memory_order_relaxed);
+    if (ok) {
+      raced_.fetch_add(1, std::memory_order_relaxed);
+      settle_raced_slot(addr, *size, to);
+    }
     if (to == kTierFast) add_fast_bytes(-static_cast<int64_t>(*size));
     return EntryMove::kNone;
   }
@@ -371,6 +374,22 @@ void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, ui
   log_batch(t0, t1, r.bytes, phase, interval, r.objects,
             (to == kTierFast ? SENTINEL_MIGRATE_TO_FAST : 0) | (r.late ? SENTINEL_MIGRATE_LATE : 0),
             static_cast<uint32_t>(r.failed_pages));
+}
+
+// Without this a free slot kept its old record while its pages sat on the other node, and the next
+// birth for that tier reused it there: a born-fast activation of the guest's DLRM (4 MiB, demoted at
+// the step's last interval, dying as it moved) lived on the slow node every step after.
+void Migrator::settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to) {
+  Slot* s = locate_slot(addr);
+  if (!s) return;
+  if (!s->user.load(std::memory_order_acquire)) {
+    s->tier.store(to, std::memory_order_relaxed);  // Arena::pop_tier passes it over to that tier's list
+    return;
+  }
+  const uint8_t label = s->tier.load(std::memory_order_relaxed);
+  if (label == to || label >= kTiers) return;
+  uint64_t failed = 0;
+  move(addr, bytes, label, &failed);
 }
 
 uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size) {

@@ -173,6 +173,9 @@ class Migrator {
     return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire);
   }
   bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
+  // The object at addr died while its pages moved to `to`: the slot's record follows them when the slot
+  // is free, and a successor born meanwhile (placed by the old record) gets its pages back.
+  void settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to);
   void verify(const ExecPlan& plan, uint32_t slot, uint32_t interval);
   // Where most of an object's present pages are, from up to 64 of them (first, last and evenly between):
   // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed.
