@@ -254,6 +254,39 @@ struct Planner {
       next = t;
       n = nn;
     }
+    keep_to_death(cap);
+  }
+
+  // A residency that ends at a unit's last touch while the object lives on means demoting an object
+  // that nothing touches again before it dies: a move for nothing (one that races the free, too)
+  // unless the room is wanted. Where the room is there at every interval left, the unit stays fast.
+  void keep_to_death(const uint64_t* cap) {
+    for (uint32_t ui = 0; ui < unit_count; ++ui) {
+      const Unit& u = units[ui];
+      if (u.cyclic || u.pinned || !umask[ui]) continue;
+      uint32_t last = u.len;  // the last timeline position that is fast
+      for (uint32_t p = u.len; p-- > 0;)
+        if (umask[ui] & bit(abs(u, p))) {
+          last = p;
+          break;
+        }
+      if (last == u.len) continue;
+      uint64_t rest = 0;
+      bool touched_after = false;
+      for (uint32_t p = last + 1; p < u.len; ++p) {
+        rest |= bit(abs(u, p));
+        touched_after |= touched(u, p);
+      }
+      if (!rest || touched_after) continue;
+      bool fits = true;
+      for (uint64_t b = rest; b && fits; b &= b - 1) {
+        const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+        fits = occ[k] + u.size <= cap[k];
+      }
+      if (!fits) continue;
+      umask[ui] |= rest;
+      for (uint64_t b = rest; b; b &= b - 1) occ[__builtin_ctzll(b)] += u.size;
+    }
   }
 };
 
