@@ -13,7 +13,8 @@ Checks:
   - every step found, the main phase profiled, planned and checked page by page after the boundaries'
     moves (the runtime's placement check: move_pages(2) queries of the touched pages);
   - the fast tier after each boundary's moves within the budget;
-  - the measured fast-hit share within --tolerance (0.05) of the plan's prediction;
+  - the measured fast-hit share within --tolerance (0.02) of the plan's prediction (measured within 0.0005
+    since the fixes of 2026-12-03; the two bugs they fixed made it 0.025-0.05 short, docs/performance.md);
   - no page that failed to move, no object on the other node than the plan wants at a boundary
     (misplaced) beyond --max-misplaced (0).
 Prints the figures docs/performance.md quotes (one line each, `torch-scale:`), and with --json writes them.
@@ -143,7 +144,7 @@ def main():
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--budget", default="20%")
     ap.add_argument("--jobs", type=int, default=2, help="the two runs side by side (2) or one after the other (1)")
-    ap.add_argument("--tolerance", type=float, default=0.05, help="measured against predicted fast-hit share")
+    ap.add_argument("--tolerance", type=float, default=0.02, help="measured against predicted fast-hit share")
     ap.add_argument("--max-misplaced", type=int, default=0)
     ap.add_argument("--timeout", type=int, default=1500, help="seconds per run")
     ap.add_argument("--json", help="write the figures here")
