@@ -137,16 +137,7 @@ def child_base_env():
 
 def main():
     argv = sys.argv[1:]
-    opts = {"--python": "debian", "--known-issue": None}
-    for name in opts:
-        if name in argv:
-            i = argv.index(name)
-            opts[name] = argv[i + 1]
-            del argv[i:i + 2]
-    build, issue = opts["--python"], opts["--known-issue"]
-    if issue is not None and issue not in known_issues.ISSUES:
-        print(f"unknown --known-issue {issue!r}; one of {', '.join(known_issues.ISSUES)}", file=sys.stderr)
-        return 2
+    build, issue = known_issues.take_options(argv)
     workload = argv[0]
     nsteps = int(argv[1]) if len(argv) > 1 else 64
     python = torch_builds.resolve(build)
