@@ -377,8 +377,8 @@ void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, ui
 }
 
 // Without this a free slot kept its old record while its pages sat on the other node, and the next
-// birth for that tier reused it there: a born-fast activation of the guest's DLRM (4 MiB, demoted at
-// the step's last interval, dying as it moved) lived on the slow node every step after.
+// birth for that tier reused it there: a born-fast activation of the guest's DLRM (2 MiB, demoted in
+// the interval it dies in, dying as it moved) lived on the slow node every step after.
 void Migrator::settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to) {
   Slot* s = locate_slot(addr);
   if (!s) return;

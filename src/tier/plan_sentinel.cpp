@@ -237,14 +237,8 @@ struct Planner {
         const Unit& u = units[s.unit];
         const uint64_t fresh = s.mask & ~umask[s.unit];
         if (!fresh || !(fresh & u.touch & s.mask & ~umask[s.unit])) continue;
-        bool fits = true;
-        for (uint64_t b = fresh; b && fits; b &= b - 1) {
-          const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-          fits = occ[k] + u.size <= cap[k];
-        }
-        if (fits) {
-          umask[s.unit] |= fresh;
-          for (uint64_t b = fresh; b; b &= b - 1) occ[__builtin_ctzll(b)] += u.size;
+        if (fits(fresh, u.size, cap)) {
+          occupy(s.unit, fresh);
         } else if (s.level < 2) {
           split(s, lead, &nn);
         }
@@ -277,16 +271,23 @@ struct Planner {
         rest |= bit(abs(u, p));
         touched_after |= touched(u, p);
       }
-      if (!rest || touched_after) continue;
-      bool fits = true;
-      for (uint64_t b = rest; b && fits; b &= b - 1) {
-        const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-        fits = occ[k] + u.size <= cap[k];
-      }
-      if (!fits) continue;
-      umask[ui] |= rest;
-      for (uint64_t b = rest; b; b &= b - 1) occ[__builtin_ctzll(b)] += u.size;
+      if (rest && !touched_after && fits(rest, u.size, cap)) occupy(ui, rest);
     }
+  }
+
+  // Whether `size` more bytes fit under the capacity at every interval of `mask`.
+  bool fits(uint64_t mask, uint64_t size, const uint64_t* cap) const {
+    for (uint64_t b = mask; b; b &= b - 1) {
+      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+      if (occ[k] + size > cap[k]) return false;
+    }
+    return true;
+  }
+
+  // The unit becomes fast at the intervals of `mask` (none of them fast yet).
+  void occupy(uint32_t ui, uint64_t mask) {
+    umask[ui] |= mask;
+    for (uint64_t b = mask; b; b &= b - 1) occ[__builtin_ctzll(b)] += units[ui].size;
   }
 };
 
