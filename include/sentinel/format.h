@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 4
+#define SENTINEL_FORMAT_MINOR 5
 
 struct sentinel_file_header {
   char magic[8];
@@ -140,7 +140,7 @@ struct sentinel_identity {
   uint8_t reserved0[3];
   uint64_t touched_bytes; /* over all profiled steps */
   uint32_t instances;     /* objects seen with this identity */
-  uint32_t reserved1;
+  uint32_t chunk_bytes;   /* 1.5: profiled and planned in chunks of this many bytes (0: as one object) */
   /* 1.2 */
   uint32_t occurrence; /* k: the k-th allocation of (site, size) in the step (0-based); NO_ORDINAL outside steps */
   uint32_t flags;      /* SENTINEL_IDENTITY_* */
@@ -155,7 +155,10 @@ struct sentinel_touch {
   uint64_t bytes; /* distinct bytes touched (granules x granularity, clipped to the object) */
   uint32_t faults;
   uint32_t step; /* index of the profiled step (0-based among profiled steps) */
-};               /* 24 bytes */
+  /* 1.5 */
+  uint32_t chunk; /* the chunk of a chunked identity (its chunk_bytes), 0 otherwise */
+  uint32_t reserved;
+}; /* 32 bytes (24 before 1.5) */
 
 struct sentinel_group {
   uint32_t id;
@@ -227,6 +230,7 @@ struct sentinel_tiering {
 
 #define SENTINEL_PLAN_BIRTH_FAST 0x1u /* born on the fast node */
 #define SENTINEL_PLAN_POOL 0x2u       /* short-lived: served from the reserved fast pool */
+#define SENTINEL_PLAN_CHUNK 0x4u      /* 1.5: one chunk of an identity planned in chunks (`chunk` says which) */
 
 /* PLAN record: u32 header_size, struct sentinel_plan_header, u32 count, u32 entry_size, entries. */
 struct sentinel_plan_header {
@@ -272,7 +276,10 @@ struct sentinel_plan_entry {
   uint32_t flags;      /* SENTINEL_PLAN_* */
   uint64_t fast_mask;  /* bit i: resident on the fast node during interval i (moves are its edges) */
   uint64_t touch_mask; /* bit i: touched in interval i in the profile */
-};                     /* 24 bytes */
+  /* 1.5 */
+  uint32_t chunk; /* the chunk of a chunked identity: one entry per chunk, in order; 0 otherwise */
+  uint32_t reserved;
+}; /* 32 bytes (24 before 1.5) */
 
 /* MIGRATIONS record: u32 count, u32 entry_size, entries (one per phase and interval). */
 struct sentinel_migration_entry {

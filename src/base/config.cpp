@@ -45,6 +45,11 @@ const VarSpec kTable[] = {
      "of the run the previous one gave back doubles it, from SENTINEL_PROFILE_GRANULARITY up to this (a power of two "
      "from 4K to 1G; at or below the granularity: every fault gives back one granule)",
      &Config::profile_sweep, 4096, uint64_t{1} << 30, true},
+    {"SENTINEL_CHUNK_BYTES", VarType::size, "2M",
+     "objects born outside the steps of at least 8 chunks (weights, embedding tables, optimizer state) are profiled, "
+     "planned and moved in chunks of this size (a power of two up to 1G; below the profiling granularity: the "
+     "granularity; 0: every object whole)",
+     &Config::chunk_bytes, 0, uint64_t{1} << 30, true},
     {"SENTINEL_STEP", VarType::step, "auto",
      "step boundaries: auto (detected from allocations), marks (sentinel_step() only) or a fixed period N"},
     {"SENTINEL_INTERVALS", VarType::count, "16", "intervals a step is cut into on the in-step allocation clock (1-64)",

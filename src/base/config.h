@@ -39,6 +39,7 @@ struct Config {
   uint64_t profile_steps = 0;
   uint64_t profile_granularity = 0;
   uint64_t profile_sweep = 0;
+  uint64_t chunk_bytes = 0;  // SENTINEL_CHUNK_BYTES (0: objects are profiled and planned whole)
   StepSource step_source = StepSource::automatic;
   uint64_t step_period = 0;  // StepSource::fixed
   uint64_t intervals = 0;

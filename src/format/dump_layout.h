@@ -204,7 +204,9 @@ struct Layout<sentinel_identity> {
       SENTINEL_RESERVED(S, 37, u8, reserved0, 3, 1, never),
       SENTINEL_FIELD(S, 40, u64, touched_bytes, 1, "over all profiled steps"),
       SENTINEL_FIELD(S, 48, u32, instances, 1, "objects seen with this identity"),
-      SENTINEL_RESERVED(S, 52, u32, reserved1, 1, 1, never),
+      SENTINEL_FIELD(S, 52, u32, chunk_bytes, 1,
+                     "1.5: profiled and planned in chunks of this many bytes, the last one shorter (0: as one "
+                     "object; reserved, 0, before 1.5)"),
       SENTINEL_APPENDED(S, 56, u32, occurrence, 2, no_ordinal, nullptr,
                         "*k*, the k-th allocation of its (site, size) in the step (0-based); `NO_ORDINAL` outside "
                         "steps"),
@@ -227,6 +229,9 @@ struct Layout<sentinel_touch> {
                      "granules recorded: the faults taken at a fixed granularity; with sweeps "
                      "(SENTINEL_PROFILE_SWEEP) one per granule of each run given back"),
       SENTINEL_FIELD(S, 20, u32, step, 1, "index among the profiled steps, 0-based"),
+      SENTINEL_APPENDED(S, 24, u32, chunk, 5, zero, nullptr,
+                        "the chunk of a chunked identity (`chunk_bytes`), 0-based; 0 for an identity planned whole"),
+      SENTINEL_RESERVED(S, 28, u32, reserved, 1, 5, zero),
   };
 };
 
@@ -353,11 +358,18 @@ struct Layout<sentinel_plan_entry> {
   static constexpr const char* stored = "`PLAN` entries";
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, identity, 2, "identity id (`IDENTITIES`)"),
-      SENTINEL_FIELD(S, 4, u32, flags, 2, "bit 0 born on the fast node, bit 1 served from the pool"),
+      SENTINEL_FIELD(
+          S, 4, u32, flags, 2,
+          "bit 0 born on the fast node, bit 1 served from the pool, bit 2 one chunk of an identity planned in chunks "
+          "(1.5)"),
       SENTINEL_FIELD(S, 8, u64, fast_mask, 2,
                      "bit *i*: on the fast node during interval *i*; moves are its edges, wrapping from the last "
                      "interval to interval 0 for objects that outlive the step"),
       SENTINEL_FIELD(S, 16, u64, touch_mask, 2, "bit *i*: touched in interval *i* in the profile"),
+      SENTINEL_APPENDED(S, 24, u32, chunk, 5, zero, nullptr,
+                        "the chunk of a chunked identity: one entry per chunk, in order; 0 for an identity planned "
+                        "whole"),
+      SENTINEL_RESERVED(S, 28, u32, reserved, 1, 5, zero),
   };
 };
 

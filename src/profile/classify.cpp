@@ -125,6 +125,13 @@ ObjectIdentity identify(const ClassifyInput& in, uint64_t i, const sentinel_obje
   return r;
 }
 
+// A large object born outside the steps (an embedding table, a weight, optimizer state, a framework's pool)
+// has hot and cold parts: it is profiled and planned in chunks. Pinned memory is placed once, whole.
+bool chunked(const ClassifyInput& in, const sentinel_object* o, const ObjectIdentity& oi) {
+  return in.chunk_bytes && (oi.flags & SENTINEL_IDENTITY_OUTSIDE) && !(oi.flags & SENTINEL_IDENTITY_PINNED) &&
+         o->size >= kChunkedMinChunks * in.chunk_bytes;
+}
+
 // Pass 1: identities of the objects alive during the profiled window; maps *identity_of_log, where
 // entry i is object i's identity + 1 (0: none).
 bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, Classification* out) {
@@ -161,6 +168,7 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
       id.birth_interval = oi.birth_iv;
       id.death_interval = oi.death_iv;
       id.lifetime = oi.life;
+      id.chunk_bytes = chunked(in, o, oi) ? in.chunk_bytes : 0;
       slot->index_plus_one = ++out->identity_count;
       slot->determined = !oi.undetermined;
     }
@@ -179,7 +187,7 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
   return true;
 }
 
-// Pass 2: touches per (identity, interval, profiled step), each granule counted once.
+// Pass 2: touches per (identity, chunk, interval, profiled step), each granule counted once.
 bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, Classification* out) {
   const uint64_t objects = in.log->size();
   ScratchTable<uint8_t> granules;
@@ -197,12 +205,15 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     const sentinel_object* o = in.log->at(r.log_index);
     uint64_t start = uint64_t{r.granule} * in.granularity;
     uint64_t bytes = start >= o->size ? 0 : (o->size - start < in.granularity ? o->size - start : in.granularity);
+    const uint32_t chunk_bytes = out->identities[identity].chunk_bytes;
+    const uint32_t chunk = chunk_bytes ? static_cast<uint32_t>(start / chunk_bytes) : 0;
     bool added;
-    TouchSlot* ts = agg.find_or_add(combine_key(identity, (uint64_t{r.step} << 16) | r.interval), &added);
+    TouchSlot* ts =
+        agg.find_or_add(combine_key(combine_key(identity, chunk), (uint64_t{r.step} << 16) | r.interval), &added);
     if (!ts) return false;
     if (added) {
       sentinel_touch& nt = out->touches[out->touch_count];
-      nt = sentinel_touch{in.id_base + identity, r.interval, 0, 0, r.step};
+      nt = sentinel_touch{in.id_base + identity, r.interval, 0, 0, r.step, chunk, 0};
       ts->index_plus_one = static_cast<uint32_t>(++out->touch_count);
     }
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];

@@ -38,7 +38,12 @@ struct ClassifyInput {
   const TouchRecord* touches = nullptr;
   uint64_t touch_count = 0;
   uint32_t granularity = 0;
+  // Objects born outside the steps of at least kChunkedMinChunks chunks are profiled and planned in
+  // chunks of this many bytes (a power of two, at least the granularity; 0: every object whole).
+  uint32_t chunk_bytes = 0;
 };
+
+inline constexpr uint64_t kChunkedMinChunks = 8;
 
 struct Classification {
   sentinel_identity* identities = nullptr;

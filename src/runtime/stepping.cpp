@@ -328,6 +328,9 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   in.touches = &profiler_->touch(0);
   in.touch_count = profiler_->touch_count();
   in.granularity = profiler_->granularity();
+  in.chunk_bytes = cfg_.chunk_bytes
+                       ? static_cast<uint32_t>(cfg_.chunk_bytes > in.granularity ? cfg_.chunk_bytes : in.granularity)
+                       : 0;
   uint64_t t0 = now_ticks();
   bool ok = classify(in, &p.classification);
   classify_ticks_ += now_ticks() - t0;

@@ -303,7 +303,7 @@ bool Migrator::run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, 
       if (want_fast != (to == kTierFast)) continue;
       if (to == kTierFast && distance_to_use(pe, interval, n) != d) continue;
       uint64_t size = 0;
-      const EntryMove m = move_entry(plan, plan.states[e], to, generation, &size, &r->failed_pages);
+      const EntryMove m = move_entry(plan, pe, plan.states[e], to, generation, &size, &r->failed_pages);
       if (m == EntryMove::kSuperseded) return false;
       if (m == EntryMove::kNone) continue;
       r->bytes += size;
@@ -319,8 +319,8 @@ bool Migrator::run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, 
 }
 
 // Moves one entry's object to tier `to` when it lives on the other one: *size, the bytes moved.
-Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, EntryState& es, uint8_t to, uint64_t generation,
-                                         uint64_t* size, uint64_t* failed_pages) {
+Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, const sentinel_plan_entry& pe, EntryState& es,
+                                         uint8_t to, uint64_t generation, uint64_t* size, uint64_t* failed_pages) {
   uint64_t word = es.state.load(std::memory_order_acquire);
   uintptr_t addr = es.address.load(std::memory_order_acquire);
   *size = es.size.load(std::memory_order_relaxed);
@@ -348,13 +348,14 @@ Migrator::EntryMove Migrator::move_entry(const ExecPlan& plan, EntryState& es, u
   if (!ok || !es.state.compare_exchange_strong(word, moved, std::memory_order_acq_rel)) {
     if (ok) {
       raced_.fetch_add(1, std::memory_order_relaxed);
-      settle_raced_slot(addr, *size, to);
+      // A chunk's slot keeps its label: it speaks for the whole object, and the other chunks did not move.
+      if (!(pe.flags & SENTINEL_PLAN_CHUNK)) settle_raced_slot(addr, *size, to);
     }
     if (to == kTierFast) add_fast_bytes(-static_cast<int64_t>(*size));
     return EntryMove::kNone;
   }
   if (to == kTierSlow) add_fast_bytes(-static_cast<int64_t>(*size));
-  if (Slot* s = locate_slot(addr)) s->tier.store(to, std::memory_order_relaxed);
+  label_slot(addr, *size, to);
   return EntryMove::kMoved;
 }
 
@@ -416,7 +417,7 @@ bool Migrator::adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uin
   if (!es.state.compare_exchange_strong(word, (word & ~uint64_t{0xFF}) | resident, std::memory_order_acq_rel))
     return false;
   add_fast_bytes(resident == kTierFast ? static_cast<int64_t>(size) : -static_cast<int64_t>(size));
-  if (Slot* s = locate_slot(addr)) s->tier.store(resident, std::memory_order_relaxed);
+  label_slot(addr, size, resident);
   relabeled_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -448,6 +449,12 @@ void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
     if ((resident == kTierFast) != want_fast) ++vs.misplaced;
     adopt_resident(es, word, addr, size, resident);
   }
+}
+
+void Migrator::label_slot(uintptr_t addr, uint64_t size, uint8_t tier) {
+  Slot* s = locate_slot(addr);
+  if (s && s->user.load(std::memory_order_acquire) == addr && s->size.load(std::memory_order_relaxed) == size)
+    s->tier.store(tier, std::memory_order_relaxed);
 }
 
 Slot* Migrator::locate_slot(uintptr_t addr) const {

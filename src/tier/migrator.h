@@ -24,7 +24,8 @@ namespace sentinel {
 class Arena;
 struct Slot;
 
-// One identity's live object, shared by the sequencer (births and deaths) and the migrator (moves).
+// One plan entry's live object (an identity's, or one chunk of an identity planned in chunks: its range of
+// the object), shared by the sequencer (births and deaths) and the migrator (moves).
 // `state` packs a generation (bumped at each birth and death) with the tier the pages are on, so that
 // a move can only land on the instance it started with: the migrator compare-exchanges the word it
 // read before moving.
@@ -164,8 +165,8 @@ class Migrator {
   };
   bool run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to, PassResult* r);
   enum class EntryMove : uint8_t { kNone, kMoved, kSuperseded };
-  EntryMove move_entry(const ExecPlan& plan, EntryState& es, uint8_t to, uint64_t generation, uint64_t* size,
-                       uint64_t* failed_pages);
+  EntryMove move_entry(const ExecPlan& plan, const sentinel_plan_entry& pe, EntryState& es, uint8_t to,
+                       uint64_t generation, uint64_t* size, uint64_t* failed_pages);
   void account(MigrationStats& st, uint32_t phase, uint32_t interval, uint8_t to, uint64_t t0, uint64_t t1,
                const PassResult& r);
   // A newer boundary was posted (or the exit began): the pass for `generation` stops.
@@ -191,6 +192,9 @@ class Migrator {
     return static_cast<Migrator*>(self)->resident_tier(addr, len);
   }
   Slot* locate_slot(uintptr_t addr) const;
+  // The slot's record of its pages' tier follows a move or a finding of the range [addr, addr+size) only
+  // when that range is the whole object: one chunk of an object planned in chunks leaves it as it is.
+  void label_slot(uintptr_t addr, uint64_t size, uint8_t tier);
   void log_batch(uint64_t start_ns, uint64_t end_ns, uint64_t bytes, uint32_t phase, uint32_t interval,
                  uint32_t objects, uint32_t flags, uint32_t failed);
   // Where the sequencer is now, as (step << 8 | interval) of the slot's plan (for lateness).

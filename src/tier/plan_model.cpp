@@ -11,7 +11,8 @@ uint64_t sat_add(uint64_t a, uint64_t b) {
 
 struct IdIndex {
   uint32_t id;
-  uint32_t index;
+  uint32_t index;   // its first item
+  uint32_t chunks;  // its items
 };
 
 // Position of interval v on an item's timeline (0 = its birth interval).
@@ -94,22 +95,42 @@ const char* make_item(const Model& m, const sentinel_identity& d, Item* it) {
   return nullptr;
 }
 
+// Items of the input: one per identity, or one per chunk of an identity planned in chunks; 0 when an
+// identity has too many chunks (the input is refused).
+uint64_t item_count(const PlanInput& in) {
+  uint64_t c = 0;
+  for (uint32_t i = 0; i < in.identity_count; ++i) {
+    const uint32_t k = identity_chunks(in.identities[i]);
+    if (!k) return 0;
+    c += k;
+  }
+  return c;
+}
+
 // The items (and their zeroed touched bytes, n per item), with `index` sorted by id for the touches.
 const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, IdIndex* index) {
   const uint32_t n = m->n;
-  for (uint32_t i = 0; i < m->count; ++i) {
-    const sentinel_identity& d = in.identities[i];
+  uint32_t i = 0;
+  for (uint32_t d_i = 0; d_i < in.identity_count; ++d_i) {
+    const sentinel_identity& d = in.identities[d_i];
     if (d.phase != in.phase) return "identity of another phase in the input";
-    Item& it = m->items[i];
-    it = Item{};
-    it.bytes = bytes + size_t{i} * n;
-    for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = 0;
-    if (const char* why = make_item(*m, d, &it)) return why;
-    index[i] = IdIndex{d.id, i};
+    if (d.chunk_bytes && (d.flags & SENTINEL_IDENTITY_PINNED)) return "pinned identity planned in chunks";
+    const uint32_t chunks = identity_chunks(d);
+    index[d_i] = IdIndex{d.id, i, chunks};
+    for (uint32_t c = 0; c < chunks; ++c, ++i) {
+      Item& it = m->items[i];
+      it = Item{};
+      it.bytes = bytes + size_t{i} * n;
+      for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = 0;
+      if (const char* why = make_item(*m, d, &it)) return why;
+      it.size = chunk_size(d, c);
+      it.chunk = c;
+      it.chunked = d.chunk_bytes != 0;
+    }
   }
-  sort_items(index, m->count, [](const IdIndex& a, const IdIndex& b) { return a.id < b.id; });
-  for (uint32_t i = 1; i < m->count; ++i)
-    if (index[i].id == index[i - 1].id) return "duplicate identity id in the input";
+  sort_items(index, in.identity_count, [](const IdIndex& a, const IdIndex& b) { return a.id < b.id; });
+  for (uint32_t k = 1; k < in.identity_count; ++k)
+    if (index[k].id == index[k - 1].id) return "duplicate identity id in the input";
   return nullptr;
 }
 
@@ -118,7 +139,8 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
   const uint32_t n = m->n;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const sentinel_touch& x = in.touches[t];
-    uint32_t lo = 0, hi = m->count;  // first index entry with id >= x.identity
+    const uint32_t ids = in.identity_count;
+    uint32_t lo = 0, hi = ids;  // first index entry with id >= x.identity
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
       if (index[mid].id < x.identity)
@@ -126,10 +148,12 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
       else
         hi = mid;
     }
-    if (lo == m->count || index[lo].id != x.identity) continue;  // not of this phase: ignored
+    if (lo == ids || index[lo].id != x.identity) continue;  // not of this phase: ignored
     if (x.interval >= n) return "touch interval out of range";
-    Item& it = m->items[index[lo].index];
-    uint64_t* b = bytes + size_t{index[lo].index} * n;
+    if (x.chunk >= index[lo].chunks) return "touch chunk out of range";
+    const uint32_t item = index[lo].index + x.chunk;
+    Item& it = m->items[item];
+    uint64_t* b = bytes + size_t{item} * n;
     if (x.bytes == 0) continue;
     b[x.interval] = sat_add(b[x.interval], x.bytes);
     it.touch |= bit(x.interval);
@@ -195,12 +219,14 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   const uint32_t n = in.intervals;
   m->n = n;
   m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
-  m->count = in.identity_count;
+  const uint64_t items = item_count(in);
+  if (in.identity_count && (items == 0 || items > UINT32_MAX / 2)) return fail("an identity has too many chunks");
+  m->count = static_cast<uint32_t>(items);
   m->profiled_steps = in.profiled_steps;
   m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);
   m->items = scratch.array<Item>(m->count);
   uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
-  IdIndex* index = scratch.array<IdIndex>(m->count);
+  IdIndex* index = scratch.array<IdIndex>(in.identity_count);
   if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
   if (const char* why = make_items(in, m, bytes, index)) return fail(why);
   if (const char* why = add_touches(in, m, bytes, index)) return fail(why);

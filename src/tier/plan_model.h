@@ -36,15 +36,17 @@ struct Item {
   uint32_t id = 0;
   uint32_t group = 0;
   uint32_t ordinal = 0;  // in-step ordinal (SENTINEL_NO_ORDINAL outside)
+  uint32_t chunk = 0;    // of an identity planned in chunks (one item per chunk), else 0
   uint8_t lifetime = 0;
   bool cyclic = false;
   bool pinned = false;
+  bool chunked = false;  // one chunk of an identity planned in chunks
 };
 
 struct Model {
-  uint32_t n = 0;    // intervals
-  uint64_t all = 0;  // mask of the n intervals
-  uint32_t count = 0;
+  uint32_t n = 0;      // intervals
+  uint64_t all = 0;    // mask of the n intervals
+  uint32_t count = 0;  // items: one per identity, or per chunk of an identity planned in chunks
   Item* items = nullptr;
   uint64_t footprint_peak = 0;  // max over intervals of the bytes alive
   uint64_t total_touched = 0;

@@ -46,7 +46,11 @@ bool parse_policy(const char* text, sentinel_policy* out) {
 }
 
 size_t plan_scratch_bytes(const PlanInput& in) {
-  const size_t c = in.identity_count;
+  size_t c = 0;  // items: identities, or their chunks
+  for (uint32_t i = 0; i < in.identity_count && in.identities; ++i) {
+    const uint32_t k = identity_chunks(in.identities[i]);
+    c += k ? k : 1;
+  }
   const size_t n = in.intervals > plan::kMaxIntervals ? plan::kMaxIntervals : in.intervals;
   // Per identity: the model's item and touched bytes, the sentinel policy's units, unit bytes and two
   // residency lists, the evaluator's move list, and a dozen small arrays; plus alignment slack.
@@ -102,8 +106,11 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
     e.flags = 0;
     if (!it.cyclic && (masks[i] & plan::bit(it.start))) e.flags |= SENTINEL_PLAN_BIRTH_FAST;
     if (pool[i]) e.flags |= SENTINEL_PLAN_POOL;
+    if (it.chunked) e.flags |= SENTINEL_PLAN_CHUNK;
     e.fast_mask = masks[i];
     e.touch_mask = it.touch;
+    e.chunk = it.chunk;
+    e.reserved = 0;
     alive[i] = it.alive;
     plan::move_edges(m, it, masks[i], &move_in[i], &move_out[i]);
   }

@@ -79,6 +79,21 @@ inline uint32_t ns_per_kib_of(double ns_per_byte) {
   return kib >= 4294967295.0 ? UINT32_MAX : static_cast<uint32_t>(kib);
 }
 
+// Plan entries of one identity: 1, or the chunks of one planned in chunks (sentinel_identity::chunk_bytes;
+// the last chunk is shorter). 0 when an identity would have more than kMaxChunks: the input is refused.
+inline constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
+inline uint32_t identity_chunks(const sentinel_identity& d) {
+  if (!d.chunk_bytes) return 1;
+  const uint64_t n = d.size / d.chunk_bytes + (d.size % d.chunk_bytes ? 1 : 0);
+  return n == 0 ? 1 : n > kMaxChunks ? 0 : static_cast<uint32_t>(n);
+}
+// Bytes of chunk `chunk` of identity d (its size when it is planned whole).
+inline uint64_t chunk_size(const sentinel_identity& d, uint32_t chunk) {
+  if (!d.chunk_bytes) return d.size;
+  const uint64_t at = uint64_t{chunk} * d.chunk_bytes;
+  return at >= d.size ? 0 : d.size - at < d.chunk_bytes ? d.size - at : d.chunk_bytes;
+}
+
 struct PlanInput {
   uint32_t phase = 0;
   uint32_t intervals = 0;                         // 1..64
@@ -109,7 +124,9 @@ enum class PlanObjective : uint32_t {
 
 struct Plan {
   sentinel_plan_header header{};
-  sentinel_plan_entry* entries = nullptr;  // one per input identity, in input order
+  // One per input identity, in input order; an identity planned in chunks has one per chunk, in order
+  // (identity_chunks()).
+  sentinel_plan_entry* entries = nullptr;
   uint32_t entry_count = 0;
   // Per entry, as the planner modeled it (not part of the PLAN record): the intervals the identity
   // is alive in, and the intervals at whose start a move to the fast node (in) or the slow node

@@ -186,12 +186,21 @@ Tiering::TokenEntry* Tiering::find_token(const PlanSlot& s, uint32_t site, uint6
 bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
   uint32_t n = p.identity_count;
   uint32_t cap = table_capacity(n);
+  const uint32_t entries = s.plan.entry_count;
   s.keys = static_cast<IdentityKey*>(vm_map_lazy(cap * sizeof(IdentityKey)));
-  s.states = static_cast<EntryState*>(vm_map_lazy((n ? n : 1) * sizeof(EntryState)));
-  if (!s.keys || !s.states) return false;
+  s.states = static_cast<EntryState*>(vm_map_lazy((entries ? entries : 1) * sizeof(EntryState)));
+  s.first_entry = static_cast<uint32_t*>(vm_map_lazy((size_t{n} + 1) * sizeof(uint32_t)));
+  if (!s.keys || !s.states || !s.first_entry) return false;
+  s.identities = p.identities;
   s.key_mask = cap - 1;
   s.token_mask = cap - 1;
-  for (uint32_t e = 0; e < n; ++e) s.states[e].state.store(EntryState::kNone, std::memory_order_relaxed);
+  for (uint32_t j = 0; j < entries; ++j) s.states[j].state.store(EntryState::kNone, std::memory_order_relaxed);
+  // The plan's entries are its input's identities in order, an identity planned in chunks with one a chunk.
+  for (uint32_t e = 0, j = 0; e <= n; ++e) {
+    s.first_entry[e] = j;
+    if (e < n) j += identity_chunks(p.identities[e]);
+  }
+  if (s.first_entry[n] != entries) return false;
   for (uint32_t e = 0; e < n; ++e) {
     const sentinel_identity& id = p.identities[e];
     if ((id.flags & SENTINEL_IDENTITY_OUTSIDE) || id.occurrence == SENTINEL_NO_ORDINAL) continue;
@@ -219,7 +228,7 @@ Tiering::TokenEntry* Tiering::build_tokens(const PlanSlot& s, const PhaseProfile
   for (uint32_t e = 0; e < p.identity_count; ++e) {
     const sentinel_identity& id = p.identities[e];
     if ((id.flags & SENTINEL_IDENTITY_OUTSIDE) || id.occurrence == SENTINEL_NO_ORDINAL) continue;
-    bool fast = plan.entries[e].flags & SENTINEL_PLAN_BIRTH_FAST;
+    bool fast = plan.entries[s.first_entry[e]].flags & SENTINEL_PLAN_BIRTH_FAST;
     for (uint32_t i = static_cast<uint32_t>(token_hash(id.site, id.size)) & s.token_mask;; i = (i + 1) & s.token_mask) {
       TokenEntry& t = tokens[i];
       if (t.m && !(t.site == id.site && t.size == id.size)) continue;
@@ -257,21 +266,67 @@ void Tiering::adopt_live_objects(uint32_t slot, const PhaseProfileView& p) {
                    ? arena_->locate(reinterpret_cast<void*>(o->address), &cls, &index)
                    : nullptr;
     if (!sl || sl->user.load(std::memory_order_acquire) != o->address) continue;
-    uint8_t tier = sl->tier.load(std::memory_order_relaxed);
-    bool counted = false;
-    if (uint32_t owner = entry_of(li)) {
-      // An earlier phase's plan had it (weights live through every phase): this plan takes it over,
-      // with the tier it is on now; its bytes are already counted.
-      EntryState& old = slots_[owner >> kSlotShift].states[(owner & kEntryMask) - 1];
-      if (old.address.load(std::memory_order_relaxed) == o->address) {
-        uint8_t was = old.died();
-        if (was != EntryState::kNone) tier = was, counted = true;
-      }
+    const uint8_t label = sl->tier.load(std::memory_order_relaxed);
+    // An earlier phase's plan had it (weights live through every phase): this plan takes it over, with
+    // the tier each part is on now. Its fast bytes leave the count with the old entries and come back with
+    // the new ones.
+    uint8_t old_tiers[64];
+    uint32_t old_count = 0;
+    const uint32_t owner = entry_of(li);
+    if (owner == kFallbackFast && !dry_run_) migrator_.add_fast_bytes(-static_cast<int64_t>(o->size));
+    if (owner && owner != kFallbackFast) {
+      PlanSlot& os = slots_[owner >> kSlotShift];
+      const uint32_t oe = (owner & kEntryMask) - 1;
+      old_count = os.first_entry[oe + 1] - os.first_entry[oe];
+      const uint64_t was_fast = died(os, oe, o->address, old_count <= 64 ? old_tiers : nullptr);
+      if (was_fast && !dry_run_) migrator_.add_fast_bytes(-static_cast<int64_t>(was_fast));
+      if (old_count > 64) old_count = 0;
     }
     set_entry(li, (slot << kSlotShift) | (e + 1));
-    s.states[e].born(o->address, o->size, tier);
-    if (tier == kTierFast && !dry_run_ && !counted) migrator_.add_fast_bytes(static_cast<int64_t>(o->size));
+    const uint32_t first = s.first_entry[e], count = s.first_entry[e + 1] - first;
+    uint64_t fast = 0;
+    for (uint32_t c = 0; c < count; ++c) {
+      // The old entries' tiers where they cover the same parts (one whole object, or the same chunks).
+      const uint8_t was = old_count == 1 ? old_tiers[0] : old_count == count ? old_tiers[c] : EntryState::kNone;
+      const uint8_t tier = was != EntryState::kNone ? was : label;
+      const sentinel_identity& id = s.identities[e];
+      const uint64_t at = id.chunk_bytes ? uint64_t{c} * id.chunk_bytes : 0;
+      const uint64_t len = id.chunk_bytes ? chunk_size(id, c) : o->size;
+      s.states[first + c].born(o->address + at, len, tier);
+      if (tier == kTierFast) fast += len;
+    }
+    if (fast && !dry_run_) migrator_.add_fast_bytes(static_cast<int64_t>(fast));
   }
+}
+
+uint64_t Tiering::born(PlanSlot& s, uint32_t e, uintptr_t address, uint8_t tier) {
+  const sentinel_identity& id = s.identities[e];
+  uint64_t fast = 0;
+  for (uint32_t j = s.first_entry[e], c = 0; j < s.first_entry[e + 1]; ++j, ++c) {
+    const uint64_t at = id.chunk_bytes ? uint64_t{c} * id.chunk_bytes : 0;
+    const uint64_t len = chunk_size(id, c);
+    s.states[j].born(address + at, len, tier);
+    if (tier == kTierFast) fast += len;
+  }
+  return fast;
+}
+
+uint64_t Tiering::died(PlanSlot& s, uint32_t e, uintptr_t address, uint8_t* tiers) {
+  const sentinel_identity& id = s.identities[e];
+  uint64_t fast = 0;
+  for (uint32_t j = s.first_entry[e], c = 0; j < s.first_entry[e + 1]; ++j, ++c) {
+    EntryState& st = s.states[j];
+    const uint64_t at = id.chunk_bytes ? uint64_t{c} * id.chunk_bytes : 0;
+    uint8_t was = EntryState::kNone;
+    // A newer instance in its place (a reordered free) already took this one out.
+    if (st.address.load(std::memory_order_relaxed) == address + at) {
+      const uint64_t size = st.size.load(std::memory_order_relaxed);
+      was = st.died();
+      if (was == kTierFast) fast += size;
+    }
+    if (tiers) tiers[c] = was;
+  }
+  return fast;
 }
 
 bool Tiering::on_profiled(const PhaseProfileView& p) {
@@ -377,15 +432,14 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
     ++born_slow_;
   if (!logged) return;  // never moved
   PlanSlot& s = slots_[slot];
-  EntryState& st = s.states[e];
+  EntryState& st = s.states[s.first_entry[e]];
   if (EntryState::tier_of(st.state.load(std::memory_order_acquire)) != EntryState::kNone) {
     // An older instance still lives (a reordered free): it leaves the plan, this one takes its place.
-    uint8_t old = st.died();
-    if (old == kTierFast) migrator_.add_fast_bytes(-static_cast<int64_t>(st.size.load(std::memory_order_relaxed)));
+    if (uint64_t fast = died(s, e, st.address.load(std::memory_order_relaxed)))
+      migrator_.add_fast_bytes(-static_cast<int64_t>(fast));
   }
   set_entry(log_index, (static_cast<uint32_t>(slot) << kSlotShift) | (e + 1));
-  st.born(address, size, tier);
-  if (tier == kTierFast) migrator_.add_fast_bytes(static_cast<int64_t>(size));
+  if (uint64_t fast = born(s, e, address, tier)) migrator_.add_fast_bytes(static_cast<int64_t>(fast));
 }
 
 void Tiering::on_free(uint32_t log_index, uint16_t flags) {
@@ -400,12 +454,7 @@ void Tiering::on_free(uint32_t log_index, uint16_t flags) {
     if (v == kFallbackFast) {
       counted = static_cast<int64_t>(o->size);
     } else {
-      EntryState& st = slots_[v >> kSlotShift].states[(v & kEntryMask) - 1];
-      // A newer instance in its place (a reordered free) already took this one out of the count.
-      if (st.address.load(std::memory_order_relaxed) == o->address) {
-        uint64_t size = st.size.load(std::memory_order_relaxed);
-        if (st.died() == kTierFast) counted = static_cast<int64_t>(size);
-      }
+      counted = static_cast<int64_t>(died(slots_[v >> kSlotShift], (v & kEntryMask) - 1, o->address));
     }
   }
   if (counted != credited) migrator_.add_fast_bytes(credited - counted);
@@ -566,7 +615,10 @@ uint16_t Tiering::free_credit(uint32_t log_index, uintptr_t address) {
   if (v != kFallbackFast) {
     uint32_t slot = v >> kSlotShift, e = (v & kEntryMask) - 1;
     if (slot >= plan_count()) return 0;
-    const EntryState& st = slots_[slot].states[e];
+    const PlanSlot& s = slots_[slot];
+    // An object planned in chunks may be partly fast: on_free() takes off what it held.
+    if (s.first_entry[e + 1] - s.first_entry[e] != 1) return 0;
+    const EntryState& st = s.states[s.first_entry[e]];
     if (st.address.load(std::memory_order_acquire) != address ||
         EntryState::tier_of(st.state.load(std::memory_order_acquire)) != kTierFast)
       return 0;

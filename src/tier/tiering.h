@@ -158,7 +158,12 @@ class Tiering {
     PlanScratch scratch;
     Plan plan;
     ExecPlan exec;
+    // Per plan entry (an identity's, or each chunk's of an identity planned in chunks): its live object.
     EntryState* states = nullptr;
+    // The phase's identities (the profiler's, kept for the life of the process); the entries of identity e
+    // are [first_entry[e], first_entry[e + 1]). What the sequencer's tables and log_entry_ hold is e.
+    const sentinel_identity* identities = nullptr;
+    uint32_t* first_entry = nullptr;
     IdentityKey* keys = nullptr;  // (site, size, k) -> entry
     uint32_t key_mask = 0;
     TokenEntry* tokens = nullptr;  // (site, size) -> birth tiers
@@ -178,6 +183,12 @@ class Tiering {
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
+  // A new instance of identity e at `address`, on `tier`: each of its entries takes its range of it.
+  // Returns the bytes it adds to the fast tier.
+  uint64_t born(PlanSlot& s, uint32_t e, uintptr_t address, uint8_t tier);
+  // The instance of identity e at `address` died: each entry still holding its range of it dies. Returns
+  // the bytes of those that were on the fast tier; tiers[j] (optional, one per entry) gets each one's tier.
+  uint64_t died(PlanSlot& s, uint32_t e, uintptr_t address, uint8_t* tiers = nullptr);
   uint32_t find_entry(const PlanSlot& s, uint32_t site, uint64_t size, uint32_t k) const;
   TokenEntry* find_token(const PlanSlot& s, uint32_t site, uint64_t size) const;
   bool build_tables(PlanSlot& s, const PhaseProfileView& p);

@@ -205,7 +205,7 @@ class DumpBuilder {
     return entries(SENTINEL_REC_IDENTITIES, ids, entry_size, written);
   }
 
-  DumpBuilder& touches(const std::vector<sentinel_touch>& touches, uint32_t entry_size = 24) {
+  DumpBuilder& touches(const std::vector<sentinel_touch>& touches, uint32_t entry_size = sizeof(sentinel_touch)) {
     return entries(SENTINEL_REC_TOUCHES, touches, entry_size);
   }
 
@@ -246,8 +246,8 @@ class DumpBuilder {
   // PLAN: u32 header_size, the header, u32 count, u32 entry_size, entries.
   // `trial` (1.3) appends the interval-duration trailer (empty) and the step-time trial.
   DumpBuilder& plan(const sentinel_plan_header& h, const std::vector<sentinel_plan_entry>& entries,
-                    uint32_t header_size = sizeof(sentinel_plan_header), uint32_t entry_size = 24,
-                    const sentinel_plan_trial* trial = nullptr) {
+                    uint32_t header_size = sizeof(sentinel_plan_header),
+                    uint32_t entry_size = sizeof(sentinel_plan_entry), const sentinel_plan_trial* trial = nullptr) {
     Bytes b;
     b.u32(header_size);
     // A header_size below sizeof(h): an older writer's header (72 bytes before 1.4's step costs).
@@ -303,13 +303,16 @@ class DumpBuilder {
   // older minor's prefix) padded with 0xEE to entry_size (a newer minor's unknown fields). A
   // `written` larger than entry_size writes more bytes than the entry size says (a malformed file).
   template <typename T>
-  DumpBuilder& entries(uint32_t type, const std::vector<T>& v, uint32_t entry_size, uint32_t written = sizeof(T)) {
+  // written: the bytes of each entry's struct put (0: as many as entry_size holds, at most the struct);
+  // the rest of entry_size is padding.
+  DumpBuilder& entries(uint32_t type, const std::vector<T>& v, uint32_t entry_size, uint32_t written = 0) {
     Bytes b;
     entries_payload(b, v, entry_size, written);
     return record(type, b);
   }
   template <typename T>
-  static void entries_payload(Bytes& b, const std::vector<T>& v, uint32_t entry_size, uint32_t written = sizeof(T)) {
+  static void entries_payload(Bytes& b, const std::vector<T>& v, uint32_t entry_size, uint32_t written = 0) {
+    if (!written) written = entry_size < sizeof(T) ? entry_size : uint32_t{sizeof(T)};
     fmt::put_array_head(b, static_cast<uint32_t>(v.size()), entry_size);
     for (const T& e : v) padded_entry(b, e, entry_size, written);
   }

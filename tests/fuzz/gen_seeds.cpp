@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     id.ordinal = id.birth_interval = id.death_interval = SENTINEL_NO_ORDINAL;
     id.lifetime = SENTINEL_LIFE_PERSISTENT;
     d.identities({id}, 60);
-    d.touches({sentinel_touch{0, 1, 4096, 1, 0}, sentinel_touch{9, 70, 1, 1, 3}}, 28);
+    d.touches({sentinel_touch{0, 1, 4096, 1, 0, 0, 0}, sentinel_touch{9, 70, 1, 1, 3, 0, 0}}, 28);
     sentinel_group g{};
     g.interval_mask = ~uint64_t{0};
     d.groups({g}, 40);

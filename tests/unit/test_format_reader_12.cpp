@@ -89,7 +89,7 @@ std::vector<uint8_t> dump12(uint32_t pad = 0) {
   d.groups({g}, 40 + pad, true);
   d.phase_counters(2, 1, {{0, 4, 777, {42}}});
   d.tiering(sample_tiering(), 128 + pad);
-  d.plan(sample_header(), {{5, SENTINEL_PLAN_POOL | SENTINEL_PLAN_BIRTH_FAST, 0xF0, 0x30}}, 72 + pad, 24 + pad);
+  d.plan(sample_header(), {{5, SENTINEL_PLAN_POOL | SENTINEL_PLAN_BIRTH_FAST, 0xF0, 0x30, 0, 0}}, 72 + pad, 24 + pad);
   d.migrations({{2, 4, 1000, 2000, 3000, 4, 1, 9, 10, 5000, 6000}}, 64 + pad);
   d.migration_log({{11, 22, 33, 2, 4, 5, SENTINEL_MIGRATE_TO_FAST | SENTINEL_MIGRATE_LATE, 6, 0}}, 48 + pad);
   d.placement({{2, 4, 8000, 6000, 10, 3, 12, 0}}, 40 + pad);
@@ -339,7 +339,7 @@ TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers rea
   h.move_ns_per_kib = 500;
   auto dump_with = [&](uint32_t header_size) {
     DumpBuilder d;
-    d.plan(h, {{5, 0, 0xF0, 0x30}}, header_size);
+    d.plan(h, {{5, 0, 0xF0, 0x30, 0, 0}}, header_size);
     d.end();
     return parse_profile(d.bytes());
   };
