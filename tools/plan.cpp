@@ -27,6 +27,7 @@ namespace {
 struct Options : SharedOptions {
   bool json = false;
   bool have_policy = false, have_budget = false;
+  bool whole = false;  // --whole: objects the profile has in chunks planned whole
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
   size_t top = 40;  // SIZE_MAX: all
@@ -38,7 +39,7 @@ struct Options : SharedOptions {
 
 void print_help() {
   std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--slow-ns-per-kib N]\n"
-               "                         [--move-ns-per-kib M] [--phase N] [--top N] [--json] DUMP\n"
+               "                         [--move-ns-per-kib M] [--whole] [--phase N] [--top N] [--json] DUMP\n"
                "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
                "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
                "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
@@ -59,7 +60,10 @@ void print_help() {
                "                     for --slow-ns-per-kib)\n"
                "  --phase N          plan phase N (default: the main phase, the profiled phase the\n"
                "                     process spent the most time in)\n"
-               "  --top N            identities listed, largest first (default 40; 0: all)\n"
+               "  --whole            plan the objects profiled in chunks (SENTINEL_CHUNK_BYTES) as one\n"
+               "                     object each, their chunks' touches added up: the plan a run with\n"
+               "                     SENTINEL_CHUNK_BYTES=0 would make of the same profile\n"
+               "  --top N            entries listed, largest first (default 40; 0: all)\n"
                "  --json             print one JSON object instead of text\n"
                "  -h, --help         show this help\n";
 }
@@ -118,12 +122,12 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   field("predicted_hit_ppm", a.predicted_hit_ppm, b.predicted_hit_ppm);
   field("migrate_bytes_per_s", a.migrate_bytes_per_s, b.migrate_bytes_per_s);
   field("flags", a.flags, b.flags);
-  std::map<uint32_t, const sentinel_plan_entry*> recorded;
-  for (const auto& e : rec.entries) recorded.emplace(e.identity, &e);
+  std::map<std::pair<uint32_t, uint32_t>, const sentinel_plan_entry*> recorded;  // by (identity, chunk)
+  for (const auto& e : rec.entries) recorded.emplace(std::make_pair(e.identity, e.chunk), &e);
   uint64_t differing = 0, missing = 0;
   for (uint32_t i = 0; i < plan.entry_count; ++i) {
     const sentinel_plan_entry& e = plan.entries[i];
-    auto it = recorded.find(e.identity);
+    auto it = recorded.find(std::make_pair(e.identity, e.chunk));
     if (it == recorded.end()) {
       ++missing;
       continue;
@@ -150,13 +154,15 @@ int cost_value(size_t n, uint32_t* out, bool* given) {
   return 0;
 }
 
-// --json, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
+// --json, --whole, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
   size_t n = 0;
   std::string v;
   if (args.arg() == "--json") {
     o.json = true;
+  } else if (args.arg() == "--whole") {
+    o.whole = true;
   } else if (args.is("--policy")) {
     if (!args.value("--policy", v)) return args.error("--policy needs a value");
     if (!parse_policy(v.c_str(), &o.policy)) {
@@ -194,12 +200,14 @@ struct Planned {
   std::string policy_source, budget_source, costs_source;
   uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;  // the costs planned with (0: unknown)
   bool measured_bw = false;
+  uint32_t chunks_merged = 0;  // --whole: identities the profile had in chunks, planned whole
   PlanScratch scratch;
   Plan plan;
   const fmt::PlanRecord* recorded = nullptr;  // the dump's PLAN of the phase
   bool comparable = false;                    // ... made with the same policy and budget
   std::string differences;                    // "" when identical
   std::vector<uint32_t> order;                // entries largest first, then by id
+  std::vector<uint32_t> identity_of;          // per entry: its identity's index in src.identities
   size_t shown = 0;                           // entries listed (--top)
   // The modeled step time of the baselines under the same costs (only when the model has them).
   std::vector<std::pair<std::string, uint64_t>> baselines;
@@ -265,6 +273,7 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
     std::cerr << kProg << ": " << printable(o.path) << ": " << why << "\n";
     return 1;
   }
+  if (o.whole) pl.chunks_merged = offline::plan_whole(&pl.src);
   const offline::RecordedSettings rec = offline::recorded_settings(p);
   pl.src.in.policy = o.have_policy ? o.policy : rec.policy;
   pl.src.in.budget = o.have_budget ? o.budget : rec.budget;
@@ -282,6 +291,16 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
   return 0;
 }
 
+// An entry's bytes: its identity's size, or its chunk's.
+uint64_t entry_size(const Planned& pl, uint32_t i) {
+  return chunk_size(pl.src.identities[pl.identity_of[i]], pl.plan.entries[i].chunk);
+}
+
+// An entry's name: the identity id, and ".chunk" for a chunk of one planned in chunks.
+std::string entry_name(const sentinel_plan_entry& e) {
+  return std::to_string(e.identity) + ((e.flags & SENTINEL_PLAN_CHUNK) ? "." + std::to_string(e.chunk) : "");
+}
+
 // The recorded PLAN of the phase, compared when its settings are the same; the entries' order.
 void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
   const sentinel_plan_header& h = pl.plan.header;
@@ -289,16 +308,19 @@ void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
   pl.comparable = pl.recorded && pl.recorded->header.policy == h.policy &&
                   pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes &&
                   pl.recorded->header.slow_ns_per_kib == h.slow_ns_per_kib &&
-                  pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib;
+                  pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib && !pl.chunks_merged;
   pl.differences = pl.comparable ? compare(pl.plan, *pl.recorded) : "";
   pl.order.resize(pl.plan.entry_count);
   for (uint32_t i = 0; i < pl.plan.entry_count; ++i) pl.order[i] = i;
   const auto& ids = pl.src.identities;
+  // The plan's entries are the identities in order, one per chunk of an identity planned in chunks.
+  for (uint32_t d = 0; d < ids.size(); ++d)
+    for (uint32_t c = identity_chunks(ids[d]); c > 0; --c) pl.identity_of.push_back(d);
   std::sort(pl.order.begin(), pl.order.end(), [&](uint32_t a, uint32_t b) {
-    const sentinel_identity& x = ids[a];
-    const sentinel_identity& y = ids[b];
-    if (x.size != y.size) return x.size > y.size;
-    return x.id < y.id;
+    const uint64_t x = entry_size(pl, a), y = entry_size(pl, b);
+    if (x != y) return x > y;
+    const sentinel_plan_entry &ea = pl.plan.entries[a], &eb = pl.plan.entries[b];
+    return ea.identity != eb.identity ? ea.identity < eb.identity : ea.chunk < eb.chunk;
   });
   pl.shown = std::min<size_t>(o.top, pl.order.size());
 }
@@ -308,7 +330,8 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
   const Plan& plan = pl.plan;
   os << "{\"file\":";
   json_string(os, o.path);
-  os << ",\"phase\":" << h.phase << ",\"policy\":";
+  os << ",\"phase\":" << h.phase << ",\"identities\":" << pl.src.identities.size()
+     << ",\"chunks_merged\":" << pl.chunks_merged << ",\"policy\":";
   json_string(os, policy_name(h.policy));
   os << ",\"policy_source\":";
   json_string(os, pl.policy_source);
@@ -379,8 +402,10 @@ void print_json_entries(std::ostream& os, const Planned& pl) {
   for (size_t r = 0; r < pl.shown; ++r) {
     const uint32_t i = pl.order[r];
     const sentinel_plan_entry& e = plan.entries[i];
-    const sentinel_identity& d = pl.src.identities[i];
-    os << (r ? "," : "") << "{\"identity\":" << e.identity << ",\"size\":" << d.size << ",\"lifetime\":";
+    const sentinel_identity& d = pl.src.identities[pl.identity_of[i]];
+    os << (r ? "," : "") << "{\"identity\":" << e.identity;
+    if (e.flags & SENTINEL_PLAN_CHUNK) os << ",\"chunk\":" << e.chunk << ",\"identity_size\":" << d.size;
+    os << ",\"size\":" << entry_size(pl, i) << ",\"lifetime\":";
     json_string(os, lifetime_short(d.lifetime));
     os << ",\"group\":" << d.group << ",\"birth_fast\":" << ((e.flags & SENTINEL_PLAN_BIRTH_FAST) ? "true" : "false")
        << ",\"pool\":" << ((e.flags & SENTINEL_PLAN_POOL) ? "true" : "false") << ",\"fast_mask\":" << e.fast_mask
@@ -418,7 +443,13 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   const sentinel_plan_header& h = pl.plan.header;
   const Plan& plan = pl.plan;
   os << "Plan of " << printable(o.path) << ", phase " << h.phase << ": policy " << policy_name(h.policy) << " ("
-     << pl.policy_source << "), " << h.intervals << " intervals, " << plan.entry_count << " identities\n";
+     << pl.policy_source << "), " << h.intervals << " intervals, " << pl.src.identities.size() << " identities"
+     << (plan.entry_count != pl.src.identities.size()
+             ? " (" + std::to_string(plan.entry_count) + " entries: large objects in chunks)"
+             : "")
+     << (pl.chunks_merged ? ", " + std::to_string(pl.chunks_merged) + " profiled in chunks planned whole (--whole)"
+                          : "")
+     << "\n";
   os << "budget           " << budget_text(pl.src.in.budget, h.fast_budget_bytes) << " (" << pl.budget_source
      << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
   os << "fast tier        planned peak " << human_bytes(h.fast_peak_bytes) << ", short-lived pool "
@@ -441,7 +472,8 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   else if (!pl.comparable)
     os << "recorded plan    policy " << policy_name(pl.recorded->header.policy) << ", budget "
        << human_bytes(pl.recorded->header.fast_budget_bytes) << ", step costs " << pl.recorded->header.slow_ns_per_kib
-       << "," << pl.recorded->header.move_ns_per_kib << " ns/KiB: other settings, not compared\n";
+       << "," << pl.recorded->header.move_ns_per_kib << " ns/KiB"
+       << (pl.chunks_merged ? ", objects in chunks (planned whole here)" : "") << ": other settings, not compared\n";
   else if (pl.differences.empty())
     os << "recorded plan    identical to the recomputed one\n";
   else
@@ -453,7 +485,9 @@ void print_text_entries(std::ostream& os, const Planned& pl) {
   const uint32_t intervals = plan.header.intervals;
   os << "\n"
      << (pl.shown < pl.order.size() ? "top " + std::to_string(pl.shown) + " of " : "") << pl.order.size()
-     << " identities by size (F fast, S slow, - not alive; P pool, B born fast; moves: interval at whose start)\n";
+     << (plan.entry_count != pl.src.identities.size() ? " entries (identities; ID.CHUNK: a chunk of one)"
+                                                      : " identities")
+     << " by size (F fast, S slow, - not alive; P pool, B born fast; moves: interval at whose start)\n";
   char line[256];
   std::snprintf(line, sizeof line, "%8s  %-10s %10s %6s  %-*s  %s\n", "id", "class", "size", "group",
                 static_cast<int>(std::max<uint32_t>(intervals, 5)), "node", "moves");
@@ -461,7 +495,7 @@ void print_text_entries(std::ostream& os, const Planned& pl) {
   for (size_t r = 0; r < pl.shown; ++r) {
     const uint32_t i = pl.order[r];
     const sentinel_plan_entry& e = plan.entries[i];
-    const sentinel_identity& d = pl.src.identities[i];
+    const sentinel_identity& d = pl.src.identities[pl.identity_of[i]];
     std::string moves;
     const auto in = bits_of(plan.move_in_masks[i]), out = bits_of(plan.move_out_masks[i]);
     if (!in.empty()) moves += "in " + list_of(in);
@@ -469,8 +503,9 @@ void print_text_entries(std::ostream& os, const Planned& pl) {
     std::string flags;
     if (e.flags & SENTINEL_PLAN_POOL) flags += "P";
     if (e.flags & SENTINEL_PLAN_BIRTH_FAST) flags += "B";
-    std::snprintf(line, sizeof line, "%8u  %-10s %10s %6u  %-*s %-2s %s\n", e.identity, lifetime_short(d.lifetime),
-                  human_bytes(d.size).c_str(), d.group, static_cast<int>(std::max<uint32_t>(intervals, 5)),
+    std::snprintf(line, sizeof line, "%8s  %-10s %10s %6u  %-*s %-2s %s\n", entry_name(e).c_str(),
+                  lifetime_short(d.lifetime), human_bytes(entry_size(pl, i)).c_str(), d.group,
+                  static_cast<int>(std::max<uint32_t>(intervals, 5)),
                   strip_of(e, plan.alive_masks[i], intervals).c_str(), flags.c_str(), moves.c_str());
     os << line;
   }

@@ -91,6 +91,17 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   return true;
 }
 
+uint32_t plan_whole(PlanSource* s) {
+  uint32_t merged = 0;
+  for (auto& d : s->identities)
+    if (d.chunk_bytes) {
+      d.chunk_bytes = 0;
+      ++merged;
+    }
+  for (auto& t : s->touches) t.chunk = 0;
+  return merged;
+}
+
 bool parse_fast_bytes(const std::string& text, FastBudget* out) {
   BudgetText b;
   if (text.find('\0') != std::string::npos || !parse_budget(text.c_str(), false, &b)) return false;

@@ -26,6 +26,11 @@ struct PlanSource {
 // line) when the dump has no profile, no INTERVALS table for the phase, or more than 64 intervals.
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
 
+// The identities profiled in chunks become whole objects: their chunks' touches add up per interval
+// and step (each chunk's bytes are distinct bytes of the object). The plan of a run with
+// SENTINEL_CHUNK_BYTES=0 on the same profile. Returns how many identities were in chunks.
+uint32_t plan_whole(PlanSource* s);
+
 // A budget in SENTINEL_FAST_BYTES's syntax without "auto" (base/parse.h): a size above 0 ("4G",
 // "512MiB", "1048576": binary units) or a share of the peak footprint ("20%", "12.5%").
 bool parse_fast_bytes(const std::string& text, FastBudget* out);
