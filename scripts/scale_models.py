@@ -180,7 +180,8 @@ def run_dlrm(torch, cfg, steps, on_step, info):
     model = DLRM()
     info["params"] = sum(p.numel() for p in model.parameters())
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    # Zipf(1.05) over ranks, ranks scattered through each table by a fixed multiplicative hash.
+    # Zipf(1.05) over ranks, ranks scattered through each table by a fixed multiplicative hash (--ids
+    # hashed), or the rank itself the row (--ids ranked: the hot rows first).
     ranks = torch.arange(1, rows + 1, dtype=torch.float64)
     cdf = torch.cumsum(ranks.pow(-1.05), 0)
     cdf /= cdf[-1].clone()
@@ -193,7 +194,10 @@ def run_dlrm(torch, cfg, steps, on_step, info):
         dense = torch.rand(batch, 13, generator=gen)
         u = torch.rand(tables, batch * pooling, generator=gen, dtype=torch.float64)
         rank = torch.searchsorted(cdf, u).clamp_(max=rows - 1)
-        indices = (rank * 2654435761 + torch.arange(tables).unsqueeze(1) * 40503) % rows
+        if cfg.get("ids") == "ranked":
+            indices = rank  # ids numbered by frequency, as preprocessing that ranks categories makes them
+        else:
+            indices = (rank * 2654435761 + torch.arange(tables).unsqueeze(1) * 40503) % rows
         labels = torch.randint(0, 2, (batch, 1), generator=gen).float()
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(model(dense, indices, offsets), labels)
@@ -219,6 +223,9 @@ def main():
     ap.add_argument("--size", choices=("g", "s", "m", "l"), default="s")
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    ap.add_argument("--ids", choices=("hashed", "ranked"), default="hashed",
+                    help="dlrm: the row of a lookup's Zipf rank: scattered by a hash (default), or the rank itself "
+                         "(ids numbered by frequency: the hot rows at the start of each table)")
     ap.add_argument("--out", help="write the result here (JSON); default: print it")
     ap.add_argument("--list", action="store_true", help="print the sizes and exit")
     args = ap.parse_args()
@@ -231,7 +238,9 @@ def main():
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
-    cfg = SIZES[args.model][args.size]
+    cfg = dict(SIZES[args.model][args.size])
+    if args.model == "dlrm":
+        cfg["ids"] = args.ids
     starts, durations, cpu, losses = [], [], [], []
     t_prev = [None, None]
 

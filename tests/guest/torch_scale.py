@@ -19,7 +19,8 @@ Checks:
     (misplaced) beyond --max-misplaced (0).
 Prints the figures docs/performance.md quotes (one line each, `torch-scale:`), and with --json writes them.
 
-usage: torch_scale.py [--model dlrm] [--size s] [--steps 16] [--budget 20%] [--jobs 2] [--json OUT]
+usage: torch_scale.py [--model dlrm] [--size s] [--steps 16] [--budget 20%] [--ids hashed|ranked] [--chunk SIZE]
+                      [--jobs 2] [--json OUT] [--keep DIR]
 """
 import argparse
 import json
@@ -43,8 +44,10 @@ def run_config(tmp, label, args, extra_env):
     out = os.path.join(tmp, f"{label}.json")
     env = dict(os.environ, **extra_env)
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, MODELS, args.model, "--size", args.size, "--steps", str(args.steps),
-                        "--out", out], env=env, capture_output=True, text=True, timeout=args.timeout)
+    cmd = [sys.executable, MODELS, args.model, "--size", args.size, "--steps", str(args.steps), "--out", out]
+    if args.model == "dlrm":
+        cmd += ["--ids", args.ids]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     wall = time.monotonic() - t0
     if p.returncode:
         # The tail holds a crash's report (its frames as module+offset, docs/profiling.md).
@@ -100,6 +103,8 @@ def check(args, ref, got, summary):
     moved_steps = ph.get("migrated_steps") or 0
     figures = {
         "model": args.model, "size": args.size, "steps": args.steps, "torch": got.get("torch_version"),
+        "ids": args.ids if args.model == "dlrm" else None, "chunk_bytes": args.chunk or "2M (default)",
+        "plan_entries": ph.get("plan_entries"), "identities": ph.get("identities"),
         "peak_rss_reference_bytes": ref["maxrss_bytes"], "peak_rss_sentinel_bytes": got["maxrss_bytes"],
         "tracked_peak_bytes": ph.get("footprint_peak_bytes"), "fast_budget_bytes": budget,
         "fast_peak_bytes": peak, "planned_moved_bytes_per_step": ph.get("planned_moved_bytes_per_step"),
@@ -143,6 +148,10 @@ def main():
     ap.add_argument("--size", default="s")
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--budget", default="20%")
+    ap.add_argument("--ids", default="hashed", choices=("hashed", "ranked"),
+                    help="dlrm: hot rows scattered through the tables (hashed) or at their start (ranked)")
+    ap.add_argument("--chunk", help="SENTINEL_CHUNK_BYTES for the sentinel run (default: the library's, 2M; "
+                                    "0: every object planned whole)")
     ap.add_argument("--jobs", type=int, default=2, help="the two runs side by side (2) or one after the other (1)")
     ap.add_argument("--tolerance", type=float, default=0.02, help="measured against predicted fast-hit share")
     ap.add_argument("--max-misplaced", type=int, default=0)
@@ -160,7 +169,7 @@ def main():
         configs = [("reference", {}),
                    ("sentinel", {"LD_PRELOAD": lib, "SENTINEL_MODE": "run", "SENTINEL_POLICY": "sentinel",
                                  "SENTINEL_FAST_BYTES": args.budget, "SENTINEL_TRIAL_STEPS": "0",
-                                 "SENTINEL_DUMP": dump})]
+                                 "SENTINEL_DUMP": dump, **({"SENTINEL_CHUNK_BYTES": args.chunk} if args.chunk else {})})]
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             runs = list(pool.map(lambda c: run_config(tmp, c[0], args, c[1]), configs))
         errors = [e for _, e in runs if e]
