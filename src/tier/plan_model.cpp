@@ -104,7 +104,7 @@ uint64_t item_count(const PlanInput& in) {
     if (!k) return 0;
     c += k;
   }
-  return c;
+  return c - in.identity_count > kMaxChunks ? 0 : c;  // the chunks of all identities together
 }
 
 // The items (and their zeroed touched bytes, n per item), with `index` sorted by id for the touches.
@@ -220,7 +220,7 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   m->n = n;
   m->all = n == 64 ? ~uint64_t{0} : bit(n) - 1;
   const uint64_t items = item_count(in);
-  if (in.identity_count && (items == 0 || items > UINT32_MAX / 2)) return fail("an identity has too many chunks");
+  if (in.identity_count && (items == 0 || items > UINT32_MAX / 2)) return fail("too many chunks in the input");
   m->count = static_cast<uint32_t>(items);
   m->profiled_steps = in.profiled_steps;
   m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);

@@ -80,7 +80,8 @@ inline uint32_t ns_per_kib_of(double ns_per_byte) {
 }
 
 // Plan entries of one identity: 1, or the chunks of one planned in chunks (sentinel_identity::chunk_bytes;
-// the last chunk is shorter). 0 when an identity would have more than kMaxChunks: the input is refused.
+// the last chunk is shorter). 0 when an identity would have more than kMaxChunks. An input whose identities
+// have more than kMaxChunks chunks in all is refused (2 TiB in 2 MiB chunks).
 inline constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
 inline uint32_t identity_chunks(const sentinel_identity& d) {
   if (!d.chunk_bytes) return 1;

@@ -872,7 +872,7 @@ TEST_CASE("planner: bad inputs are refused with a reason", "[planner]") {
   t = s;
   t.ids[0].chunk_bytes = 1;  // 1M chunks of one byte: more than the planner takes
   t.ids[0].size = (uint64_t{1} << 20) + 1;
-  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "an identity has too many chunks");
+  refused(t.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0}), "too many chunks in the input");
   t = s;
   t.ids[0].chunk_bytes = 256 * 1024;
   t.ids[0].flags |= SENTINEL_IDENTITY_PINNED;
