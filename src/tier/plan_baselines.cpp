@@ -30,19 +30,16 @@ uint32_t* birth_order(const Model& m, PlanScratch& scratch) {
   return order;
 }
 
-// Last resort of the simulated policies: if the recorded masks break the budget at some interval, after
-// the boundary's moves or while its demotions are under way (plan_model.h, pass_mask()), the latest-born
-// items at that interval lose their fast bits.
+// Last resort of the simulated policies: if the recorded masks break the budget at some interval
+// (a simulation that did not settle), the latest-born items at that interval lose their fast bits.
 void enforce_budget(const Model& m, const uint32_t* order, const uint64_t* cap, uint64_t* masks) {
-  uint64_t occ[kMaxIntervals], pass[kMaxIntervals];
-  occupancy(m, masks, occ, nullptr, pass);
+  uint64_t occ[kMaxIntervals];
+  occupancy(m, masks, occ);
   for (uint32_t k = 0; k < m.n; ++k) {
-    for (uint32_t r = m.count; r-- > 0 && (occ[k] > cap[k] || pass[k] > cap[k]);) {
+    for (uint32_t r = m.count; r-- > 0 && occ[k] > cap[k];) {
       const uint32_t i = order[r];
-      const uint64_t held = pass_mask(m, m.items[i], masks[i]);
-      if (!((masks[i] | held) & bit(k))) continue;
+      if (!(masks[i] & bit(k))) continue;
       for (uint64_t b = masks[i]; b; b &= b - 1) occ[__builtin_ctzll(b)] -= m.items[i].size;
-      for (uint64_t b = held; b; b &= b - 1) pass[__builtin_ctzll(b)] -= m.items[i].size;
       masks[i] = 0;
     }
   }

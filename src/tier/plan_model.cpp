@@ -265,24 +265,14 @@ void move_edges(const Model& m, const Item& it, uint64_t mask, uint64_t* in, uin
   }
 }
 
-uint64_t pass_mask(const Model& m, const Item& it, uint64_t mask) {
-  uint64_t in, out;
-  move_edges(m, it, mask, &in, &out);
-  return (mask & ~in) | out;
-}
-
-void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool, uint64_t* pass) {
+void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool) {
   for (uint32_t k = 0; k < m.n; ++k) occ[k] = 0;
-  if (pass)
-    for (uint32_t k = 0; k < m.n; ++k) pass[k] = 0;
-  for (uint32_t i = 0; i < m.count; ++i) {
-    if (pool && pool[i]) continue;
-    const uint64_t size = m.items[i].size;
-    for (uint64_t b = masks[i]; b; b &= b - 1) occ[__builtin_ctzll(b)] = sat_add(occ[__builtin_ctzll(b)], size);
-    if (pass)
-      for (uint64_t b = pass_mask(m, m.items[i], masks[i]); b; b &= b - 1)
-        pass[__builtin_ctzll(b)] = sat_add(pass[__builtin_ctzll(b)], size);
-  }
+  for (uint32_t i = 0; i < m.count; ++i)
+    if (!pool || !pool[i])
+      for (uint64_t b = masks[i]; b; b &= b - 1) {
+        const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+        occ[k] = sat_add(occ[k], m.items[i].size);
+      }
 }
 
 bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved, PlanScratch& scratch,
@@ -368,10 +358,10 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
         ++out->late;
       }
   }
-  uint64_t occ[kMaxIntervals], pass[kMaxIntervals];
-  occupancy(m, masks, occ, pool, pass);
-  for (uint32_t k = 0; k < m.n; ++k) {  // the most the fast node holds, during a boundary's moves or after
-    const uint64_t f = sat_add(occ[k] > pass[k] ? occ[k] : pass[k], reserved);
+  uint64_t occ[kMaxIntervals];
+  occupancy(m, masks, occ, pool);
+  for (uint32_t k = 0; k < m.n; ++k) {
+    const uint64_t f = sat_add(occ[k], reserved);
     if (f > out->fast_peak) out->fast_peak = f;
   }
   uint64_t slow_bytes = 0;  // the complement of the hit bytes: touched while slow or waiting for a move

@@ -112,17 +112,8 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
 // (in) or to the slow node (out) is issued. A birth on either node and a free are not moves.
 void move_edges(const Model& m, const Item& it, uint64_t mask, uint64_t* in, uint64_t* out);
 
-// The intervals an item holds fast memory in while a boundary's demotions are under way, with `mask`: those
-// it is fast in and was not moved in at (staying, or born), and those at whose start it is demoted. The
-// runtime gives a demotion's room back only once its pages have left, and promotes after demoting, so a
-// promotion waits for that room but a birth meanwhile does not: the budget holds for both sums
-// (docs/planner.md, "The budget while demotions are under way").
-uint64_t pass_mask(const Model& m, const Item& it, uint64_t mask);
-
-// Fast bytes at each interval (occ[0..n)), and (pass, optional) the bytes held while the boundary's
-// demotions are under way (pass_mask()), leaving out the items pool[i] marks (optional).
-void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool = nullptr,
-               uint64_t* pass = nullptr);
+// Fast bytes at each interval (occ[0..n)), leaving out the items pool[i] marks (optional).
+void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8_t* pool = nullptr);
 
 // Policies: fill masks[0..count) (and pool flags for sentinel). False only when scratch ran out.
 void plan_all_slow(const Model& m, uint64_t* masks);

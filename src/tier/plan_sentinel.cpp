@@ -50,9 +50,8 @@ struct Planner {
   Segment* segs = nullptr;  // two lists of capacity seg_cap each
   Segment* next = nullptr;
   size_t seg_cap = 0;
-  uint64_t* umask = nullptr;              // per unit: fast bits
-  uint64_t occ[kMaxIntervals] = {};       // fast bytes after each boundary's moves
-  uint64_t occ_pass[kMaxIntervals] = {};  // ... while its demotions are under way (pass())
+  uint64_t* umask = nullptr;  // per unit: fast bits
+  uint64_t occ[kMaxIntervals] = {};
   // Every unit fast for its whole life or never (SENTINEL_TIER_NO_MOVES, or the no-moves candidates
   // of the step-time objective).
   bool no_moves = false;
@@ -229,7 +228,7 @@ struct Planner {
   // fits under the capacity at every interval it adds; a rejected one is split and tried again.
   void fill(size_t n, uint32_t lead, const uint64_t* cap) {
     for (uint32_t u = 0; u < unit_count; ++u) umask[u] = 0;
-    for (uint32_t k = 0; k < m.n; ++k) occ[k] = occ_pass[k] = 0;
+    for (uint32_t k = 0; k < m.n; ++k) occ[k] = 0;
     for (uint32_t round = 0; round < 3 && n; ++round) {
       sort_items(segs, n, [&](const Segment& x, const Segment& y) { return better(x, y); });
       size_t nn = 0;
@@ -238,7 +237,7 @@ struct Planner {
         const Unit& u = units[s.unit];
         const uint64_t fresh = s.mask & ~umask[s.unit];
         if (!fresh || !(fresh & u.touch & s.mask & ~umask[s.unit])) continue;
-        if (fits(s.unit, fresh, cap)) {
+        if (fits(fresh, u.size, cap)) {
           occupy(s.unit, fresh);
         } else if (s.level < 2) {
           split(s, lead, &nn);
@@ -272,55 +271,23 @@ struct Planner {
         rest |= bit(abs(u, p));
         touched_after |= touched(u, p);
       }
-      if (rest && !touched_after && fits(ui, rest, cap)) occupy(ui, rest);
+      if (rest && !touched_after && fits(rest, u.size, cap)) occupy(ui, rest);
     }
   }
 
-  // The intervals unit u holds fast memory in while a boundary's demotions are under way, with `mask`
-  // (plan_model.h, pass_mask()): fast and not moved in at that boundary, or demoted at it.
-  uint64_t pass(const Unit& u, uint64_t mask) const {
-    uint64_t in = 0, out = 0;
-    if (u.cyclic) {
-      if (mask == 0 || mask == m.all) return mask;
-      for (uint32_t k = 0; k < m.n; ++k) {
-        const bool now = mask & bit(k), before = mask & bit((k + m.n - 1) % m.n);
-        if (now && !before) in |= bit(k);
-        if (!now && before) out |= bit(k);
-      }
-    } else {
-      for (uint32_t p = 1; p < u.len; ++p) {  // the birth and the free are not moves
-        const bool now = mask & bit(abs(u, p)), before = mask & bit(abs(u, p - 1));
-        if (now && !before) in |= bit(abs(u, p));
-        if (!now && before) out |= bit(abs(u, p));
-      }
-    }
-    return (mask & ~in) | out;
-  }
-
-  // Whether unit ui, fast also at the intervals of `add`, fits under the capacity at every interval where
-  // it then holds more fast memory than before: after the boundary's moves, or while they are under way.
-  bool fits(uint32_t ui, uint64_t add, const uint64_t* cap) const {
-    const Unit& u = units[ui];
-    for (uint64_t b = add & ~umask[ui]; b; b &= b - 1) {
+  // Whether `size` more bytes fit under the capacity at every interval of `mask`.
+  bool fits(uint64_t mask, uint64_t size, const uint64_t* cap) const {
+    for (uint64_t b = mask; b; b &= b - 1) {
       const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-      if (occ[k] + u.size > cap[k]) return false;
-    }
-    for (uint64_t b = pass(u, umask[ui] | add) & ~pass(u, umask[ui]); b; b &= b - 1) {
-      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-      if (occ_pass[k] + u.size > cap[k]) return false;
+      if (occ[k] + size > cap[k]) return false;
     }
     return true;
   }
 
-  // The unit becomes fast at the intervals of `add` too.
-  void occupy(uint32_t ui, uint64_t add) {
-    const Unit& u = units[ui];
-    const uint64_t before = pass(u, umask[ui]);
-    for (uint64_t b = add & ~umask[ui]; b; b &= b - 1) occ[__builtin_ctzll(b)] += u.size;
-    umask[ui] |= add;
-    const uint64_t after = pass(u, umask[ui]);
-    for (uint64_t b = after & ~before; b; b &= b - 1) occ_pass[__builtin_ctzll(b)] += u.size;
-    for (uint64_t b = before & ~after; b; b &= b - 1) occ_pass[__builtin_ctzll(b)] -= u.size;
+  // The unit becomes fast at the intervals of `mask` (none of them fast yet).
+  void occupy(uint32_t ui, uint64_t mask) {
+    umask[ui] |= mask;
+    for (uint64_t b = mask; b; b &= b - 1) occ[__builtin_ctzll(b)] += units[ui].size;
   }
 };
 
