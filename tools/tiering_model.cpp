@@ -329,8 +329,7 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
   if (t.batches)
     os << "                 " << plural(t.batches, "migration batch", "migration batches") << " logged ("
        << human_bytes(t.batch_bytes) << " in " << human_duration(t.batch_ns) << ": "
-       << human_bytes(static_cast<uint64_t>(t.batch_bytes_per_s())) << "/s), " << human_duration(t.migrate_ns)
-       << " in move calls\n";
+       << human_bytes(t.batch_bytes_per_s()) << "/s), " << human_duration(t.migrate_ns) << " in move calls\n";
   for (const PhaseTiering& ph : t.phases) {
     if (!ph.plan) continue;
     const sentinel_plan_header& h = ph.plan->header;
@@ -427,8 +426,8 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
      << ",\"migrated_bytes\":" << t.migrated_bytes << ",\"late_migrations\":" << t.late_migrations
      << ",\"failed_pages\":" << t.failed_pages << ",\"migration_batches\":" << t.batches
      << ",\"migration_log_bytes\":" << t.batch_bytes << ",\"migration_log_ns\":" << t.batch_ns
-     << ",\"migrator_bytes_per_s\":" << static_cast<uint64_t>(t.batch_bytes_per_s())
-     << ",\"promotions_logged\":" << t.promotions << ",\"fast_hit_share\":";
+     << ",\"migrator_bytes_per_s\":" << t.batch_bytes_per_s() << ",\"promotions_logged\":" << t.promotions
+     << ",\"fast_hit_share\":";
   json_optional(os, t.measured_hit());
   os << ",\"predicted_hit_share\":";
   json_optional(os, t.predicted_hit());

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
       h.intervals = 2;
       h.fast_budget_bytes = 65536;
       std::vector<sentinel_plan_entry> e;
-      for (const auto& id : l.identities) e.push_back({id.id, SENTINEL_PLAN_BIRTH_FAST, 1, 3});
+      for (const auto& id : l.identities) e.push_back({id.id, SENTINEL_PLAN_BIRTH_FAST, 1, 3, 0, 0});
       d.plan(h, e);
       d.migrations({{0, 1, 65536, 0, 1000, 1, 0, 0, 1, 65536, 65536}});
       d.migration_log({{10, 20, 65536, 0, 1, 1, SENTINEL_MIGRATE_TO_FAST, 0, 0}});
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     sentinel_plan_header h{};
     h.phase = 3;
     h.intervals = 64;
-    d.plan(h, {{7, 3, ~uint64_t{0}, 1}}, 80, 32);
+    d.plan(h, {{7, 3, ~uint64_t{0}, 1, 0, 0}}, 80, 40);
     d.plan(h, {});
     d.migrations({}, 72);
     d.migration_log({{0, 0, 0, 0, 0, 0, 0, 0, 0}}, 56);
