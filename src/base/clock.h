@@ -33,15 +33,24 @@ inline uint64_t now_ticks() {
   return monotonic_ns();
 }
 
-// A time stamp as of Sentinel's thread's last wake-up (it publishes now_ticks() every ~0.1 ms while
-// allocations arrive, every ~1 ms otherwise): reading the TSC costs ~20 ns in a VM, more than glibc's
-// whole malloc+free, so the tracked path stamps events with this while that thread sequences them.
-// Never ahead of now_ticks(); 0 before the thread first ran.
+// A time stamp as of Sentinel's thread's last wake-up (it publishes now_ticks() every 0.1-0.4 ms while
+// allocations arrive): reading the TSC costs ~20 ns in a VM, more than glibc's whole malloc+free, so
+// the tracked path stamps events with this while that thread sequences them. Never ahead of
+// now_ticks(); 0 before the thread first ran and while it sleeps until the next event (nobody
+// publishes then): the tracked path then reads now_ticks() itself (stamp_ticks()).
 inline uint64_t coarse_ticks() {
   return detail::g_coarse_ticks.load(std::memory_order_relaxed);
 }
 inline void publish_coarse_ticks() {
   detail::g_coarse_ticks.store(now_ticks(), std::memory_order_relaxed);
+}
+inline void stop_coarse_ticks() {
+  detail::g_coarse_ticks.store(0, std::memory_order_relaxed);
+}
+// The coarse clock where it is published, else the exact one.
+inline uint64_t stamp_ticks() {
+  const uint64_t t = coarse_ticks();
+  return t ? t : now_ticks();
 }
 
 // Converts ticks to monotonic nanoseconds from a reference pair taken at start and one taken now.

@@ -1,6 +1,10 @@
 #include "base/thread.h"
 
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 namespace sentinel {
 
@@ -16,6 +20,15 @@ int start_quiet_thread(pthread_t* thread, void* (*fn)(void*), void* arg, size_t 
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc == 0) pthread_setname_np(*thread, name);
   return rc;
+}
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_ns) {
+  timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 }  // namespace sentinel

@@ -435,6 +435,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"sequencer_sync_drains", q.sync_drains},
       {"sequencer_full_rings", q.full_rings},
       {"sequencer_deferred_frees", q.deferred_frees},
+      {"drain_thread_wakeups", c.drain_wakeups},
+      {"drain_thread_dormant_wakes", c.drain_dormant_wakes},
       {"threads_without_state", c.threads_without_state.load()},
       {"threads_seen", s.threads.high_water()},
       {"pinned_misplaced", c.pinned_misplaced.load()},

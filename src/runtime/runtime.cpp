@@ -159,6 +159,10 @@ void publish(ThreadState* ts, const TrackEvent& e) {
         sched_yield();  // someone drains right now
       }
     }
+    // Sentinel's thread may be asleep until the next event: the fence orders the push before the look
+    // (drain_thread.cpp, sleep_until_published), so either it sees this event or this sees it asleep.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (__builtin_expect(g_drain_thread.dormant(), 0)) g_drain_thread.wake_if_dormant();
     // Synchronous: sequence before returning, unless another thread is doing it (it, or the next
     // allocation, picks this event up). Never wait here: the holder may need a glibc lock this thread holds.
     if (q.sync_required()) {
@@ -176,7 +180,7 @@ void publish(ThreadState* ts, const TrackEvent& e) {
 // The time stamp of a tracked allocation or free: exact while the sequencer runs synchronously (a
 // profiling window, where interval durations matter), else the coarse clock (clock.h).
 inline uint64_t event_ticks() {
-  return g_state.sequencer.sync_required() ? now_ticks() : coarse_ticks();
+  return g_state.sequencer.sync_required() ? now_ticks() : stamp_ticks();
 }
 
 uint32_t take_log_index(ThreadState* ts, const sentinel_object& o) {
@@ -702,6 +706,8 @@ void at_exit() {
     log_line(LogLevel::warn, b);
   }
   g_state.clock.finish();
+  g_state.counters.drain_wakeups = g_drain_thread.wakeups();
+  g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
   if (worth_a_dump()) {
     write_dump(g_state, pid);
   } else {

@@ -39,6 +39,9 @@ struct Counters {
   std::atomic<uint64_t> steps_marked{0};
   std::atomic<uint64_t> threads_without_state{0};  // events taken on the direct path
   std::atomic<uint64_t> pinned_misplaced{0};       // pinned memory that did not land on the node asked for
+  // Sentinel's drain thread, copied in before the dump is written (it lives outside this state).
+  uint64_t drain_wakeups = 0;        // its looks at the rings
+  uint64_t drain_dormant_wakes = 0;  // times the tracked path woke it from sleeping until an event
 };
 
 struct RuntimeState {

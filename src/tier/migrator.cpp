@@ -1,8 +1,6 @@
 #include "tier/migrator.h"
 
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,15 +23,6 @@ namespace {
 constexpr uint64_t kIdleBoundary = ~uint64_t{0};
 constexpr size_t kPage = 4096;
 constexpr size_t kProbeBytes = size_t{4} << 20;
-
-void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, long timeout_ms) {
-  timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
-}
-
-void futex_wake(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-}
 
 }  // namespace
 
@@ -470,7 +459,7 @@ void Migrator::loop() {
   while (!stop_.load(std::memory_order_acquire)) {
     uint32_t w = wake_.load(std::memory_order_acquire);
     if (w == served) {
-      futex_wait(&wake_, w, 200);
+      futex_wait(&wake_, w, 200'000'000);
       continue;
     }
     served = w;

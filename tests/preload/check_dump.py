@@ -16,6 +16,7 @@ each record, every record's contents, the END record and its count), checks that
   --view PATH         the sentinel-view to read with (default: $SENTINEL_VIEW, else build/tools/sentinel-view)
   --plan-costs S,M    at least one PLAN record, and every one made with these step costs (SENTINEL_STEP_COSTS,
                       ns per KiB: the header's slow_ns_per_kib and move_ns_per_kib)
+  --stat NAME:MIN     the STATS record's counter NAME must be at least MIN; may repeat
   --summary           also run `sentinel-view summary --json DUMP`; its JSON must have objects, tracked_bytes
                       and sites, and its object count must equal the OBJECTS entries
 Exit status 0 when everything holds; otherwise each problem is printed on one line.
@@ -60,6 +61,25 @@ def check_plan_costs(path, view, want):
     return ["PLAN step costs %s, expected %s" % (g, want) for g in got if g != want]
 
 
+def check_stats(path, view, specs):
+    """Problems with the STATS record's named counters: each NAME:MIN of `specs` must be at least MIN."""
+    try:
+        records = sentinel_dump.read(path, only=["STATS"], view=view).get("STATS") or []
+    except sentinel_dump.DumpError as e:
+        return [str(e)]
+    stats = {e["name"]: e["value"] for e in records}
+    problems = []
+    for spec in specs:
+        name, low = spec.rsplit(":", 1)
+        if name not in stats:
+            problems.append("STATS has no %s" % name)
+            continue
+        print("STATS %s = %d" % (name, stats[name]))
+        if stats[name] < int(low):
+            problems.append("STATS %s is %d, expected at least %s" % (name, stats[name], low))
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dump")
@@ -72,6 +92,7 @@ def main():
     ap.add_argument("--view")
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--plan-costs")
+    ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
     a = ap.parse_args()
 
@@ -110,6 +131,9 @@ def main():
 
     if a.plan_costs:
         problems += check_plan_costs(a.dump, a.view, [int(x) for x in a.plan_costs.split(",")])
+
+    if a.stat:
+        problems += check_stats(a.dump, a.view, a.stat)
 
     if a.summary:
         view = sentinel_dump.view_path(a.view)
