@@ -229,6 +229,31 @@ std::string detector_label(const sentinel_detection& d) {
 
 }  // namespace
 
+namespace {
+
+const char* kept_name(uint32_t kept) {
+  return kept == SENTINEL_TRIAL_KEPT_FIXED       ? "no-moves"
+         : kept == SENTINEL_TRIAL_KEPT_REPLANNED ? "replanned"
+                                                 : "moving";
+}
+
+const char* replan_name(uint32_t replan) {
+  switch (replan) {
+    case SENTINEL_REPLAN_WITHIN:
+      return "within";
+    case SENTINEL_REPLAN_DONE:
+      return "replanned";
+    case SENTINEL_REPLAN_SAME:
+      return "same";
+    case SENTINEL_REPLAN_FAILED:
+      return "failed";
+    default:
+      return "none";
+  }
+}
+
+}  // namespace
+
 std::string trial_text(const fmt::PlanRecord& plan) {
   const sentinel_plan_trial& t = plan.trial;
   if (t.state == SENTINEL_TRIAL_NONE) return {};
@@ -239,11 +264,22 @@ std::string trial_text(const fmt::PlanRecord& plan) {
                     pct(t.moving_hit_ppm / 1e6) + ", " + human_bytes(t.moving_moved_bytes) +
                     " moved per step), without moves " + timed(t.fixed_step_ns, t.fixed_steps) + " (predicted " +
                     pct(t.fixed_hit_ppm / 1e6) + ")";
-  const bool fixed = plan.header.flags & SENTINEL_TIER_NO_MOVES;
+  if (t.achieved_bytes_per_s) {
+    out += "; the migrator moved " + human_bytes(t.achieved_bytes_per_s) + "/s under the moving schedule";
+    if (t.replan == SENTINEL_REPLAN_WITHIN) out += " (within 1.5x of the plan's bandwidth: not re-planned)";
+    if (t.replan == SENTINEL_REPLAN_SAME) out += ": re-planned with it, to the same schedule";
+    if (t.replan == SENTINEL_REPLAN_FAILED) out += ": the re-plan failed";
+    if (t.replan == SENTINEL_REPLAN_DONE)
+      out += ": re-planned with it " + timed(t.replanned_step_ns, t.replanned_steps) + " (predicted " +
+             pct(t.replanned_hit_ppm / 1e6) + ", " + human_bytes(t.replanned_moved_bytes) + " moved per step)";
+  }
+  const char* kept = t.kept == SENTINEL_TRIAL_KEPT_FIXED       ? "the schedule without moves"
+                     : t.kept == SENTINEL_TRIAL_KEPT_REPLANNED ? "the re-planned schedule"
+                                                               : "the moving schedule";
   if (t.state == SENTINEL_TRIAL_DONE)
-    out += fixed ? ": kept the schedule without moves" : ": kept the moving schedule";
+    out += std::string(": kept ") + kept;
   else
-    out += std::string(": under way when the dump was written, ") + (fixed ? "without moves" : "moving") + " in effect";
+    out += std::string(": under way when the dump was written, ") + kept + " in effect";
   return out;
 }
 
@@ -258,11 +294,16 @@ void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   os << "{\"state\":";
   json_string(os, t.state == SENTINEL_TRIAL_DONE ? "done" : "running");
   os << ",\"kept\":";
-  json_string(os, (plan->header.flags & SENTINEL_TIER_NO_MOVES) ? "no-moves" : "moving");
+  json_string(os, kept_name(t.kept));
   os << ",\"steps_per_candidate\":" << t.steps_per_candidate << ",\"moving_step_ns\":" << t.moving_step_ns
      << ",\"moving_steps\":" << t.moving_steps << ",\"moving_moved_bytes_per_step\":" << t.moving_moved_bytes
      << ",\"moving_predicted_hit_share\":" << t.moving_hit_ppm / 1e6 << ",\"no_moves_step_ns\":" << t.fixed_step_ns
-     << ",\"no_moves_steps\":" << t.fixed_steps << ",\"no_moves_predicted_hit_share\":" << t.fixed_hit_ppm / 1e6 << "}";
+     << ",\"no_moves_steps\":" << t.fixed_steps << ",\"no_moves_predicted_hit_share\":" << t.fixed_hit_ppm / 1e6
+     << ",\"achieved_bytes_per_s\":" << t.achieved_bytes_per_s << ",\"replan\":";
+  json_string(os, replan_name(t.replan));
+  os << ",\"replanned_step_ns\":" << t.replanned_step_ns << ",\"replanned_steps\":" << t.replanned_steps
+     << ",\"replanned_moved_bytes_per_step\":" << t.replanned_moved_bytes
+     << ",\"replanned_predicted_hit_share\":" << t.replanned_hit_ppm / 1e6 << "}";
 }
 
 }  // namespace

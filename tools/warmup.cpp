@@ -29,7 +29,7 @@ double mean_over(const std::vector<uint64_t>& d, const std::vector<size_t>& whic
 uint32_t trial_steps_of(const fmt::Profile& p, uint32_t phase) {
   for (const auto& plan : p.plans)
     if (plan.header.phase == phase && plan.trial.state != SENTINEL_TRIAL_NONE)
-      return plan.trial.moving_steps + plan.trial.fixed_steps;
+      return plan.trial.moving_steps + plan.trial.fixed_steps + plan.trial.replanned_steps;
   return 0;
 }
 

@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 5
+#define SENTINEL_FORMAT_MINOR 6
 
 struct sentinel_file_header {
   char magic[8];
@@ -254,8 +254,10 @@ struct sentinel_plan_header {
 
 /* Appended to a PLAN record after the interval durations (1.3): u32 size, then this. The runtime's
  * step-time trial: the sentinel policy's moving schedule and the one without moves
- * (SENTINEL_TIER_NO_MOVES), each run for some steps and timed; the faster is kept. The record's
- * header and entries are the schedule in effect when the dump was written. */
+ * (SENTINEL_TIER_NO_MOVES), each run for some steps and timed; since 1.6 also the phase re-planned with
+ * the bandwidth the migrator achieved under the moving schedule, when that differs from the planned
+ * one by 1.5x or more; the fastest is kept. The record's header and entries are the schedule in effect
+ * when the dump was written. */
 #define SENTINEL_TRIAL_NONE 0u    /* no trial: one candidate (it moves nothing, or the trial is off) */
 #define SENTINEL_TRIAL_RUNNING 1u /* under way when the dump was written */
 #define SENTINEL_TRIAL_DONE 2u
@@ -269,7 +271,23 @@ struct sentinel_plan_trial {
   uint32_t fixed_hit_ppm;
   uint32_t moving_steps; /* steps timed */
   uint32_t fixed_steps;
-}; /* 48 bytes */
+  /* 1.6: the re-plan with the migrator's measured bandwidth (a third candidate). */
+  uint64_t achieved_bytes_per_s; /* the migrator's bandwidth over the moving schedule's steps (0: none) */
+  uint64_t replanned_step_ns;    /* mean of the re-planned schedule's timed steps (0: none timed) */
+  uint64_t replanned_moved_bytes;
+  uint32_t replanned_hit_ppm;
+  uint32_t replanned_steps;
+  uint32_t replan;                /* SENTINEL_REPLAN_* */
+  uint32_t kept;                  /* SENTINEL_TRIAL_KEPT_*: the schedule in effect (what the record's entries are) */
+};                                /* 88 bytes (48 before 1.6) */
+#define SENTINEL_REPLAN_NONE 0u   /* not decided: the moving schedule's steps did not end, or moved nothing */
+#define SENTINEL_REPLAN_WITHIN 1u /* the measured bandwidth was within 1.5x of the planned one: no re-plan */
+#define SENTINEL_REPLAN_DONE 2u   /* re-planned with the measured bandwidth, and timed as a third candidate */
+#define SENTINEL_REPLAN_SAME 3u   /* re-planned, to the same schedule: not timed again */
+#define SENTINEL_REPLAN_FAILED 4u /* the re-plan could not be made (out of memory, or refused) */
+#define SENTINEL_TRIAL_KEPT_MOVING 0u
+#define SENTINEL_TRIAL_KEPT_FIXED 1u
+#define SENTINEL_TRIAL_KEPT_REPLANNED 2u
 
 struct sentinel_plan_entry {
   uint32_t identity;

@@ -348,6 +348,23 @@ struct Layout<sentinel_plan_trial> {
       SENTINEL_FIELD(S, 36, u32, fixed_hit_ppm, 3, "the fixed schedule's predicted fast-hit share"),
       SENTINEL_FIELD(S, 40, u32, moving_steps, 3, "steps of the moving schedule timed"),
       SENTINEL_FIELD(S, 44, u32, fixed_steps, 3, "steps of the fixed schedule timed"),
+      SENTINEL_APPENDED(S, 48, u64, achieved_bytes_per_s, 6, zero, nullptr,
+                        "the migrator's measured bandwidth (bytes/s) over the moving schedule's steps (0: not "
+                        "measured)"),
+      SENTINEL_APPENDED(S, 56, u64, replanned_step_ns, 6, zero, nullptr,
+                        "mean duration of the re-planned schedule's timed steps (0: none timed)"),
+      SENTINEL_APPENDED(S, 64, u64, replanned_moved_bytes, 6, zero, nullptr,
+                        "the re-planned schedule's planned bytes moved per step"),
+      SENTINEL_APPENDED(S, 72, u32, replanned_hit_ppm, 6, zero, nullptr,
+                        "the re-planned schedule's predicted fast-hit share"),
+      SENTINEL_APPENDED(S, 76, u32, replanned_steps, 6, zero, nullptr, "steps of the re-planned schedule timed"),
+      SENTINEL_APPENDED(S, 80, u32, replan, 6, zero, nullptr,
+                        "0 not decided, 1 the measured bandwidth within 1.5x of the planned one, 2 re-planned and "
+                        "timed, 3 re-planned to the same schedule, 4 the re-plan failed; larger values are refused"),
+      SENTINEL_APPENDED(S, 84, u32, kept, 6, derived,
+                        "1 (fixed) when the header's flags have `NO_MOVES`, else 0 (moving)",
+                        "the schedule in effect: 0 moving, 1 without moves, 2 re-planned; larger values are "
+                        "refused"),
   };
 };
 

@@ -503,7 +503,14 @@ class Parser {
       r.trial = sized_entry<sentinel_plan_trial>(c, "trial size", "trial size", "plan trial");
       if (r.trial.state > SENTINEL_TRIAL_DONE)
         throw FormatError(at, cat("PLAN record: unknown trial state ", r.trial.state));
+      if (r.trial.replan > SENTINEL_REPLAN_FAILED)
+        throw FormatError(at, cat("PLAN record: unknown re-plan state ", r.trial.replan));
+      if (r.trial.kept > SENTINEL_TRIAL_KEPT_REPLANNED)
+        throw FormatError(at, cat("PLAN record: unknown kept schedule ", r.trial.kept));
     }
+    // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).
+    if (r.trial.kept == SENTINEL_TRIAL_KEPT_MOVING && (r.header.flags & SENTINEL_TIER_NO_MOVES))
+      r.trial.kept = SENTINEL_TRIAL_KEPT_FIXED;
     prof_.plans.push_back(std::move(r));
   }
 

@@ -358,7 +358,8 @@ void Migrator::account(MigrationStats& st, uint32_t phase, uint32_t interval, ui
   st.moves += r.objects;
   st.late += r.late;
   st.failed_pages += static_cast<uint32_t>(r.failed_pages);
-  migrated_.fetch_add(r.bytes, std::memory_order_relaxed);
+  if (r.bytes) move_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);  // before the bytes: a reader
+  migrated_.fetch_add(r.bytes, std::memory_order_relaxed);              // between them sees less
   late_total_.fetch_add(r.late, std::memory_order_relaxed);
   failed_total_.fetch_add(r.failed_pages, std::memory_order_relaxed);
   log_batch(t0, t1, r.bytes, phase, interval, r.objects,

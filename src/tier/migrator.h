@@ -131,6 +131,9 @@ class Migrator {
   uint64_t batches() const;  // batches logged (<= kBatchLog kept)
   const sentinel_migration_batch& batch(uint64_t i) const { return log_[i % kBatchLog]; }
   uint64_t migrated_bytes() const { return migrated_.load(std::memory_order_relaxed); }
+  // The time its move calls took, over every pass that moved bytes: with migrated_bytes(), the bandwidth
+  // it achieves beside the running program (the step-time trial's re-plan reads both around a stretch).
+  uint64_t move_ns() const { return move_ns_.load(std::memory_order_relaxed); }
   uint64_t late() const { return late_total_.load(std::memory_order_relaxed); }
   uint64_t failed_pages() const { return failed_total_.load(std::memory_order_relaxed); }
   uint64_t raced_frees() const { return raced_.load(std::memory_order_relaxed); }
@@ -225,6 +228,7 @@ class Migrator {
   std::atomic<bool> verify_{false};
   sentinel_migration_batch* log_ = nullptr;
   std::atomic<uint64_t> log_count_{0};
+  std::atomic<uint64_t> move_ns_{0};
   std::atomic<uint64_t> migrated_{0}, late_total_{0}, failed_total_{0}, raced_{0}, fast_peak_{0}, steady_peak_{0};
   std::atomic<int64_t> fast_bytes_{0};
   const std::atomic<int64_t>* pending_ = nullptr;

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/numa_ops.h"
 #include "base/vm_region.h"
+#include "tier/step_costs.h"
 #include "track/arena.h"
 
 namespace sentinel {
@@ -366,6 +367,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
     for (uint32_t i = 0; i < p.intervals && i < 64; ++i) s.interval_ns[i] = p.interval_ns[i];
     s.has_interval_ns = true;
   }
+  s.input = in;  // the identities and touches are the profiler's, kept for the life of the process
+  s.input.interval_ns = s.has_interval_ns ? s.interval_ns : nullptr;
   s.exec = ExecPlan{p.phase,
                     p.intervals,
                     s.plan.entries,
@@ -375,7 +378,7 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
                     s.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : s.plan.header.fast_budget_bytes};
   adopt_live_objects(slot, p);
   migrator_.set_plan(slot, &s.exec);
-  if (prepare_trial(s, p, in)) use_candidate(slot, true);  // the no-move schedule is timed first
+  if (prepare_trial(s, p, in)) use_candidate(slot, kFixed);  // the no-move schedule is timed first
   if (!dry_run_ && !placing_.load(std::memory_order_relaxed)) {
     arena_->set_tier_nodes(fast_node_, slow_node_);
     placing_.store(true, std::memory_order_release);
@@ -486,31 +489,40 @@ bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanIn
   PlanInput in = moving;
   in.flags |= SENTINEL_TIER_NO_MOVES;
   const char* error = nullptr;
-  if (!s.fixed_scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.fixed_scratch, &s.fixed_plan, &error) ||
-      !(s.fixed_tokens = build_tokens(s, p, s.fixed_plan))) {
+  if (!make_candidate(s, p, in, s.fixed, &error)) {
     LineBuf b;
     b.str("phase ").u64(p.phase).str(": no step-time trial (").str(error ? error : "out of memory");
     b.str("); the moving schedule is kept");
     log_line(LogLevel::warn, b);
     return false;
   }
-  s.fixed_exec = s.exec;
-  s.fixed_exec.entries = s.fixed_plan.entries;
   s.trial.state = SENTINEL_TRIAL_RUNNING;
   return true;
 }
 
-void Tiering::use_candidate(uint32_t slot, bool fixed) {
+bool Tiering::make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c,
+                             const char** error) {
+  if (!c.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, c.scratch, &c.plan, error) ||
+      !(c.tokens = build_tokens(s, p, c.plan)))
+    return false;
+  c.exec = s.exec;
+  c.exec.entries = c.plan.entries;
+  return true;
+}
+
+void Tiering::use_candidate(uint32_t slot, uint32_t c) {
   PlanSlot& s = slots_[slot];
-  s.live_tokens.store(fixed ? s.fixed_tokens : s.tokens, std::memory_order_release);
-  s.fixed_active.store(fixed, std::memory_order_release);
+  const PlanSlot::CandidateView v = s.candidate(c);
+  s.live_tokens.store(v.tokens, std::memory_order_release);
+  s.active.store(c, std::memory_order_release);
   s.steps_catching_up = 0;
-  migrator_.switch_plan(slot, fixed ? &s.fixed_exec : &s.exec);
+  migrator_.switch_plan(slot, v.exec);
 }
 
 // A step of the phase starts: time the one that ended (when it ran whole in this phase), and move the
 // trial on. Each candidate gets two steps to take over (its first moves, the other's leftovers), then
-// cfg.trial_steps timed ones.
+// cfg.trial_steps timed ones: the schedule without moves, the moving one, then the re-planned one if
+// the moving one's bandwidth called for it.
 void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   Trial& t = s.trial;
   if (t.state != SENTINEL_TRIAL_RUNNING) {
@@ -519,7 +531,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   }
   constexpr uint32_t kTakeOver = 2;
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
-  const uint32_t cand = t.stage == 0 ? 1 : 0;  // index into sum/timed: [0] moving, [1] without moves
+  const uint32_t cand = t.timing;
   if (t.step_start && now > t.step_start) {
     if (++t.complete > kTakeOver) {
       t.sum[cand] += now - t.step_start;
@@ -528,26 +540,85 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   }
   t.step_start = now;
   if (t.timed[cand] < cfg_.trial_steps) return;
-  if (t.stage == 0) {  // the no-move schedule is timed: now the moving one
-    t.stage = 1;
+  if (cand == kFixed) {  // the no-move schedule is timed: now the moving one
+    t.timing = kMoving;
     t.complete = 0;
-    use_candidate(slot, false);
+    t.moved_at_start = migrator_.migrated_bytes();
+    t.move_ns_at_start = migrator_.move_ns();
+    use_candidate(slot, kMoving);
+    return;
+  }
+  if (cand == kMoving && replan_with_measured_bandwidth(s)) {
+    t.timing = kReplanned;
+    t.complete = 0;
+    use_candidate(slot, kReplanned);
     return;
   }
   t.state = SENTINEL_TRIAL_DONE;
-  const bool fixed = t.sum[1] / t.timed[1] < t.sum[0] / t.timed[0];
-  if (fixed) {
-    use_candidate(slot, true);
+  uint32_t best = kMoving;  // ties: the moving schedule, then the re-planned one, then without moves
+  for (uint32_t c : {kReplanned, kFixed})
+    if (t.timed[c] && t.sum[c] / t.timed[c] < t.sum[best] / t.timed[best]) best = c;
+  if (best != cand) {
+    use_candidate(slot, best);
     t.quiet = kTakeOver;
   }
-  const uint64_t moving_ns = mean_step_ns(t, 0), fixed_ns = mean_step_ns(t, 1);
+  const uint64_t moving_ns = mean_step_ns(t, kMoving), fixed_ns = mean_step_ns(t, kFixed);
   LineBuf b;
   b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(moving_ns / 1000000).chr('.');
   b.u64(moving_ns / 100000 % 10).str(" ms/step, without moves ").u64(fixed_ns / 1000000).chr('.');
-  b.u64(fixed_ns / 100000 % 10)
-      .str(" ms/step: kept ")
-      .str(fixed ? "the schedule without moves" : "the moving schedule");
+  b.u64(fixed_ns / 100000 % 10).str(" ms/step");
+  if (t.timed[kReplanned]) {
+    const uint64_t replanned_ns = mean_step_ns(t, kReplanned);
+    b.str(", re-planned ").u64(replanned_ns / 1000000).chr('.').u64(replanned_ns / 100000 % 10).str(" ms/step");
+  }
+  b.str(": kept ").str(best == kFixed       ? "the schedule without moves"
+                       : best == kReplanned ? "the re-planned schedule"
+                                            : "the moving schedule");
   log_line(LogLevel::info, b);
+}
+
+bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
+  Trial& t = s.trial;
+  const uint64_t bytes = migrator_.migrated_bytes() - t.moved_at_start;
+  const uint64_t ns = migrator_.move_ns() - t.move_ns_at_start;
+  // Too little moved to measure a bandwidth from (a few pages are all call overhead).
+  constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
+  if (bytes < kMinMeasuredBytes || !ns) return false;
+  const double measured = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
+  t.achieved_bytes_per_s = measured >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(measured);
+  const double planned = static_cast<double>(s.plan.header.migrate_bytes_per_s);
+  if (measured * 1.5 > planned && measured < planned * 1.5) {
+    t.replan = SENTINEL_REPLAN_WITHIN;
+    return false;
+  }
+  PlanInput in = s.input;
+  in.migrate_bytes_per_s = t.achieved_bytes_per_s;
+  in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
+  // auto's move cost is the probe's time per byte moved (step_costs.h): the measured one replaces it.
+  uint32_t slow = 0, move = 0;
+  if (cfg_.step_costs.kind == StepCostsKind::automatic && migrator_.measured_costs(&slow, &move))
+    in.costs = step_costs_of_kib(slow, move_ns_per_kib_of(t.achieved_bytes_per_s));
+  PhaseProfileView p;
+  p.phase = s.phase;
+  p.identities = s.identities;
+  p.identity_count = in.identity_count;
+  const char* error = nullptr;
+  LineBuf b;
+  b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(t.achieved_bytes_per_s).str("/s, the plan assumed ");
+  b.bytes(s.plan.header.migrate_bytes_per_s).str("/s: ");
+  if (!make_candidate(s, p, in, s.replanned, &error)) {
+    t.replan = SENTINEL_REPLAN_FAILED;
+    b.str("no re-plan (").str(error ? error : "out of memory").chr(')');
+    log_line(LogLevel::warn, b);
+    return false;
+  }
+  const Plan& r = s.replanned.plan;
+  const bool same = r.entry_count == s.plan.entry_count &&
+                    std::memcmp(r.entries, s.plan.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
+  t.replan = same ? SENTINEL_REPLAN_SAME : SENTINEL_REPLAN_DONE;
+  b.str(same ? "re-planned, to the same schedule" : "re-planned; timing it");
+  log_line(LogLevel::info, b);
+  return !same;
 }
 
 uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
@@ -577,9 +648,18 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.fixed_step_ns = mean_step_ns(t, 1);
   r.moving_moved_bytes = s.plan.header.moved_bytes_per_step;
   r.moving_hit_ppm = s.plan.header.predicted_hit_ppm;
-  r.fixed_hit_ppm = s.fixed_plan.header.predicted_hit_ppm;
-  r.moving_steps = t.timed[0];
-  r.fixed_steps = t.timed[1];
+  r.fixed_hit_ppm = s.fixed.plan.header.predicted_hit_ppm;
+  r.moving_steps = t.timed[kMoving];
+  r.fixed_steps = t.timed[kFixed];
+  r.achieved_bytes_per_s = t.achieved_bytes_per_s;
+  r.replan = t.replan;
+  r.kept = s.active.load(std::memory_order_acquire);
+  if (t.replan == SENTINEL_REPLAN_DONE) {
+    r.replanned_step_ns = mean_step_ns(t, kReplanned);
+    r.replanned_steps = t.timed[kReplanned];
+    r.replanned_moved_bytes = s.replanned.plan.header.moved_bytes_per_step;
+    r.replanned_hit_ppm = s.replanned.plan.header.predicted_hit_ppm;
+  }
   return r;
 }
 

@@ -114,7 +114,8 @@ class Tiering {
   bool retired(uint32_t slot) const { return slots_[slot].retired; }
   // The schedule in effect (the one the trial kept, or the candidate it was timing).
   const Plan& plan(uint32_t slot) const {
-    return slots_[slot].fixed_active.load(std::memory_order_acquire) ? slots_[slot].fixed_plan : slots_[slot].plan;
+    const PlanSlot& s = slots_[slot];
+    return s.candidate(s.active.load(std::memory_order_acquire)).plan;
   }
   sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
@@ -142,19 +143,34 @@ class Tiering {
     uint32_t pad;
   };
   // The step-time trial (docs/tiering.md): the sentinel policy's moving schedule against the same phase
-  // planned without moves, each timed over cfg.trial_steps steps after two steps to take over; the
-  // faster stays. Sequencer side only.
+  // planned without moves, each timed over cfg.trial_steps steps after two steps to take over; then,
+  // when the migrator's bandwidth over the moving schedule's steps is 1.5x off the planned one, the
+  // phase re-planned with it, timed the same way. The fastest stays. Sequencer side only.
+  // Candidates, indices into sum/timed and PlanSlot::candidate(): SENTINEL_TRIAL_KEPT_*.
+  static constexpr uint32_t kMoving = SENTINEL_TRIAL_KEPT_MOVING, kFixed = SENTINEL_TRIAL_KEPT_FIXED,
+                            kReplanned = SENTINEL_TRIAL_KEPT_REPLANNED, kCandidates = 3;
   struct Trial {
     uint32_t state = SENTINEL_TRIAL_NONE;
-    uint32_t stage = 0;       // 0: timing the no-move candidate, 1: the moving one
-    uint32_t complete = 0;    // complete steps under the current candidate
-    uint32_t quiet = 0;       // steps left for the kept schedule to take over (check waits)
-    uint64_t step_start = 0;  // ticks of the running step's start; 0: not timeable
-    uint64_t sum[2] = {};     // ticks of timed steps: [0] moving, [1] without moves
-    uint32_t timed[2] = {};
+    uint32_t timing = kFixed;        // the candidate being timed: kFixed, then kMoving, then maybe kReplanned
+    uint32_t complete = 0;           // complete steps under the current candidate
+    uint32_t quiet = 0;              // steps left for the kept schedule to take over (check waits)
+    uint64_t step_start = 0;         // ticks of the running step's start; 0: not timeable
+    uint64_t sum[kCandidates] = {};  // ticks of timed steps
+    uint32_t timed[kCandidates] = {};
+    uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the moving one began
+    uint64_t achieved_bytes_per_s = 0;
+    uint32_t replan = SENTINEL_REPLAN_NONE;
+  };
+  // One schedule of a phase: the plan, the migrator's view of it, its birth tiers.
+  struct Candidate {
+    PlanScratch scratch;
+    Plan plan;
+    ExecPlan exec;
+    TokenEntry* tokens = nullptr;
   };
   struct PlanSlot {
     uint32_t phase = 0;
+    PlanInput input;  // what the moving schedule was planned from (its interval_ns: this slot's copy)
     PlanScratch scratch;
     Plan plan;
     ExecPlan exec;
@@ -170,13 +186,21 @@ class Tiering {
     uint32_t token_mask = 0;
     uint64_t interval_ns[64] = {};  // the planner's clock, as given
     bool has_interval_ns = false;
-    // The trial's other candidate: the phase planned with SENTINEL_TIER_NO_MOVES.
-    PlanScratch fixed_scratch;
-    Plan fixed_plan;
-    ExecPlan fixed_exec;
-    TokenEntry* fixed_tokens = nullptr;
+    // The trial's other candidates: the phase planned with SENTINEL_TIER_NO_MOVES, and re-planned with
+    // the migrator's measured bandwidth. The moving one is plan/exec/tokens above.
+    Candidate fixed, replanned;
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
-    std::atomic<bool> fixed_active{false};
+    std::atomic<uint32_t> active{kMoving};          // the candidate in effect
+    struct CandidateView {
+      const Plan& plan;
+      const ExecPlan* exec;
+      TokenEntry* tokens;
+    };
+    CandidateView candidate(uint32_t c) const {
+      if (c == kFixed) return {fixed.plan, &fixed.exec, fixed.tokens};
+      if (c == kReplanned) return {replanned.plan, &replanned.exec, replanned.tokens};
+      return {plan, &exec, tokens};
+    }
     Trial trial;
     bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
     uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
@@ -194,9 +218,14 @@ class Tiering {
   bool build_tables(PlanSlot& s, const PhaseProfileView& p);
   TokenEntry* build_tokens(const PlanSlot& s, const PhaseProfileView& p, const Plan& plan);
   bool prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in);
+  // Plans `in` into `c` (its tokens, its exec from the slot's); false with *error on failure.
+  bool make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c, const char** error);
   void trial_step(PlanSlot& s, uint64_t now);
-  void use_candidate(uint32_t slot, bool fixed);
-  uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // [0] moving, [1] without moves; 0: none timed
+  // The moving candidate's timed steps are done: measure the migrator's bandwidth over them and re-plan
+  // when it is 1.5x off. True when there is a re-planned candidate to time.
+  bool replan_with_measured_bandwidth(PlanSlot& s);
+  void use_candidate(uint32_t slot, uint32_t c);
+  uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
   void start_interleave();
   bool said_dry_run_ = false;  // init() said why nothing will be placed

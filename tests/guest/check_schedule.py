@@ -154,14 +154,18 @@ def main():
             trial = (s.get("plan") or {}).get("trial")
             if policy == "sentinel" and args.trial_steps != 0:
                 # The step-time trial: both schedules timed, the faster kept, and it must have ended before
-                # the checked steps (it starts right after planning and takes 4 + 2 x SENTINEL_TRIAL_STEPS steps).
+                # the checked steps (it starts right after planning and takes 4 + 2 x SENTINEL_TRIAL_STEPS steps,
+                # 2 + SENTINEL_TRIAL_STEPS more when the migrator's bandwidth called for a re-plan).
                 if not trial or trial.get("state") != "done":
                     failures.append(f"{tag} the step-time trial did not end: {trial}")
                 else:
                     print(f"{'':12s} step-time trial: moving {trial['moving_step_ns'] / 1e6:.1f} ms/step "
                           f"(predicted {trial['moving_predicted_hit_share']:.3f}), without moves "
                           f"{trial['no_moves_step_ns'] / 1e6:.1f} ms/step (predicted "
-                          f"{trial['no_moves_predicted_hit_share']:.3f}): kept {trial['kept']}")
+                          f"{trial['no_moves_predicted_hit_share']:.3f}), re-plan {trial.get('replan')} at "
+                          f"{trial.get('achieved_bytes_per_s', 0) / 1e6:.1f} MB/s "
+                          f"({trial.get('replanned_step_ns', 0) / 1e6:.1f} ms/step, predicted "
+                          f"{trial.get('replanned_predicted_hit_share', 0):.3f}): kept {trial['kept']}")
                     if trial["kept"] == "no-moves":
                         static = True  # nothing moves in the checked steps: every observation must match
                         # Nor do births depend on timing then: the placement check must measure what the

@@ -333,6 +333,42 @@ TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[
   CHECK(old.plans[0].trial.state == SENTINEL_TRIAL_NONE);
 }
 
+TEST_CASE("format reader 1.6: the re-plan with the measured bandwidth in the trial; older trials read as none",
+          "[format]") {
+  // replan and kept as given; `flags` the header's.
+  auto plan_bytes = [](uint32_t replan, uint32_t kept, uint32_t flags, uint32_t trial_size) {
+    Bytes b;
+    sentinel_plan_header h = sample_header();
+    h.flags = flags;
+    b.u32(sizeof h);
+    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
+    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
+    b.u32(0).u32(sizeof(sentinel_plan_entry));  // no entries
+    b.u32(0);                                   // no interval durations
+    b.u32(trial_size);
+    b.u32(SENTINEL_TRIAL_DONE).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
+    if (trial_size >= 88) b.u64(31000000).u64(1100000).u64(2048).u32(950000).u32(2).u32(replan).u32(kept);
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PLAN, b);
+    d.end();
+    return d.bytes();
+  };
+  Profile p = parse_profile(plan_bytes(SENTINEL_REPLAN_DONE, SENTINEL_TRIAL_KEPT_REPLANNED, 0, 88));
+  REQUIRE(p.plans.size() == 1);
+  const sentinel_plan_trial& t = p.plans[0].trial;
+  CHECK((t.achieved_bytes_per_s == 31000000 && t.replanned_step_ns == 1100000 && t.replanned_moved_bytes == 2048 &&
+         t.replanned_hit_ppm == 950000 && t.replanned_steps == 2 && t.replan == SENTINEL_REPLAN_DONE &&
+         t.kept == SENTINEL_TRIAL_KEPT_REPLANNED));
+  // Before 1.6: no re-plan, and the kept schedule is what the header's flags say.
+  Profile fixed = parse_profile(plan_bytes(0, 0, SENTINEL_TIER_NO_MOVES, 48));
+  CHECK((fixed.plans[0].trial.replan == SENTINEL_REPLAN_NONE &&
+         fixed.plans[0].trial.kept == SENTINEL_TRIAL_KEPT_FIXED && fixed.plans[0].trial.achieved_bytes_per_s == 0));
+  Profile moving = parse_profile(plan_bytes(0, 0, 0, 48));
+  CHECK(moving.plans[0].trial.kept == SENTINEL_TRIAL_KEPT_MOVING);
+  CHECK(has(error_of(plan_bytes(5, 0, 0, 88)).what(), "PLAN record: unknown re-plan state 5"));
+  CHECK(has(error_of(plan_bytes(0, 3, 0, 88)).what(), "PLAN record: unknown kept schedule 3"));
+}
+
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
   sentinel_plan_header h = sample_header();
   h.slow_ns_per_kib = 200;

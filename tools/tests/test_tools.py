@@ -219,7 +219,7 @@ def test_view(a, tmp):
     # Bad dumps: exit 1, exactly one line on stderr naming the file and the offset.
     for name, needle in [("truncated.prof", "runs past end of file"),
                          ("corrupt.prof", "checksum mismatch in PROCESS record"),
-                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.5)"),
+                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.6)"),
                          ("empty.prof", "file header truncated")]:
         for extra in ([], ["--json"]):
             r = run([view, "summary"] + extra + [d(name)])
@@ -418,7 +418,7 @@ def test_profile(a, tmp):
     r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
     j = json.loads(r.stdout)
-    expect = {"version": "1.5", "objects": 87, "steps": 15, "allocations_per_step": 6,
+    expect = {"version": "1.6", "objects": 87, "steps": 15, "allocations_per_step": 6,
               "intervals_per_step": 3, "profiled_steps": 2, "granularity_bytes": 65536,
               "faults": 530, "identity_count": 9, "group_count": 8,
               "touched_bytes_per_step": 16 * MiB + 512 * KiB + 64 * KiB, "dropped_touches": 0,
@@ -647,6 +647,22 @@ def test_plan(a, tmp):
     r = run([view, "report", "--no-symbols", d("tiered-trial.prof"), "-o", d("trial.html")])
     check(r.returncode == 0 and "Step-time trial: moving schedule" in open(d("trial.html")).read(),
           f"report shows the trial ({r.stderr.strip()})")
+
+    # The trial re-planned with the migrator's measured bandwidth and kept it (1.6): recomputed with the
+    # header's bandwidth, and summary says what was measured and kept.
+    r = run([view, "plan", d("tiered-replanned.prof")])
+    check(r.returncode == 0 and "recorded plan    identical to the recomputed one" in r.stdout,
+          f"plan tiered-replanned: recomputed ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")
+    r = run([view, "summary", d("tiered-replanned.prof")])
+    check(r.returncode == 0 and "under the moving schedule: re-planned with it 25.0 ms/step over 2 steps" in r.stdout
+          and ": kept the re-planned schedule" in r.stdout,
+          f"summary shows the re-plan ({[l for l in r.stdout.splitlines() if 'trial' in l]})")
+    r = run([view, "summary", "--json", d("tiered-replanned.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    tr = (j.get("plan") or {}).get("trial") or {}
+    check(tr.get("kept") == "replanned" and tr.get("replan") == "replanned" and tr.get("replanned_step_ns") == 25000000
+          and tr.get("replanned_steps") == 2 and tr.get("achieved_bytes_per_s", 0) > 0,
+          f"summary --json plan.trial re-planned ({tr})")
 
     r = run([view, "plan", d("tiered-differs.prof")])
     check(r.returncode == 0 and "recorded plan    DIFFERS from the recomputed one: 1 entry differs" in r.stdout,

@@ -174,6 +174,41 @@ bool write_tiering_dumps(const std::string& dir) {
     ok &= write_file(dir + "/tiered-trial.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
 
+  // The trial re-planned with the migrator's measured bandwidth (1.6) and kept that schedule: the PLAN
+  // record is it, its header holds the measured bandwidth, and sentinel-view plan recomputes it so.
+  {
+    sentinel::PlanInput in = src.in;
+    in.migrate_bytes_per_s = kBandwidth / 4;
+    sentinel::PlanScratch rs;
+    sentinel::Plan replanned;
+    if (!rs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, rs, &replanned, &why)) {
+      std::fprintf(stderr, "make-test-dumps: make_plan re-planned: %s\n", why ? why : "no memory");
+      return false;
+    }
+    const sentinel_plan_header rh = replanned.header;
+    std::vector<sentinel_plan_entry> re(replanned.entries, replanned.entries + replanned.entry_count);
+    sentinel_plan_trial trial{};
+    trial.state = SENTINEL_TRIAL_DONE;
+    trial.steps_per_candidate = 2;
+    trial.moving_step_ns = 30'000'000;
+    trial.fixed_step_ns = 28'000'000;
+    trial.moving_moved_bytes = header.moved_bytes_per_step;
+    trial.moving_hit_ppm = header.predicted_hit_ppm;
+    trial.fixed_hit_ppm = 100000;
+    trial.moving_steps = trial.fixed_steps = trial.replanned_steps = 2;
+    trial.achieved_bytes_per_s = kBandwidth / 4;
+    trial.replanned_step_ns = 25'000'000;
+    trial.replanned_moved_bytes = rh.moved_bytes_per_step;
+    trial.replanned_hit_ppm = rh.predicted_hit_ppm;
+    trial.replan = SENTINEL_REPLAN_DONE;
+    trial.kept = SENTINEL_TRIAL_KEPT_REPLANNED;
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(header));
+      d.plan(rh, re, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &trial);
+    };
+    ok &= write_file(dir + "/tiered-replanned.prof", sentinel::testing::make_loop_dump(spec).bytes);
+  }
+
   // SENTINEL_STEP_COSTS=200,500 (1.4): the PLAN header holds the costs the plan was made with, and
   // sentinel-view plan replays them.
   {
