@@ -520,29 +520,32 @@ void Tiering::use_candidate(uint32_t slot, uint32_t c) {
 }
 
 // A step of the phase starts: time the one that ended (when it ran whole in this phase), and move the
-// trial on. Each candidate gets two steps to take over (its first moves, the other's leftovers), then
-// cfg.trial_steps timed ones: the schedule without moves, the moving one, then the re-planned one if
-// the moving one's bandwidth called for it.
+// trial on. A candidate's steps are timed from the first one that starts with the migrator caught up
+// with it (a whole boundary pass done: every object where it wants it; its first step, which makes
+// that pass and the other's leftovers, never is), or after kCatchUpSteps steps without; cfg.trial_steps
+// of them each: the schedule without moves, the moving one, then the re-planned one if the moving
+// one's bandwidth called for it.
 void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   Trial& t = s.trial;
   if (t.state != SENTINEL_TRIAL_RUNNING) {
     if (t.quiet) --t.quiet;
     return;
   }
-  constexpr uint32_t kTakeOver = 2;
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
   const uint32_t cand = t.timing;
   if (t.step_start && now > t.step_start) {
-    if (++t.complete > kTakeOver) {
+    if (++t.complete > kCatchUpSteps || t.start_caught_up) {
       t.sum[cand] += now - t.step_start;
       ++t.timed[cand];
     }
   }
   t.step_start = now;
+  t.start_caught_up = migrator_.caught_up(slot);  // false again below when this step switches
   if (t.timed[cand] < cfg_.trial_steps) return;
   if (cand == kFixed) {  // the no-move schedule is timed: now the moving one
     t.timing = kMoving;
     t.complete = 0;
+    t.start_caught_up = false;
     t.moved_at_start = migrator_.migrated_bytes();
     t.move_ns_at_start = migrator_.move_ns();
     use_candidate(slot, kMoving);
@@ -551,6 +554,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   if (cand == kMoving && replan_with_measured_bandwidth(s)) {
     t.timing = kReplanned;
     t.complete = 0;
+    t.start_caught_up = false;
     use_candidate(slot, kReplanned);
     return;
   }
@@ -560,7 +564,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
     if (t.timed[c] && t.sum[c] / t.timed[c] < t.sum[best] / t.timed[best]) best = c;
   if (best != cand) {
     use_candidate(slot, best);
-    t.quiet = kTakeOver;
+    t.quiet = 1;  // the check also waits for the migrator to catch up with it (trial_settled)
   }
   const uint64_t moving_ns = mean_step_ns(t, kMoving), fixed_ns = mean_step_ns(t, kFixed);
   LineBuf b;
