@@ -1,0 +1,200 @@
+// The step-time trial (docs/tiering.md, "The step-time trial"): the sentinel policy's moving schedule,
+// the same phase planned without moves, and the phase re-planned with the migrator's measured bandwidth,
+// each timed on real steps; the fastest stays. Tiering's members, on the sequencer's side.
+#include <cstring>
+
+#include "base/log.h"
+#include "tier/step_costs.h"
+#include "tier/tiering.h"
+
+namespace sentinel {
+
+bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& moving) {
+  s.trial = Trial{};
+  // Only the sentinel policy has two schedules to choose from, only a moving one needs timing, and
+  // only real moves can be timed.
+  if (dry_run_ || !cfg_.trial_steps || s.plan.header.policy != SENTINEL_POLICY_SENTINEL ||
+      !s.plan.header.moved_bytes_per_step)
+    return false;
+  PlanInput in = moving;
+  in.flags |= SENTINEL_TIER_NO_MOVES;
+  const char* error = nullptr;
+  if (!make_candidate(s, p, in, s.fixed, &error)) {
+    LineBuf b;
+    b.str("phase ").u64(p.phase).str(": no step-time trial (").str(error ? error : "out of memory");
+    b.str("); the moving schedule is kept");
+    log_line(LogLevel::warn, b);
+    return false;
+  }
+  s.trial.state = SENTINEL_TRIAL_RUNNING;
+  return true;
+}
+
+bool Tiering::make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c,
+                             const char** error) {
+  if (!c.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, c.scratch, &c.plan, error) ||
+      !(c.tokens = build_tokens(s, p, c.plan)))
+    return false;
+  c.exec = s.exec;
+  c.exec.entries = c.plan.entries;
+  return true;
+}
+
+void Tiering::use_candidate(uint32_t slot, uint32_t c) {
+  PlanSlot& s = slots_[slot];
+  const PlanSlot::CandidateView v = s.candidate(c);
+  s.live_tokens.store(v.tokens, std::memory_order_release);
+  s.active.store(c, std::memory_order_release);
+  s.steps_catching_up = 0;
+  migrator_.switch_plan(slot, v.exec);
+}
+
+// A step of the phase starts: time the one that ended (when it ran whole in this phase), and move the
+// trial on. A candidate's steps are timed from the first one that starts with the migrator caught up
+// with it (a whole boundary pass done: every object where it wants it; its first step, which makes
+// that pass and the other's leftovers, never is), or after kCatchUpSteps steps without; cfg.trial_steps
+// of them each: the schedule without moves, the moving one, then the re-planned one if the moving
+// one's bandwidth called for it.
+void Tiering::trial_step(PlanSlot& s, uint64_t now) {
+  Trial& t = s.trial;
+  if (t.state != SENTINEL_TRIAL_RUNNING) {
+    if (t.quiet) --t.quiet;
+    return;
+  }
+  const uint32_t slot = static_cast<uint32_t>(&s - slots_);
+  const uint32_t cand = t.timing;
+  if (t.step_start && now > t.step_start) {
+    if (++t.complete > kCatchUpSteps || t.start_caught_up) {
+      t.sum[cand] += now - t.step_start;
+      ++t.timed[cand];
+    }
+  }
+  t.step_start = now;
+  t.start_caught_up = migrator_.caught_up(slot);  // false again below when this step switches
+  if (t.timed[cand] < cfg_.trial_steps) return;
+  if (cand == kFixed) {  // the no-move schedule is timed: now the moving one
+    t.timing = kMoving;
+    t.complete = 0;
+    t.start_caught_up = false;
+    t.moved_at_start = migrator_.migrated_bytes();
+    t.move_ns_at_start = migrator_.move_ns();
+    use_candidate(slot, kMoving);
+    return;
+  }
+  if (cand == kMoving && replan_with_measured_bandwidth(s)) {
+    t.timing = kReplanned;
+    t.complete = 0;
+    t.start_caught_up = false;
+    use_candidate(slot, kReplanned);
+    return;
+  }
+  t.state = SENTINEL_TRIAL_DONE;
+  uint32_t best = kMoving;  // ties: the moving schedule, then the re-planned one, then without moves
+  for (uint32_t c : {kReplanned, kFixed})
+    if (t.timed[c] && t.sum[c] / t.timed[c] < t.sum[best] / t.timed[best]) best = c;
+  if (best != cand) {
+    use_candidate(slot, best);
+    t.quiet = 1;  // the check also waits for the migrator to catch up with it (trial_settled)
+  }
+  const uint64_t moving_ns = mean_step_ns(t, kMoving), fixed_ns = mean_step_ns(t, kFixed);
+  LineBuf b;
+  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(moving_ns / 1000000).chr('.');
+  b.u64(moving_ns / 100000 % 10).str(" ms/step, without moves ").u64(fixed_ns / 1000000).chr('.');
+  b.u64(fixed_ns / 100000 % 10).str(" ms/step");
+  if (t.timed[kReplanned]) {
+    const uint64_t replanned_ns = mean_step_ns(t, kReplanned);
+    b.str(", re-planned ").u64(replanned_ns / 1000000).chr('.').u64(replanned_ns / 100000 % 10).str(" ms/step");
+  }
+  b.str(": kept ").str(best == kFixed       ? "the schedule without moves"
+                       : best == kReplanned ? "the re-planned schedule"
+                                            : "the moving schedule");
+  log_line(LogLevel::info, b);
+}
+
+bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
+  Trial& t = s.trial;
+  const uint64_t bytes = migrator_.migrated_bytes() - t.moved_at_start;
+  const uint64_t ns = migrator_.move_ns() - t.move_ns_at_start;
+  // Too little moved to measure a bandwidth from (a few pages are all call overhead).
+  constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
+  if (bytes < kMinMeasuredBytes || !ns) return false;
+  const double measured = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
+  t.achieved_bytes_per_s = measured >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(measured);
+  const double planned = static_cast<double>(s.plan.header.migrate_bytes_per_s);
+  if (measured * 1.5 > planned && measured < planned * 1.5) {
+    t.replan = SENTINEL_REPLAN_WITHIN;
+    return false;
+  }
+  PlanInput in = s.input;
+  in.migrate_bytes_per_s = t.achieved_bytes_per_s;
+  in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
+  // auto's move cost is the probe's time per byte moved (step_costs.h): the measured one replaces it.
+  uint32_t slow = 0, move = 0;
+  if (cfg_.step_costs.kind == StepCostsKind::automatic && migrator_.measured_costs(&slow, &move))
+    in.costs = step_costs_of_kib(slow, move_ns_per_kib_of(t.achieved_bytes_per_s));
+  PhaseProfileView p;
+  p.phase = s.phase;
+  p.identities = s.identities;
+  p.identity_count = in.identity_count;
+  const char* error = nullptr;
+  LineBuf b;
+  b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(t.achieved_bytes_per_s).str("/s, the plan assumed ");
+  b.bytes(s.plan.header.migrate_bytes_per_s).str("/s: ");
+  if (!make_candidate(s, p, in, s.replanned, &error)) {
+    t.replan = SENTINEL_REPLAN_FAILED;
+    b.str("no re-plan (").str(error ? error : "out of memory").chr(')');
+    log_line(LogLevel::warn, b);
+    return false;
+  }
+  const Plan& r = s.replanned.plan;
+  const bool same = r.entry_count == s.plan.entry_count &&
+                    std::memcmp(r.entries, s.plan.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
+  t.replan = same ? SENTINEL_REPLAN_SAME : SENTINEL_REPLAN_DONE;
+  b.str(same ? "re-planned, to the same schedule" : "re-planned; timing it");
+  log_line(LogLevel::info, b);
+  return !same;
+}
+
+uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
+  if (!t.timed[c]) return 0;
+  const uint64_t ticks = t.sum[c] / t.timed[c];
+  return clock_ ? clock_->ticks_to_duration_ns_now(ticks) : ticks;
+}
+
+bool Tiering::trial_settled(uint16_t phase) const {
+  int32_t slot = slot_of_phase(phase);
+  if (slot < 0) return true;
+  const Trial& t = slots_[slot].trial;
+  if (t.state == SENTINEL_TRIAL_RUNNING || t.quiet) return false;
+  // A migrator that never catches up (every pass cut short) must not keep the check away for good.
+  return dry_run_ || migrator_.caught_up(static_cast<uint32_t>(slot)) ||
+         slots_[slot].steps_catching_up >= kCatchUpSteps;
+}
+
+sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
+  const PlanSlot& s = slots_[slot];
+  const Trial& t = s.trial;
+  sentinel_plan_trial r{};
+  r.state = t.state;
+  r.steps_per_candidate = static_cast<uint32_t>(cfg_.trial_steps);
+  if (t.state == SENTINEL_TRIAL_NONE) return r;
+  r.moving_step_ns = mean_step_ns(t, 0);
+  r.fixed_step_ns = mean_step_ns(t, 1);
+  r.moving_moved_bytes = s.plan.header.moved_bytes_per_step;
+  r.moving_hit_ppm = s.plan.header.predicted_hit_ppm;
+  r.fixed_hit_ppm = s.fixed.plan.header.predicted_hit_ppm;
+  r.moving_steps = t.timed[kMoving];
+  r.fixed_steps = t.timed[kFixed];
+  r.achieved_bytes_per_s = t.achieved_bytes_per_s;
+  r.replan = t.replan;
+  r.kept = s.active.load(std::memory_order_acquire);
+  if (t.replan == SENTINEL_REPLAN_DONE) {
+    r.replanned_step_ns = mean_step_ns(t, kReplanned);
+    r.replanned_steps = t.timed[kReplanned];
+    r.replanned_moved_bytes = s.replanned.plan.header.moved_bytes_per_step;
+    r.replanned_hit_ppm = s.replanned.plan.header.predicted_hit_ppm;
+  }
+  return r;
+}
+
+}  // namespace sentinel
