@@ -143,7 +143,7 @@ MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, in
     for (size_t i = 0; i < n; ++i) {
       if (status[i] == node)
         ++r.pages_moved;
-      else if (status[i] == -ENOENT)
+      else if (status[i] == -ENOENT || status[i] == -EFAULT)  // untouched, or the zero page (numa_ops.h)
         ++r.pages_absent;
       else
         ++r.pages_failed;

@@ -27,9 +27,12 @@ int node_of_page(uintptr_t page);
 
 struct MoveResult {
   uint64_t pages_moved = 0;   // now on the target node (moved, or already there)
-  uint64_t pages_failed = 0;  // EBUSY, EFAULT, ENOMEM, EACCES...: stayed where they were
-  uint64_t pages_absent = 0;  // never touched (ENOENT): their first touch follows the range's policy
-  int error = 0;              // -errno of the call itself (0: the per-page status is meaningful)
+  uint64_t pages_failed = 0;  // EBUSY, ENOMEM, EACCES...: stayed where they were
+  // Never touched (ENOENT), or read but never written (EFAULT: mapped to the shared zero page, which
+  // move_pages does not move and which holds no memory of the range's): nothing to move; their first
+  // write follows the range's policy.
+  uint64_t pages_absent = 0;
+  int error = 0;  // -errno of the call itself (0: the per-page status is meaningful)
 };
 
 // Moves the pages of [addr, addr+len) to `node`, with move_pages in batches (page and status arrays on
