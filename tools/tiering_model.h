@@ -13,6 +13,7 @@
 
 #include "base/policy_names.h"
 #include "format/format_reader.h"
+#include "tier/planner.h"
 
 namespace sentinel::view {
 
@@ -71,12 +72,8 @@ struct TieringModel {
   uint64_t promotions = 0;                // ... objects in batches to the fast node
   uint64_t numa_calls_denied = 0;         // STATS numa_calls_denied: the NUMA calls the kernel refused
   // The migrator's throughput over its logged batches (bytes per second), 0 when none were timed.
-  // The migration log's rate, bytes/s, saturated to the u64 range (a corrupt log can give any ratio).
-  uint64_t batch_bytes_per_s() const {
-    if (!batch_ns) return 0;
-    const double r = static_cast<double>(batch_bytes) * 1e9 / static_cast<double>(batch_ns);
-    return r >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(r);
-  }
+  // The migration log's rate, bytes/s (saturated; 0 when no batch was timed).
+  uint64_t batch_bytes_per_s() const { return bytes_per_s(batch_bytes, batch_ns); }
   std::vector<PhaseTiering> phases;                  // every phase a PLAN, MIGRATIONS or PLACEMENT entry names
   std::vector<IntervalTiering> intervals;            // of `phase`, ascending
   std::vector<const sentinel_detection*> detection;  // in file order

@@ -79,6 +79,14 @@ inline uint32_t ns_per_kib_of(double ns_per_byte) {
   return kib >= 4294967295.0 ? UINT32_MAX : static_cast<uint32_t>(kib);
 }
 
+// The rate of `bytes` moved in `ns`, in bytes/s, saturated to the u64 range (a corrupt log can give any
+// ratio); 0 when ns is 0. The migrator's measured bandwidth, in the runtime and in the viewer.
+inline uint64_t bytes_per_s(uint64_t bytes, uint64_t ns) {
+  if (!ns) return 0;
+  const double r = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
+  return r >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(r);
+}
+
 // Plan entries of one identity: 1, or the chunks of one planned in chunks (sentinel_identity::chunk_bytes;
 // the last chunk is shorter). 0 when an identity would have more than kMaxChunks. An input whose identities
 // have more than kMaxChunks chunks in all is refused (2 TiB in 2 MiB chunks).

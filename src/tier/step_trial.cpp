@@ -13,13 +13,12 @@ bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanIn
   s.trial = Trial{};
   // Only the sentinel policy has two schedules to choose from, only a moving one needs timing, and
   // only real moves can be timed.
-  if (dry_run_ || !cfg_.trial_steps || s.plan.header.policy != SENTINEL_POLICY_SENTINEL ||
-      !s.plan.header.moved_bytes_per_step)
-    return false;
+  const sentinel_plan_header& h = s.moving().plan.header;
+  if (dry_run_ || !cfg_.trial_steps || h.policy != SENTINEL_POLICY_SENTINEL || !h.moved_bytes_per_step) return false;
   PlanInput in = moving;
   in.flags |= SENTINEL_TIER_NO_MOVES;
   const char* error = nullptr;
-  if (!make_candidate(s, p, in, s.fixed, &error)) {
+  if (!make_candidate(s, p, in, s.candidates[kFixed], &error)) {
     LineBuf b;
     b.str("phase ").u64(p.phase).str(": no step-time trial (").str(error ? error : "out of memory");
     b.str("); the moving schedule is kept");
@@ -35,18 +34,18 @@ bool Tiering::make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanI
   if (!c.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, c.scratch, &c.plan, error) ||
       !(c.tokens = build_tokens(s, p, c.plan)))
     return false;
-  c.exec = s.exec;
+  c.exec = s.moving().exec;
   c.exec.entries = c.plan.entries;
   return true;
 }
 
 void Tiering::use_candidate(uint32_t slot, uint32_t c) {
   PlanSlot& s = slots_[slot];
-  const PlanSlot::CandidateView v = s.candidate(c);
+  const Candidate& v = s.candidates[c];
   s.live_tokens.store(v.tokens, std::memory_order_release);
   s.active.store(c, std::memory_order_release);
   s.steps_catching_up = 0;
-  migrator_.switch_plan(slot, v.exec);
+  migrator_.switch_plan(slot, &v.exec);
 }
 
 // A step of the phase starts: time the one that ended (when it ran whole in this phase), and move the
@@ -96,14 +95,18 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
     use_candidate(slot, best);
     t.quiet = 1;  // the check also waits for the migrator to catch up with it (trial_settled)
   }
-  const uint64_t moving_ns = mean_step_ns(t, kMoving), fixed_ns = mean_step_ns(t, kFixed);
   LineBuf b;
-  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ").u64(moving_ns / 1000000).chr('.');
-  b.u64(moving_ns / 100000 % 10).str(" ms/step, without moves ").u64(fixed_ns / 1000000).chr('.');
-  b.u64(fixed_ns / 100000 % 10).str(" ms/step");
+  auto ms_per_step = [&](uint32_t c) {  // one decimal
+    const uint64_t ns = mean_step_ns(t, c);
+    b.u64(ns / 1000000).chr('.').u64(ns / 100000 % 10).str(" ms/step");
+  };
+  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ");
+  ms_per_step(kMoving);
+  b.str(", without moves ");
+  ms_per_step(kFixed);
   if (t.timed[kReplanned]) {
-    const uint64_t replanned_ns = mean_step_ns(t, kReplanned);
-    b.str(", re-planned ").u64(replanned_ns / 1000000).chr('.').u64(replanned_ns / 100000 % 10).str(" ms/step");
+    b.str(", re-planned ");
+    ms_per_step(kReplanned);
   }
   b.str(": kept ").str(best == kFixed       ? "the schedule without moves"
                        : best == kReplanned ? "the re-planned schedule"
@@ -118,9 +121,10 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   // Too little moved to measure a bandwidth from (a few pages are all call overhead).
   constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
   if (bytes < kMinMeasuredBytes || !ns) return false;
-  const double measured = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
-  t.achieved_bytes_per_s = measured >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(measured);
-  const double planned = static_cast<double>(s.plan.header.migrate_bytes_per_s);
+  t.achieved_bytes_per_s = bytes_per_s(bytes, ns);
+  const Plan& moving = s.moving().plan;
+  const double measured = static_cast<double>(t.achieved_bytes_per_s);
+  const double planned = static_cast<double>(moving.header.migrate_bytes_per_s);
   if (measured * 1.5 > planned && measured < planned * 1.5) {
     t.replan = SENTINEL_REPLAN_WITHIN;
     return false;
@@ -139,16 +143,16 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   const char* error = nullptr;
   LineBuf b;
   b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(t.achieved_bytes_per_s).str("/s, the plan assumed ");
-  b.bytes(s.plan.header.migrate_bytes_per_s).str("/s: ");
-  if (!make_candidate(s, p, in, s.replanned, &error)) {
+  b.bytes(moving.header.migrate_bytes_per_s).str("/s: ");
+  if (!make_candidate(s, p, in, s.candidates[kReplanned], &error)) {
     t.replan = SENTINEL_REPLAN_FAILED;
     b.str("no re-plan (").str(error ? error : "out of memory").chr(')');
     log_line(LogLevel::warn, b);
     return false;
   }
-  const Plan& r = s.replanned.plan;
-  const bool same = r.entry_count == s.plan.entry_count &&
-                    std::memcmp(r.entries, s.plan.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
+  const Plan& r = s.candidates[kReplanned].plan;
+  const bool same = r.entry_count == moving.entry_count &&
+                    std::memcmp(r.entries, moving.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
   t.replan = same ? SENTINEL_REPLAN_SAME : SENTINEL_REPLAN_DONE;
   b.str(same ? "re-planned, to the same schedule" : "re-planned; timing it");
   log_line(LogLevel::info, b);
@@ -178,11 +182,11 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.state = t.state;
   r.steps_per_candidate = static_cast<uint32_t>(cfg_.trial_steps);
   if (t.state == SENTINEL_TRIAL_NONE) return r;
-  r.moving_step_ns = mean_step_ns(t, 0);
-  r.fixed_step_ns = mean_step_ns(t, 1);
-  r.moving_moved_bytes = s.plan.header.moved_bytes_per_step;
-  r.moving_hit_ppm = s.plan.header.predicted_hit_ppm;
-  r.fixed_hit_ppm = s.fixed.plan.header.predicted_hit_ppm;
+  r.moving_step_ns = mean_step_ns(t, kMoving);
+  r.fixed_step_ns = mean_step_ns(t, kFixed);
+  r.moving_moved_bytes = s.moving().plan.header.moved_bytes_per_step;
+  r.moving_hit_ppm = s.moving().plan.header.predicted_hit_ppm;
+  r.fixed_hit_ppm = s.candidates[kFixed].plan.header.predicted_hit_ppm;
   r.moving_steps = t.timed[kMoving];
   r.fixed_steps = t.timed[kFixed];
   r.achieved_bytes_per_s = t.achieved_bytes_per_s;
@@ -191,8 +195,8 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   if (t.replan == SENTINEL_REPLAN_DONE) {
     r.replanned_step_ns = mean_step_ns(t, kReplanned);
     r.replanned_steps = t.timed[kReplanned];
-    r.replanned_moved_bytes = s.replanned.plan.header.moved_bytes_per_step;
-    r.replanned_hit_ppm = s.replanned.plan.header.predicted_hit_ppm;
+    r.replanned_moved_bytes = s.candidates[kReplanned].plan.header.moved_bytes_per_step;
+    r.replanned_hit_ppm = s.candidates[kReplanned].plan.header.predicted_hit_ppm;
   }
   return r;
 }

@@ -186,7 +186,7 @@ Tiering::TokenEntry* Tiering::find_token(const PlanSlot& s, uint32_t site, uint6
 bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
   uint32_t n = p.identity_count;
   uint32_t cap = table_capacity(n);
-  const uint32_t entries = s.plan.entry_count;
+  const uint32_t entries = s.moving().plan.entry_count;
   s.keys = static_cast<IdentityKey*>(vm_map_lazy(cap * sizeof(IdentityKey)));
   s.states = static_cast<EntryState*>(vm_map_lazy((entries ? entries : 1) * sizeof(EntryState)));
   s.first_entry = static_cast<uint32_t*>(vm_map_lazy((size_t{n} + 1) * sizeof(uint32_t)));
@@ -215,9 +215,10 @@ bool Tiering::build_tables(PlanSlot& s, const PhaseProfileView& p) {
       break;
     }
   }
-  s.tokens = build_tokens(s, p, s.plan);
-  if (!s.tokens) return false;
-  s.live_tokens.store(s.tokens, std::memory_order_release);
+  Candidate& m = s.moving();
+  m.tokens = build_tokens(s, p, m.plan);
+  if (!m.tokens) return false;
+  s.live_tokens.store(m.tokens, std::memory_order_release);
   return true;
 }
 
@@ -354,7 +355,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   in.flags = budget_flags();
   in.costs = step_costs();
   const char* error = nullptr;
-  if (!s.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, s.scratch, &s.plan, &error) || !build_tables(s, p)) {
+  Candidate& m = s.moving();
+  if (!m.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, m.scratch, &m.plan, &error) || !build_tables(s, p)) {
     LineBuf b;
     b.str("phase ").u64(p.phase).str(" could not be planned (").str(error ? error : "out of memory");
     b.str("); its objects follow the fallback");
@@ -368,22 +370,22 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   }
   s.input = in;  // the identities and touches are the profiler's, kept for the life of the process
   s.input.interval_ns = s.has_interval_ns ? s.interval_ns : nullptr;
-  s.exec = ExecPlan{p.phase,
+  m.exec = ExecPlan{p.phase,
                     p.intervals,
-                    s.plan.entries,
+                    m.plan.entries,
                     s.states,
-                    s.plan.entry_count,
+                    m.plan.entry_count,
                     false,
-                    s.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : s.plan.header.fast_budget_bytes};
+                    m.plan.header.policy == SENTINEL_POLICY_ALL_FAST ? UINT64_MAX : m.plan.header.fast_budget_bytes};
   adopt_live_objects(slot, p);
-  migrator_.set_plan(slot, &s.exec);
+  migrator_.set_plan(slot, &m.exec);
   if (prepare_trial(s, p, in)) use_candidate(slot, kFixed);  // the no-move schedule is timed first
   if (!dry_run_ && !placing_.load(std::memory_order_relaxed)) {
     arena_->set_tier_nodes(fast_node_, slow_node_);
     placing_.store(true, std::memory_order_release);
   }
   plan_count_.store(slot + 1, std::memory_order_release);
-  const sentinel_plan_header& h = s.plan.header;
+  const sentinel_plan_header& h = m.plan.header;
   LineBuf b;
   if (dry_run_) b.str(denied_calls_ ? "dry run (NUMA calls refused): " : "dry run (no slow node): ");
   b.str("phase ").u64(p.phase).str(" planned: ").str(policy_name(h.policy)).str(", budget ").bytes(h.fast_budget_bytes);
@@ -529,7 +531,7 @@ uint8_t Tiering::birth_tier(uint32_t site, uint64_t size, bool* reserved) {
   if (!t) return kTierSlow;
   uint32_t k = t->mixed ? t->next_k.fetch_add(1, std::memory_order_relaxed) : 0;
   if (!((t->fast_mask >> (k < 63 ? k : 63)) & 1)) return kTierSlow;
-  uint64_t budget = slots_[slot].exec.budget;
+  uint64_t budget = slots_[slot].moving().exec.budget;  // every candidate's
   if (budget != UINT64_MAX) {
     pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
     if (fast_in_use() > budget) {  // with this birth's reservation
@@ -569,7 +571,7 @@ sentinel_tiering Tiering::record() const {
   t.slow_node = slow_node_;
   t.flags = budget_flags();
   for (uint32_t i = 0; i < plan_count() && !t.fast_budget_bytes; ++i)  // the first plan that stands
-    if (!slots_[i].retired) t.fast_budget_bytes = slots_[i].plan.header.fast_budget_bytes;
+    if (!slots_[i].retired) t.fast_budget_bytes = slots_[i].moving().plan.header.fast_budget_bytes;
   t.budget_share_ppm = budget().share_ppm;
   t.move_method = migrator_.method() == MoveMethod::mbind ? 1 : 0;
   t.migrate_bytes_per_s = migrator_.bandwidth();

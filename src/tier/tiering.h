@@ -115,7 +115,7 @@ class Tiering {
   // The schedule in effect (the one the trial kept, or the candidate it was timing).
   const Plan& plan(uint32_t slot) const {
     const PlanSlot& s = slots_[slot];
-    return s.candidate(s.active.load(std::memory_order_acquire)).plan;
+    return s.candidates[s.active.load(std::memory_order_acquire)].plan;
   }
   sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
@@ -143,10 +143,10 @@ class Tiering {
     uint32_t pad;
   };
   // The step-time trial (docs/tiering.md): the sentinel policy's moving schedule against the same phase
-  // planned without moves, each timed over cfg.trial_steps steps after two steps to take over; then,
-  // when the migrator's bandwidth over the moving schedule's steps is 1.5x off the planned one, the
-  // phase re-planned with it, timed the same way. The fastest stays. Sequencer side only.
-  // Candidates, indices into sum/timed and PlanSlot::candidate(): SENTINEL_TRIAL_KEPT_*.
+  // planned without moves, each timed over cfg.trial_steps steps once the migrator has caught up with
+  // it; then, when the migrator's bandwidth over the moving schedule's steps is 1.5x off the planned
+  // one, the phase re-planned with it, timed the same way. The fastest stays. Sequencer side only.
+  // Candidates, indices into Trial::sum/timed and PlanSlot::candidates: SENTINEL_TRIAL_KEPT_*.
   static constexpr uint32_t kMoving = SENTINEL_TRIAL_KEPT_MOVING, kFixed = SENTINEL_TRIAL_KEPT_FIXED,
                             kReplanned = SENTINEL_TRIAL_KEPT_REPLANNED, kCandidates = 3;
   struct Trial {
@@ -172,9 +172,11 @@ class Tiering {
   struct PlanSlot {
     uint32_t phase = 0;
     PlanInput input;  // what the moving schedule was planned from (its interval_ns: this slot's copy)
-    PlanScratch scratch;
-    Plan plan;
-    ExecPlan exec;
+    // The phase's schedules: the plan (moving), and the trial's others, the phase planned with
+    // SENTINEL_TIER_NO_MOVES and re-planned with the migrator's measured bandwidth.
+    Candidate candidates[kCandidates];
+    Candidate& moving() { return candidates[kMoving]; }
+    const Candidate& moving() const { return candidates[kMoving]; }
     // Per plan entry (an identity's, or each chunk's of an identity planned in chunks): its live object.
     EntryState* states = nullptr;
     // The phase's identities (the profiler's, kept for the life of the process); the entries of identity e
@@ -183,25 +185,11 @@ class Tiering {
     uint32_t* first_entry = nullptr;
     IdentityKey* keys = nullptr;  // (site, size, k) -> entry
     uint32_t key_mask = 0;
-    TokenEntry* tokens = nullptr;  // (site, size) -> birth tiers
-    uint32_t token_mask = 0;
+    uint32_t token_mask = 0;        // of each candidate's (site, size) -> birth tiers
     uint64_t interval_ns[64] = {};  // the planner's clock, as given
     bool has_interval_ns = false;
-    // The trial's other candidates: the phase planned with SENTINEL_TIER_NO_MOVES, and re-planned with
-    // the migrator's measured bandwidth. The moving one is plan/exec/tokens above.
-    Candidate fixed, replanned;
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<uint32_t> active{kMoving};          // the candidate in effect
-    struct CandidateView {
-      const Plan& plan;
-      const ExecPlan* exec;
-      TokenEntry* tokens;
-    };
-    CandidateView candidate(uint32_t c) const {
-      if (c == kFixed) return {fixed.plan, &fixed.exec, fixed.tokens};
-      if (c == kReplanned) return {replanned.plan, &replanned.exec, replanned.tokens};
-      return {plan, &exec, tokens};
-    }
     Trial trial;
     bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
     uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
