@@ -96,6 +96,24 @@ void measured(DumpBuilder& d, const sentinel_plan_header& h) {
   d.detection({whole});
 }
 
+// The plan of `in` as a PLAN record holds it; false, said on stderr with `what`, when it cannot be made.
+struct RecordedPlan {
+  sentinel_plan_header header{};
+  std::vector<sentinel_plan_entry> entries;
+};
+bool plan_of(const sentinel::PlanInput& in, const char* what, RecordedPlan* out) {
+  sentinel::PlanScratch scratch;
+  sentinel::Plan plan;
+  const char* why = nullptr;
+  if (!scratch.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, scratch, &plan, &why)) {
+    std::fprintf(stderr, "make-test-dumps: make_plan%s: %s\n", what, why ? why : "no memory");
+    return false;
+  }
+  out->header = plan.header;
+  out->entries.assign(plan.entries, plan.entries + plan.entry_count);
+  return true;
+}
+
 }  // namespace
 
 bool write_tiering_dumps(const std::string& dir) {
@@ -115,15 +133,10 @@ bool write_tiering_dumps(const std::string& dir) {
   src.in.budget = sentinel::FastBudget{0, 250000};
   src.in.migrate_bytes_per_s = kBandwidth;
   src.in.flags = SENTINEL_TIER_BALANCING_ON;  // the run's TIERING flags go into the plan header
-  sentinel::PlanScratch scratch;
-  sentinel::Plan plan;
-  const char* why = nullptr;
-  if (!scratch.init(sentinel::plan_scratch_bytes(src.in)) || !sentinel::make_plan(src.in, scratch, &plan, &why)) {
-    std::fprintf(stderr, "make-test-dumps: make_plan: %s\n", why ? why : "no memory");
-    return false;
-  }
-  const sentinel_plan_header header = plan.header;
-  std::vector<sentinel_plan_entry> entries(plan.entries, plan.entries + plan.entry_count);
+  RecordedPlan moving;
+  if (!plan_of(src.in, "", &moving)) return false;
+  const sentinel_plan_header header = moving.header;
+  const std::vector<sentinel_plan_entry>& entries = moving.entries;
 
   bool ok = write_file(dir + "/loop12.prof", base.bytes);  // 1.2 profile, no tiering records
   spec.extra = [&](DumpBuilder& d, const LoopDump&) {
@@ -150,14 +163,10 @@ bool write_tiering_dumps(const std::string& dir) {
   {
     sentinel::PlanInput in = src.in;
     in.flags |= SENTINEL_TIER_NO_MOVES;
-    sentinel::PlanScratch fs;
-    sentinel::Plan fixed;
-    if (!fs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, fs, &fixed, &why)) {
-      std::fprintf(stderr, "make-test-dumps: make_plan without moves: %s\n", why ? why : "no memory");
-      return false;
-    }
-    const sentinel_plan_header fh = fixed.header;
-    std::vector<sentinel_plan_entry> fe(fixed.entries, fixed.entries + fixed.entry_count);
+    RecordedPlan fixed;
+    if (!plan_of(in, " without moves", &fixed)) return false;
+    const sentinel_plan_header& fh = fixed.header;
+    const std::vector<sentinel_plan_entry>& fe = fixed.entries;
     sentinel_plan_trial trial{};
     trial.state = SENTINEL_TRIAL_DONE;
     trial.steps_per_candidate = 2;
@@ -179,14 +188,10 @@ bool write_tiering_dumps(const std::string& dir) {
   {
     sentinel::PlanInput in = src.in;
     in.migrate_bytes_per_s = kBandwidth / 4;
-    sentinel::PlanScratch rs;
-    sentinel::Plan replanned;
-    if (!rs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, rs, &replanned, &why)) {
-      std::fprintf(stderr, "make-test-dumps: make_plan re-planned: %s\n", why ? why : "no memory");
-      return false;
-    }
-    const sentinel_plan_header rh = replanned.header;
-    std::vector<sentinel_plan_entry> re(replanned.entries, replanned.entries + replanned.entry_count);
+    RecordedPlan replanned;
+    if (!plan_of(in, " re-planned", &replanned)) return false;
+    const sentinel_plan_header& rh = replanned.header;
+    const std::vector<sentinel_plan_entry>& re = replanned.entries;
     sentinel_plan_trial trial{};
     trial.state = SENTINEL_TRIAL_DONE;
     trial.steps_per_candidate = 2;
@@ -214,14 +219,10 @@ bool write_tiering_dumps(const std::string& dir) {
   {
     sentinel::PlanInput in = src.in;
     in.costs = sentinel::step_costs_of_kib(200, 500);
-    sentinel::PlanScratch cs;
-    sentinel::Plan costed;
-    if (!cs.init(sentinel::plan_scratch_bytes(in)) || !sentinel::make_plan(in, cs, &costed, &why)) {
-      std::fprintf(stderr, "make-test-dumps: make_plan with costs: %s\n", why ? why : "no memory");
-      return false;
-    }
-    const sentinel_plan_header ch = costed.header;
-    std::vector<sentinel_plan_entry> ce(costed.entries, costed.entries + costed.entry_count);
+    RecordedPlan costed;
+    if (!plan_of(in, " with costs", &costed)) return false;
+    const sentinel_plan_header& ch = costed.header;
+    const std::vector<sentinel_plan_entry>& ce = costed.entries;
     spec.extra = [&](DumpBuilder& d, const LoopDump&) {
       d.tiering(tiering_of(ch));
       d.plan(ch, ce);
