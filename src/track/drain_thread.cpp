@@ -99,11 +99,8 @@ void DrainThread::loop() {
       // Nothing for a while: sleep until the tracked path publishes again, rather than polling. A
       // training step's tracked allocations come in bursts (a layer, the optimizer), so this turns a
       // thousand wake-ups a second into a few per burst.
-      const uint64_t slept = sleep_until_published(kDormantCheckNs);
-      if (slept)
-        idle_ns += slept;  // not woken: idle time towards the thread's end
-      else
-        idle_ns = 0;
+      // Not woken: a whole kDormantCheckNs of idle time towards the thread's end.
+      idle_ns = sleep_until_published(kDormantCheckNs) ? 0 : idle_ns + kDormantCheckNs;
       sleep_ns = kActiveSleepNs, empty = 0;
       continue;
     }
@@ -118,7 +115,7 @@ void DrainThread::loop() {
   sequencer_->unlock();
 }
 
-uint64_t DrainThread::sleep_until_published(uint64_t timeout_ns) {
+bool DrainThread::sleep_until_published(uint64_t timeout_ns) {
   // The handshake with wake_if_dormant(): announce (a full barrier), then look at the rings once more.
   // An event pushed before the announcement is seen here; one pushed after it sees the announcement
   // (the tracked path fences between its push and its look) and wakes this thread.
@@ -126,7 +123,7 @@ uint64_t DrainThread::sleep_until_published(uint64_t timeout_ns) {
   stop_coarse_ticks();  // while nobody publishes the clock, stamps are exact (clock.h)
   if (drain_once() || stop_.load(std::memory_order_acquire)) {
     dormant_.store(0, std::memory_order_relaxed);
-    return 0;
+    return true;
   }
   const uint64_t t0 = monotonic_ns();
   uint64_t elapsed = 0;
@@ -135,11 +132,9 @@ uint64_t DrainThread::sleep_until_published(uint64_t timeout_ns) {
     elapsed = monotonic_ns() - t0;
   }
   // 0 here: the tracked path (or stop) woke us; else the time ran out.
-  if (dormant_.exchange(0, std::memory_order_acq_rel) == 0) {
-    dormant_wakes_.fetch_add(1, std::memory_order_relaxed);
-    return 0;
-  }
-  return elapsed ? elapsed : 1;
+  if (dormant_.exchange(0, std::memory_order_acq_rel) != 0) return false;
+  dormant_wakes_.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void DrainThread::wake_if_dormant() {

@@ -46,8 +46,9 @@ class DrainThread {
   static void* main(void* self);
   void loop();
   uint64_t drain_once();  // one drain unless the sequencer is synchronous or busy; how many events
-  // Sleeps until wake_if_dormant() or timeout_ns: 0 when woken (or events were found), else the time slept.
-  uint64_t sleep_until_published(uint64_t timeout_ns);
+  // Sleeps until wake_if_dormant() or for timeout_ns: true when woken (or events were found first),
+  // false when the time ran out.
+  bool sleep_until_published(uint64_t timeout_ns);
   void join_previous();  // control_ held
   Sequencer* sequencer_ = nullptr;
   pthread_mutex_t control_ = PTHREAD_MUTEX_INITIALIZER;  // start, join, forget: never on the tracked path
