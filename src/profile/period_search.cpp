@@ -82,9 +82,12 @@ void PeriodSearch::update_candidates(uint64_t pos, uint64_t token) {
           c.hits++;  // continued after a step whose windows were not equal (an insertion shifts the cut)
           c.cut = cut;
           c.aligned_from = cut;
-        } else if (const uint32_t here = hits_back(cut, P, c.hits + 1); here > c.hits) {
+        } else if (c.hits < kHitsBackMost && hits_back(cut, P, c.hits + 1) > c.hits) {
           // A chain at this cut's residue has more equal windows than the one followed (which began at
-          // a coincidence before the steps settled, a residue the real boundaries never continue).
+          // a coincidence before the steps settled, a residue the real boundaries never continue). A
+          // chain of kHitsBackMost is kept: a stream of one repeated allocation has equal bags at every
+          // cut, and walking each chain back in full made every event cost the length of the history.
+          const uint32_t here = c.hits + 1;
           c.hits = here;
           c.cut = cut;
           c.aligned_from = cut - (here - 1) * P;
@@ -117,6 +120,7 @@ void PeriodSearch::evidence(StepDiagnosis* out) const {
   out->longest_run_period = best_run_period_;
   out->best_bag_windows = best_hits_;
   out->best_bag_period = best_hits_period_;
+  out->windows_walked = windows_walked_;
   for (const Candidate& c : cand_) {  // evidence still being gathered
     if (c.period == 0) continue;
     if (c.run > out->longest_run) {
@@ -205,7 +209,7 @@ void PeriodSearch::backfill(Candidate& c, uint64_t pos) const {
   }
   c.run = run;
   const uint64_t cut = pos + 1;
-  const uint32_t hits = hits_back(cut, static_cast<uint32_t>(P), 64);
+  const uint32_t hits = hits_back(cut, static_cast<uint32_t>(P), kHitsBackMost);
   c.hits = hits;
   if (hits) {
     c.cut = cut;
@@ -221,6 +225,7 @@ uint32_t PeriodSearch::hits_back(uint64_t cut, uint32_t P, uint32_t most) const 
   const uint64_t low = max_u64(h_->valid_from(), h_->oldest_pos());
   uint32_t hits = 0;
   for (uint64_t q = cut; q >= low + 2 * uint64_t{P} && hits < most; q -= P) {
+    ++windows_walked_;
     if (h_->sum_at(q) - h_->sum_at(q - P) != h_->sum_at(q - P) - h_->sum_at(q - 2 * P)) break;
     hits++;
   }

@@ -23,6 +23,9 @@ class PeriodSearch {
   static constexpr uint32_t kMinAnchorGap = 8;        // shorter recurrences of one token are not proposed
   static constexpr uint32_t kFailSlots = 16;          // memory of retracted (spurious) periods
   static constexpr uint32_t kDivisorCheckMax = 4096;  // periods checked for a periodic divisor at lock
+  // Equal-bag windows counted back from a cut (a candidate's back-fill, a chain at another residue): more
+  // than any lock needs, and the bound on the walk, which would otherwise grow with the history.
+  static constexpr uint32_t kHitsBackMost = 64;
   // The window table, the token table, the chain of window distances (one per ring position).
   static constexpr size_t kTableBytes = (uint64_t{1} << kTableBits) * sizeof(uint64_t);
   static constexpr size_t kAnchorBytes = (uint64_t{1} << kAnchorBits) * sizeof(uint64_t);
@@ -103,6 +106,7 @@ class PeriodSearch {
   uint64_t fail_stamp_ = 0;
   uint32_t best_run_ = 0, best_run_period_ = 0, best_hits_ = 0, best_hits_period_ = 0;
   uint32_t distinct_seen_ = 0;
+  mutable uint64_t windows_walked_ = 0;  // hits_back's work (StepDiagnosis::windows_walked)
 };
 
 }  // namespace sentinel::step_internal

@@ -91,6 +91,7 @@ struct StepDiagnosis {
   uint32_t longest_run_period;  // its P
   uint32_t best_bag_windows;    // most consecutive windows of P allocations with the same bag
   uint32_t best_bag_period;     // their P
+  uint64_t windows_walked;      // window pairs compared walking chains of equal bags back (the search's work)
   uint32_t state;               // 0 searching, 1 tentative, 2 confirmed
   uint64_t locks, unlocks, retracted;
   uint64_t lost_at_seq;  // where the latest lock ended (valid when unlocks > 0)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "counting_new.h"
+#include "profile/period_search.h"
 #include "profile/step_detector.h"
 #include "step_streams.h"
 
@@ -436,6 +437,22 @@ TEST_CASE("step detector handles tiny periods", "[step]") {
     CHECK(d->steps() <= 200);
     CHECK(d->intervals() == P);
   }
+}
+
+// A stream of one repeated allocation has equal bags at every cut of every period: the search's walk
+// back along chains of equal bags must stay bounded per allocation, not grow with the history (it did:
+// a loop of malloc+free of one size cost ~7 us an allocation in scripts/bench-hooks).
+TEST_CASE("step detector: the search's work per allocation is bounded on one repeated allocation", "[step]") {
+  constexpr uint64_t kFeeds = 60000;
+  auto d = make();
+  for (uint64_t i = 0; i < kFeeds; i++) d->feed(i, 7, 65536);
+  StepDiagnosis diag;
+  d->diagnose(&diag);
+  CHECK_FALSE(d->locked());
+  CHECK(diag.allocations == kFeeds);
+  const uint64_t per_feed = uint64_t{step_internal::PeriodSearch::kCandidates} * (step_internal::PeriodSearch::kHitsBackMost + 1);
+  INFO("window pairs walked " << diag.windows_walked << ", bound " << kFeeds * per_feed);
+  CHECK(diag.windows_walked <= kFeeds * per_feed);
 }
 
 TEST_CASE("step detector never locks on a stream with no period", "[step]") {
