@@ -450,7 +450,8 @@ TEST_CASE("step detector: the search's work per allocation is bounded on one rep
   d->diagnose(&diag);
   CHECK_FALSE(d->locked());
   CHECK(diag.allocations == kFeeds);
-  const uint64_t per_feed = uint64_t{step_internal::PeriodSearch::kCandidates} * (step_internal::PeriodSearch::kHitsBackMost + 1);
+  const uint64_t per_feed =
+      uint64_t{step_internal::PeriodSearch::kCandidates} * (step_internal::PeriodSearch::kHitsBackMost + 1);
   INFO("window pairs walked " << diag.windows_walked << ", bound " << kFeeds * per_feed);
   CHECK(diag.windows_walked <= kFeeds * per_feed);
 }
