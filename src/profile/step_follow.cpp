@@ -42,13 +42,18 @@ FeedResult StepLock::follow(uint64_t token) {
     open_step();
   }
   cur_->clock = follower_->newest().assigned - 1;
+  if (tentative) note_live(P);
   if (tentative && ++matches_since_lock_ >= P && confirmable()) cur_->state = StepCursor::kConfirmed;
   return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};
 }
 
 // Confirmed once max(P, 64) allocations are verified: those the lock verified (its exact run, or its
-// windows of equal bags) count, but one whole step must fit after the lock (the caller's part). Short
-// phases (a validation pass of 13 steps of 8 allocations) may end before that:
+// windows of equal bags) count, but one whole step must fit after the lock (the caller's part). Where
+// the last whole step kept no bytes (steady_run_, note_live()) and P is not small, max(P, 32) do: a
+// training step gives back all it takes, where an inner loop (identical layers, an RNN's time steps)
+// mostly keeps what each iteration computes for the backward pass, or frees what the forward kept. A
+// period below 8 is confirmed on 64 as before: an LSTM cell's 3 temporaries a time step keep no bytes.
+// Short phases (a validation pass of 13 steps of 8 allocations) may end before that:
 //  - a known pattern's relock (the phase's bag, locked and held before) is confirmed by that one step;
 //  - so is a lock whose windows of equal bags and steps followed since are more than a new bag lock
 //    needs (PeriodSearch::bag_windows_needed), where that bag is strong evidence: it needs at most
@@ -61,7 +66,18 @@ bool StepLock::confirmable() const {
     return true;
   // Over few distinct tokens equal bags are weak evidence and only an exact lock's run in order counts.
   const uint64_t verified = order_required_ ? lock_ordered_run_ : max_u64(lock_run_, uint64_t{lock_hits_} * P);
-  return matches_since_lock_ + verified >= (P > kConfirmTokens ? P : kConfirmTokens);
+  const uint32_t need = steady_run_ >= P && P >= PeriodSearch::kSmallPeriod ? kSteadyConfirmTokens : kConfirmTokens;
+  return matches_since_lock_ + verified >= (P > need ? P : need);
+}
+
+// The allocation just matched: were the tracked bytes live before it those live one period before? (Not
+// known in a recorded stream without live bytes: never steady there.)
+void StepLock::note_live(uint32_t period) {
+  const uint64_t pos = h_->end() - 1;
+  const int64_t now = h_->live(pos);
+  const bool same =
+      pos >= period && pos - period >= h_->oldest_pos() && now != StepHistory::kNoLive && h_->live(pos - period) == now;
+  steady_run_ = same ? steady_run_ + 1 : 0;
 }
 
 // The allocation just assigned opened a step: it starts at this allocation.

@@ -585,6 +585,7 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
           ? (P < PeriodSearch::kSmallPeriod && cand.run < PeriodSearch::kSmallRun ? PeriodSearch::kSmallRun : cand.run)
           : 0;
   matches_since_lock_ = 0;
+  steady_run_ = 0;
   consecutive_noise_ = 0;
   cur_steps_ = starts.total;
   const uint32_t have = follower_->start(a.pos, P, e0);

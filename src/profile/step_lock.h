@@ -16,6 +16,7 @@ namespace sentinel::step_internal {
 class StepLock {
  public:
   static constexpr uint32_t kConfirmTokens = 64;        // a lock is tentative until max(P, this) matches
+  static constexpr uint32_t kSteadyConfirmTokens = 32;  // ... this, where a whole step kept no bytes
   static constexpr uint32_t kMaxConsecutiveNoise = 16;  // insertions in a row that end a confirmed lock
   static constexpr uint32_t kNoiseBurst = 4;            // repeats of one noise token that count as one event
   static constexpr uint32_t kMaxInferredEvents = 256;   // inferred step events emitted per lock (the latest)
@@ -87,6 +88,7 @@ class StepLock {
 
   // following and losing it (step_follow.cpp)
   void open_step();
+  void note_live(uint32_t period);
   FeedResult noise(uint64_t token);
   FeedResult lose(bool tentative);
   bool confirmable() const;
@@ -112,6 +114,7 @@ class StepLock {
   static constexpr uint32_t kStrongBagWindows = 8;  // see confirmable(): short phases
   uint32_t lock_ordered_run_ = 0;                   // allocations an exact lock verified in order (0: a bag lock)
   uint64_t matches_since_lock_ = 0;
+  uint64_t steady_run_ = 0;  // matched allocations in a row with the bytes live that P allocations before had
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;
   uint64_t wait_from_ = 0, wait_last_ = 0;  // the wait began at, and was last asked at, these positions

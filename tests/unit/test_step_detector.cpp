@@ -196,6 +196,76 @@ TEST_CASE("step detector starts steps where the bytes live are least", "[step]")
   CHECK(detected_starts(l, false) != l.starts);
 }
 
+// A step of 10 allocations that gives back all it takes (the bytes live before each allocation are
+// those one step earlier) is confirmed on 32 verified allocations, not 64: two steps sooner here. An
+// inner loop of the same 10 allocations whose iterations keep what they allocate (a forward pass keeping
+// activations for the backward) still needs 64, and 5 iterations are not enough: never confirmed.
+struct ConfirmRun {
+  uint64_t lock_seq = 0, confirm_seq = 0;  // 0: never
+  uint32_t confirmed_period = 0;           // the period of the first confirmed lock
+};
+
+ConfirmRun confirm_run(const std::vector<Token>& step, int steps, int iterations, bool keeps, bool with_live) {
+  auto d = make();
+  ConfirmRun c;
+  uint64_t seq = 0;
+  const int64_t model = 1 << 20;
+  int64_t held = 0;  // bytes the step holds so far
+  auto feed = [&](Token t) {
+    d->feed(seq, t.site, t.size, with_live ? model + held : StepDetector::kNoLive);
+    if (d->locked() && !c.lock_seq) c.lock_seq = seq;
+    if (d->confirmed() && !c.confirm_seq) c.confirm_seq = seq, c.confirmed_period = d->period();
+    StepEvent e;
+    while (d->next_event(&e)) {
+    }
+    ++seq;
+  };
+  for (int k = 0; k < steps; k++) {
+    held = 0;            // the step before gave back all it took
+    if (iterations > 1)  // the batch, the embedding's output: the step's prologue, held to its end
+      for (uint32_t i = 0; i < 3; i++) {
+        feed({80 + i, 131072ull * (i + 1)});
+        held += 131072 * (i + 1);
+      }
+    for (int it = 0; it < iterations; it++) {
+      const int64_t before = held;
+      for (const Token& t : step) {
+        feed(t);
+        held += static_cast<int64_t>(t.size);
+      }
+      if (!keeps) held = before;  // the iteration freed its temporaries
+    }
+    if (iterations > 1)  // the head, the loss: the step's epilogue
+      for (uint32_t i = 0; i < 4; i++) {
+        feed({90 + i, 196608ull * (i + 1)});
+        held += 196608 * (i + 1);
+      }
+  }
+  return c;
+}
+
+TEST_CASE("step detector confirms a step that keeps no bytes sooner, not an inner loop that keeps them", "[step]") {
+  std::vector<Token> step;
+  for (uint32_t i = 0; i < 10; i++) step.push_back({40 + i, 65536ull * (i + 1)});
+  const ConfirmRun live = confirm_run(step, 12, 1, false, true);
+  const ConfirmRun blind = confirm_run(step, 12, 1, false, false);
+  REQUIRE(live.lock_seq);
+  REQUIRE(live.confirm_seq);
+  REQUIRE(blind.confirm_seq);
+  CHECK(live.lock_seq == blind.lock_seq);
+  INFO("locked at " << live.lock_seq << ", confirmed at " << live.confirm_seq << " (without live bytes "
+                    << blind.confirm_seq << ")");
+  CHECK(live.confirm_seq + 20 <= blind.confirm_seq);
+  CHECK(live.confirm_seq <= live.lock_seq + 32);
+  // The same 10 allocations as an inner loop of 5 iterations that keep their bytes: the loop is locked
+  // on (tentatively) but only the step around it is confirmed.
+  const ConfirmRun inner = confirm_run(step, 12, 5, true, true);
+  CHECK(inner.confirmed_period == 57);
+  // Were its iterations to give back what they take, the loop would have been confirmed first.
+  const ConfirmRun steady_inner = confirm_run(step, 12, 5, false, true);
+  CHECK(steady_inner.confirmed_period == 10);
+}
+
 // torch.compile under Python 3.11: the warm-up steps allocate the step's sizes in its order at one site,
 // the steps after them at another (the adaptive interpreter specialized the call).
 TEST_CASE("step detector counts warm-up steps at other sites and locks on them sooner", "[step]") {
