@@ -48,6 +48,28 @@ FAST_NS = (0.0, 0.0, 0.0)
 KINDS = ('read', 'stream', 'write')
 MARK_BEGIN, MARK_END = 1, 2
 
+# T_hw, a model of real hardware fed by the same counts (docs/guest.md, "A model of real hardware"): what the
+# step would take on the platform of docs/data/tier-models.json (a Xeon 8260 core, DDR4 and Optane PMM; a
+# CXL expander for the cxl preset), where T_emu weighs every instruction at the emulator's cost. Needs node
+# 0's misses (the plugin's fast0 counting, bench-tiers --count-fast).
+# - An instruction: 0.25 ns, 3 GHz at 1.33 instructions a cycle. The guest's code is TCG's x86 without
+#   AVX-512, so its instructions do less than a real core's would; a core that runs them faster would only
+#   make memory weigh more.
+# - A line miss, per kind (read: not the next line after the previous miss; stream: the next line; write: a
+#   store to a line not yet stored to), ns: one core keeps 10 line fills in flight (Skylake's fill buffers),
+#   so a read costs the latency over 10, random for read, sequential for stream; a write is a read for
+#   ownership plus the write back, twice a stream. Node 1's reads cost the preset's target latency ratio,
+#   its streams the read bandwidth ratio and its writes the write bandwidth ratio (docs/guest.md, Presets;
+#   optane 3.0, 2.8, 4.5 (within 3.1-7.7, near the measured 4.7-6.1); cxl 1.8 for all three).
+# - The plugin's 512-line buffer per vCPU (32 KiB) stands for the whole cache hierarchy: a scaled machine
+#   for scaled models (the bench models' 10-50 MiB footprints against a real LLC of tens of MiB).
+HW_NS_PER_INSN = 0.25
+HW_FAST_NS = (101.5 / 10, 81.4 / 10, 2 * 81.4 / 10)  # DDR4 random and sequential read latency (tier-models.json)
+HW_SLOW_RATIO = {'optane': (3.0, 2.8, 4.5), 'cxl': (1.8, 1.8, 1.8)}
+# The presets by the delays the counts' header holds (read, stream, write; scripts/guest/machine.sh,
+# slow_tier_delays).
+PRESET_BY_DELAYS = {(300, 170, 450): 'optane', (170, 40, 100): 'cxl'}
+
 
 class CountsError(Exception):
     pass
@@ -105,6 +127,23 @@ def t_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     return out
 
 
+def hw_slow_ns(header):
+    """T_hw's cost per node-1 line miss (read, stream, write) for the counts' preset; None for a preset the
+    model has no ratios for (custom delays)."""
+    ratio = HW_SLOW_RATIO.get(PRESET_BY_DELAYS.get(slow_ns(header)))
+    return None if ratio is None else tuple(f * r for f, r in zip(HW_FAST_NS, ratio))
+
+
+def t_hw_vcpu_ns(rec, header, i):
+    """T_hw of vCPU i's counts in the record: None unless node 0 was counted and the preset is known."""
+    slow = hw_slow_ns(header)
+    if i is None or slow is None or not rec.get('fast0') or 'vcpus' not in rec:
+        return None
+    v = rec['vcpus'][i]
+    return ((v[0] + v[1]) * HW_NS_PER_INSN + sum(m * c for m, c in zip(v[2:5], HW_FAST_NS))
+            + sum(m * c for m, c in zip(v[5:8], slow)))
+
+
 def busiest(rec, header, begin, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     """The index of the vCPU with the largest model time in the interval from marker BEGIN to marker REC, or
     None when the two markers ran on different vCPUs (the marking thread moved, its work is split)."""
@@ -132,7 +171,10 @@ def summary(rec, header, ns_per_insn=NS_PER_INSN, begin=None):
     emu = t_emu_ns(rec, header, begin, ns_per_insn)
     i = busiest(rec, header, begin, ns_per_insn)
     cpu = rec.get('cpu_ns')
+    hw = t_hw_vcpu_ns(rec, header, i)
     return {'t_emu_s': None if emu is None else emu / 1e9, 't_work_s': t_work_ns(rec, header, ns_per_insn) / 1e9,
+            # T_hw of the same vCPU as T_emu's (the training thread's): None without node 0's counts
+            't_hw_s': None if hw is None else hw / 1e9,
             # the host CPU time of the busiest vCPU's thread (emulation and busy-waits, whatever its share of
             # the host), and of all vCPU threads; None from a plugin that did not record it
             'cpu_s': cpu[i] / 1e9 if cpu and i is not None else None, 'cpu_work_s': sum(cpu) / 1e9 if cpu else None,
@@ -206,10 +248,11 @@ def main():
         what = f'mark {rec["mark"]:5d} tag {rec["tag"]:#06x}' if 'mark' in rec else f'{"end":>21s}'
         host = f'{host_s * 1e3:10.1f}' if host_s is not None else f'{"":10s}'
         emu = f'{s["t_emu_s"] * 1e3:10.1f}' if s['t_emu_s'] is not None else f'{"(moved)":>10s}'
+        hw = f'  T_hw {s["t_hw_s"] * 1e3:9.2f} ms' if s['t_hw_s'] is not None else ''
         cpu = f'{s["cpu_s"] * 1e3:10.1f}' if s['cpu_s'] is not None else f'{"":10s}'
         print(f'{what}  insn {s["insn_user"]:>13d} user {s["insn_kernel"]:>12d} kernel  '
               f'n0 {"/".join(map(str, rec["n0"])):>24s}  n1 {"/".join(map(str, rec["n1"])):>22s}  '
-              f'T_emu {emu} ms  work {s["t_work_s"] * 1e3:10.1f} ms  vCPU CPU {cpu} ms  host {host} ms')
+              f'T_emu {emu} ms{hw}  work {s["t_work_s"] * 1e3:10.1f} ms  vCPU CPU {cpu} ms  host {host} ms')
     return 0
 
 

@@ -21,7 +21,8 @@ N - 512: up to a buffer's worth (512 lines) of the data can still be in the vCPU
 setting the buffers up. slack0 = 2% of N + the phase's kernel instructions / 20: the kernel's own node-0
 accesses (timer interrupts) fall in the same interval; node 1 holds no kernel data. Also: the records'
 tags in order, node 0 counted exactly in the phases between the two commands, per-vCPU counts summing to
-the totals. Exit 0 when all hold, 1 when not, 77 without the plugin (no $GUEST_COUNTS and no slow tier).
+the totals; and under a preset T_hw models (emutime), T_hw of read1 and write1 above 1.5x read0's and
+write0's. Exit 0 when all hold, 1 when not, 77 without the plugin (no $GUEST_COUNTS and no slow tier).
 """
 import argparse
 import ctypes
@@ -138,6 +139,15 @@ def main():
     check(lo <= rs <= n + slack0(x), f'read0: node-0 read + stream {rs} in [{lo}, {n + slack0(x)}]')
     t = [emutime.t_work_ns(ph[p], header) / 1e6 for p in PHASES]
     print('emulated time per phase (ms): ' + ', '.join(f'{p} {v:.1f}' for p, v in zip(PHASES, t)))
+    # T_hw (a model of real hardware; docs/guest.md) of vCPU 0, where the program runs: node 1 costs the
+    # preset's ratios more per line, which the phases that touch only memory show.
+    if emutime.hw_slow_ns(header) is not None:
+        hw = {p: emutime.t_hw_vcpu_ns(ph[p], header, 0) / 1e6 for p in PHASES}
+        print('T_hw per phase (ms): ' + ', '.join(f'{p} {v:.2f}' for p, v in hw.items()))
+        for a, b in (('read1', 'read0'), ('write1', 'write0')):
+            check(hw[a] > 1.5 * hw[b], f'T_hw: {a} {hw[a]:.2f} ms > 1.5 x {b} {hw[b]:.2f} ms')
+    else:
+        print('T_hw: no model for this preset (custom or no delays)')
     if failures:
         print(f'check_counts: FAIL ({len(failures)} checks)')
         return 1
