@@ -164,6 +164,9 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
     // before the window, not in the first profiled one.
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
+    // The trial first: the step that ends its last candidate also settles it (trial_settled), and where
+    // the schedule timed last is kept, the check may open on this very step.
+    if (tiering_) tiering_->on_step_start(phase, now);
     // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
     // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
     // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and
@@ -189,7 +192,6 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     if (due != Window::none) open_window(due, *p, seq, now);
     if (window_ == Window::profile && window_phase_ == phase) e.flags |= SENTINEL_STEP_PROFILED;
     if (window_ == Window::check && window_phase_ == phase) e.flags |= SENTINEL_STEP_CHECKED;
-    if (tiering_) tiering_->on_step_start(phase, now);
   }
   steps_.add(e);
   update_sync();

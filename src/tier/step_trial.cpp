@@ -56,10 +56,7 @@ void Tiering::use_candidate(uint32_t slot, uint32_t c) {
 // one's bandwidth called for it.
 void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   Trial& t = s.trial;
-  if (t.state != SENTINEL_TRIAL_RUNNING) {
-    if (t.quiet) --t.quiet;
-    return;
-  }
+  if (t.state != SENTINEL_TRIAL_RUNNING) return;
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
   const uint32_t cand = t.timing;
   if (t.step_start && now > t.step_start) {
@@ -91,10 +88,9 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   uint32_t best = kMoving;  // ties: the moving schedule, then the re-planned one, then without moves
   for (uint32_t c : {kReplanned, kFixed})
     if (t.timed[c] && t.sum[c] / t.timed[c] < t.sum[best] / t.timed[best]) best = c;
-  if (best != cand) {
-    use_candidate(slot, best);
-    t.quiet = 1;  // the check also waits for the migrator to catch up with it (trial_settled)
-  }
+  // The check waits for the migrator to catch up with the kept schedule (trial_settled): at once where it
+  // is the one timed last, after its boundary pass where it takes over now.
+  if (best != cand) use_candidate(slot, best);
   LineBuf b;
   auto ms_per_step = [&](uint32_t c) {  // one decimal
     const uint64_t ns = mean_step_ns(t, c);
@@ -169,7 +165,7 @@ bool Tiering::trial_settled(uint16_t phase) const {
   int32_t slot = slot_of_phase(phase);
   if (slot < 0) return true;
   const Trial& t = slots_[slot].trial;
-  if (t.state == SENTINEL_TRIAL_RUNNING || t.quiet) return false;
+  if (t.state == SENTINEL_TRIAL_RUNNING) return false;
   // A migrator that never catches up (every pass cut short) must not keep the check away for good.
   return dry_run_ || migrator_.caught_up(static_cast<uint32_t>(slot)) ||
          slots_[slot].steps_catching_up >= kCatchUpSteps;

@@ -154,7 +154,6 @@ class Tiering {
     uint32_t timing = kFixed;        // the candidate being timed: kFixed, then kMoving, then maybe kReplanned
     uint32_t complete = 0;           // complete steps under the current candidate
     bool start_caught_up = false;    // the migrator had caught up with it when the running step started
-    uint32_t quiet = 0;              // steps left for the kept schedule to take over (check waits)
     uint64_t step_start = 0;         // ticks of the running step's start; 0: not timeable
     uint64_t sum[kCandidates] = {};  // ticks of timed steps
     uint32_t timed[kCandidates] = {};
