@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A step of few, large tensors is profiled and planned: tests/steps/embedding_sgd.py (about 5 tracked
-allocations a step, a 51 MB embedding table) for 30 steps in run mode (a dry run on one node). Its lock
-is confirmed after max(P, 64) allocations, 13 steps here, and the profile follows (docs/profiling.md).
+allocations a step, a 51 MB embedding table) for 30 steps in run mode (a dry run on one node). A period
+below 8 locks on an exact run of 32 allocations and is confirmed on 64 verified (docs/step-detection.md):
+on 2026-12-04 the lock came at step #8 and the profile at #9-#10 (docs/profiling.md).
 Checks:
 - the losses are bit-identical to the run without the library;
 - the main phase has a PROFILE and a PLAN, and its first profiled step is within 16 steps of the lock.
