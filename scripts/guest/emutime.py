@@ -110,21 +110,22 @@ def charged_ns(rec, header):
     return sum(m * c for m, c in zip(rec['n1'], slow_ns(header)))
 
 
+def priced_ns(counts, ns_per_insn, fast_ns, slow):
+    """Counts in the plugin's per-vCPU layout (user and kernel instructions, node 0's read, stream and write
+    misses, node 1's) priced: an instruction at ns_per_insn, each node's misses at its cost per kind."""
+    return ((counts[0] + counts[1]) * ns_per_insn + sum(m * c for m, c in zip(counts[2:5], fast_ns))
+            + sum(m * c for m, c in zip(counts[5:8], slow)))
+
+
 def t_work_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     """The model over one record's counts summed over vCPUs: the machine's work in the interval."""
-    return (instructions(rec) * ns_per_insn + charged_ns(rec, header)
-            + sum(m * c for m, c in zip(rec['n0'], fast_ns)))
+    return priced_ns(rec['insn'] + rec['n0'] + rec['n1'], ns_per_insn, fast_ns, slow_ns(header))
 
 
 def t_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     """The model over each vCPU's counts (a list)."""
     slow = slow_ns(header)
-    out = []
-    for v in rec.get('vcpus', []):
-        insn, n0, n1 = v[0] + v[1], v[2:5], v[5:8]
-        out.append(insn * ns_per_insn + sum(m * c for m, c in zip(n1, slow))
-                   + sum(m * c for m, c in zip(n0, fast_ns)))
-    return out
+    return [priced_ns(v, ns_per_insn, fast_ns, slow) for v in rec.get('vcpus', [])]
 
 
 def hw_slow_ns(header):
@@ -139,9 +140,7 @@ def t_hw_vcpu_ns(rec, header, i):
     slow = hw_slow_ns(header)
     if i is None or slow is None or not rec.get('fast0') or 'vcpus' not in rec:
         return None
-    v = rec['vcpus'][i]
-    return ((v[0] + v[1]) * HW_NS_PER_INSN + sum(m * c for m, c in zip(v[2:5], HW_FAST_NS))
-            + sum(m * c for m, c in zip(v[5:8], slow)))
+    return priced_ns(rec['vcpus'][i], HW_NS_PER_INSN, HW_FAST_NS, slow)
 
 
 def busiest(rec, header, begin, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
