@@ -53,6 +53,10 @@ bool StepDetector::init(const StepConfig& config) {
   return true;
 }
 
+void StepDetector::finish() {
+  if (mem_ && mode_ == StepMode::kAuto) lock_.end_of_stream();
+}
+
 uint64_t StepDetector::steps() const {
   switch (mode_) {
     case StepMode::kMarks:

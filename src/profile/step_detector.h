@@ -66,6 +66,9 @@ class StepDetector {
   // sentinel_step(): a step begins at allocation seq (the next one to be fed). In auto mode the first
   // mark switches the detector to marks for the rest of the process. Ignored in fixed mode.
   void mark(uint64_t seq);
+  // Nothing more will be fed (the process ends, or its dump is written now): a newest step that holds
+  // fewer than half of its allocations is dropped (a kStepDropLast event).
+  void finish();
 
   // ---- state (valid between calls)
   bool locked() const { return cursor_.locked(); }  // tentative or confirmed

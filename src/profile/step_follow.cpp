@@ -84,6 +84,7 @@ void StepLock::note_live(uint32_t period) {
 void StepLock::open_step() {
   const uint64_t seq = h_->cur_seq();
   follower_->newest().start_seq = seq;
+  prev_step_start_ = cur_->step_start;
   cur_->step_start = seq;
   cur_steps_++;
   if (cur_phase_) cur_phase_->steps++;
@@ -125,8 +126,10 @@ void StepLock::unlock(bool retract) {
     ph->unlocks++;
     ph->lost = true;
   }
-  // Where the pattern ended: the first allocation after the last one that fit.
-  const uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : last_match_seq_ + 1;
+  // Where the pattern ended: the first allocation after the last one that fit, or where the step that
+  // never ran began.
+  uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : last_match_seq_ + 1;
+  if (uint64_t begun = 0; !retract && drop_unbegun_step(&begun)) at = begun;
   lost_ = Lost{at, cur_steps_, P, id};
 #ifdef STEP_DEBUG
   __builtin_printf("unlock pos %lu P %u at %lu retract %d steps %lu\n", h_->cur_seq(), P, at, retract, cur_steps_);
@@ -150,6 +153,30 @@ void StepLock::unlock(bool retract) {
     cur_phase_ = nullptr;
     emit(at, at, P, id, kStepUnlock);
   }
+}
+
+// The lock ends (lost, or the stream ends) while its newest step has fewer than half of its allocations:
+// that was an iteration begun but not run, not a step. A loop's last `next(loader)` before its `break`,
+// a batch prefetched for an epoch that never comes, a job killed early in a step: each opens a step with
+// the batch's allocation and nothing follows. Counting it would give every phase one step more than the
+// loop ran. The lock's first step is kept whatever its length (a phase has at least one).
+bool StepLock::drop_unbegun_step(uint64_t* start_seq) {
+  const uint32_t P = cur_->period;
+  const BagFollower::OpenStep& st = follower_->newest();
+  if (!cur_->locked() || cur_steps_ < 2 || P < 2 || uint64_t{st.assigned} * 2 >= P) return false;
+  cur_steps_--;
+  if (cur_phase_ && cur_phase_->steps) cur_phase_->steps--;
+  // The lock's segment ends with the step before: a later lock may walk back over this one's allocations.
+  cur_->step_start = prev_step_start_;
+  last_match_seq_ = st.start_seq - 1;
+  *start_seq = st.start_seq;
+  emit(st.start_seq, st.start_seq, P, cur_->phase, kStepDropLast);
+  return true;
+}
+
+void StepLock::end_of_stream() {
+  uint64_t begun = 0;
+  drop_unbegun_step(&begun);
 }
 
 // The automatic lock ends where marks take over; a tentative one is voided.

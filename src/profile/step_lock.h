@@ -48,6 +48,7 @@ class StepLock {
   FeedResult follow(uint64_t token);
   void unlock(bool retract);         // the lock is lost (retract: a tentative one, voided)
   void end_for_marks(uint64_t seq);  // sentinel_step() takes over: the automatic lock ends at seq
+  void end_of_stream();              // nothing more is fed: the newest step may not have been one
 
   uint64_t steps() const { return phases_->committed() + (cur_->locked() ? cur_steps_ : 0); }
   // In-step ordinal that an allocation made before the current lock had (see StepDetector).
@@ -88,6 +89,7 @@ class StepLock {
 
   // following and losing it (step_follow.cpp)
   void open_step();
+  bool drop_unbegun_step(uint64_t* start_seq);
   void note_live(uint32_t period);
   FeedResult noise(uint64_t token);
   FeedResult lose(bool tentative);
@@ -128,6 +130,7 @@ class StepLock {
 
   Counters counters_;
   Lost lost_;
+  uint64_t prev_step_start_ = 0;  // where the step before the newest began (drop_unbegun_step)
 };
 
 }  // namespace sentinel::step_internal

@@ -29,6 +29,8 @@ enum : uint16_t {
                             // first allocation after the last one that fit): the last step ends there
   kStepRetract = 1u << 6,   // not a step start: step events of `phase` with seq in [seq, end_seq] are void
   kStepFixed = 1u << 7,     // step start given by SENTINEL_STEP=N
+  kStepDropLast = 1u << 8,  // not a step start: the newest step of `phase`, begun at seq, was not one (an
+                            // iteration begun but not run, docs/step-detection.md "The last step")
 };
 
 struct StepEvent {

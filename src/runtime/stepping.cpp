@@ -53,6 +53,15 @@ void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
   for (uint64_t i = 0; i < next_; ++i) set_length(i);
 }
 
+bool StepLog::drop_last(uint16_t phase, uint64_t start_seq) {
+  if (!next_ || next_ > kCapacity) return false;
+  const sentinel_step_entry& e = entries_[next_ - 1];
+  if (e.phase != phase || e.start_seq != start_seq) return false;
+  --next_;
+  if (next_) close_last(start_seq);
+  return true;
+}
+
 // ---- Stepper
 
 bool Stepper::init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering,
@@ -459,6 +468,16 @@ void Stepper::drain_events(uint64_t now) {
       void_if_empty(ev.phase);
       continue;
     }
+    if (ev.flags & kStepDropLast) {
+      if (steps_.drop_last(ev.phase, ev.seq)) {
+        if (PhaseRecord* p = record(ev.phase); p && p->steps) {
+          --p->steps;
+          if (p->steps_in_lock) --p->steps_in_lock;
+          if (p->planned && p->planned_steps) --p->planned_steps;
+        }
+      }
+      continue;
+    }
     if (ev.flags & kStepUnlock) {
       // The last step ends where the pattern ended, not where the next lock begins.
       steps_.close_last(ev.seq);
@@ -560,6 +579,7 @@ void Stepper::maybe_diagnose(bool at_exit) {
 
 void Stepper::finish(uint64_t seq, uint64_t now) {
   if (finished_) return;
+  detector_.finish();
   drain_events(now);
   if (window_ != Window::none) close_window(now, Outcome::partial);
   steps_.close_last(seq);

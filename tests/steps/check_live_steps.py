@@ -69,7 +69,11 @@ def main():
         truth = json.load(open(truth_path))["starts"]
         steps = read_steps(dump)
         detected = sorted({s[0] for s in steps})
-        slack = 1 if model == "keras" else 0
+        # loader_phases: a batch fetched by the loop's own `for` comes just before the step's first
+        # allocation, so a start is one allocation either side of it; and the evaluation's first step may
+        # also take in the batch the training loop fetched before its `break` (the same site and size,
+        # still live: a prefetched surplus to the bag walk), 2 before the truth. The count stays exact.
+        slack = {"keras": 1, "loader_phases": 2}.get(model, 0)
         errors = []
         checked_from = 0 if exact else 3
         for k, t in enumerate(truth[checked_from:], start=checked_from + 1):
@@ -79,7 +83,7 @@ def main():
         spurious = [d for d in detected
                     if d >= truth[checked_from] and not any(abs(d - t) <= slack for t in truth)]
         if exact:
-            spurious += [d for d in detected if d < truth[0]]
+            spurious += [d for d in detected if d < truth[0] - slack]
         if spurious:
             errors.append(f"detected step starts that are not real ones: {spurious[:10]}")
         known = known_issues.check(issue, os.environ.get("SENTINEL_VIEW"), dump, truth, detected, not errors,

@@ -2,7 +2,8 @@
 
 usage: live_driver.py MODEL STEPS TRUTH.json
 MODEL: mlp, cnn, lstm, transformer (tests/e2e/e2e_models.py), dataloader (an MLP fed by a DataLoader
-with 2 forked workers), word_lm (a word language model trained the way pytorch/examples' does it:
+with 2 forked workers), loader_phases (training, then evaluation, each a DataLoader loop left with
+`break` part-way through an epoch), word_lm (a word language model trained the way pytorch/examples' does it:
 truncated backpropagation through time, gradient clipping, a hand-written SGD update) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
 their thread pools pinned to one thread; or a thread-pool workload of workloads.py (keras_mlp,
 keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
@@ -48,6 +49,45 @@ def dataloader(steps, clock):
         opt.zero_grad()
         nn.functional.cross_entropy(m(xb), yb).backward()
         opt.step()
+    return starts
+
+
+def loader_phases(steps, clock):
+    """Training, then an evaluation pass, each a DataLoader loop that stops part-way through an epoch
+    with `break`, as scripts that train and validate for a set number of batches do: two thirds of the
+    steps train (AdamW, a two-layer transformer encoder), the rest evaluate under no_grad. Each loop's
+    iterator has fetched one batch more than it ran when it breaks: the step that batch opens never
+    runs, and no step is counted for it. The truth is read after each batch arrives."""
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(64, 4, 128, batch_first=True), 2)
+    head = nn.Linear(64, 10)
+    opt = torch.optim.AdamW(list(encoder.parameters()) + list(head.parameters()), lr=1e-3)
+    ds = TensorDataset(torch.randn(16 * 7, 32, 64), torch.randint(0, 10, (16 * 7,)))  # 7 batches an epoch
+    train, evals = steps * 2 // 3, steps - steps * 2 // 3
+    starts, done = [], 0
+    while done < train:
+        for x, y in DataLoader(ds, batch_size=16, shuffle=True):
+            if done == train:
+                break
+            starts.append(clock())
+            opt.zero_grad()
+            nn.functional.cross_entropy(head(encoder(x).mean(1)), y).backward()
+            opt.step()
+            done += 1
+    encoder.eval()
+    done = 0
+    with torch.no_grad():
+        while done < evals:
+            for x, y in DataLoader(ds, batch_size=16):
+                if done == evals:
+                    break
+                starts.append(clock())
+                nn.functional.cross_entropy(head(encoder(x).mean(1)), y).item()
+                done += 1
     return starts
 
 
@@ -139,6 +179,8 @@ def main():
         starts = keras(steps, clock)
     elif model == "word_lm":
         starts = word_lm(steps, clock)
+    elif model == "loader_phases":
+        starts = loader_phases(steps, clock)
     else:
         starts = torch_models(model, steps, clock)
     with open(out, "w") as f:

@@ -70,6 +70,10 @@ inline void pull(StepDetector& d, Run& r, std::vector<StepEvent>& live) {
                      live.begin(), live.end(),
                      [&](const StepEvent& x) { return x.phase == e.phase && x.seq >= e.seq && x.seq <= e.end_seq; }),
                  live.end());
+    } else if (e.flags & sentinel::kStepDropLast) {
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const StepEvent& x) { return x.phase == e.phase && x.seq == e.seq; }),
+                 live.end());
     } else if (!(e.flags & sentinel::kStepUnlock)) {
       live.push_back(e);
     }
@@ -97,6 +101,8 @@ inline Run run_detector(StepDetector& d, const Stream& s, size_t n, bool feed_ma
     if (f.flags & sentinel::kFedLockedNow) r.locks.push_back({i, d.period()});
     pull(d, r, live);
   }
+  d.finish();  // the stream ends here, as the runtime's does at exit
+  pull(d, r, live);
   finish(d, r, live);
   return r;
 }

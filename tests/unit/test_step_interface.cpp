@@ -110,9 +110,9 @@ TEST_CASE("step detector: an unlock says where the pattern ended", "[step][step-
     CHECK(u->seq == end);  // the first allocation after the last one that fit
     CHECK(d->unlocks() == 1);
   }
-  SECTION("the loop ends in the middle of a step") {
+  SECTION("the loop ends in the second half of a step") {
     Stream s = stream_of(kPrologue, kStep, 12);
-    s.tokens.insert(s.tokens.end(), kStep.begin(), kStep.begin() + 4);
+    s.tokens.insert(s.tokens.end(), kStep.begin(), kStep.begin() + 5);
     const uint64_t end = s.tokens.size();
     for (int i = 0; i < 40; i++) s.tokens.push_back({800u + static_cast<uint32_t>(i), 65536});
     auto d = make();
@@ -120,6 +120,44 @@ TEST_CASE("step detector: an unlock says where the pattern ended", "[step][step-
     auto u = std::find_if(r.events.begin(), r.events.end(), [](const StepEvent& e) { return e.flags & kStepUnlock; });
     REQUIRE(u != r.events.end());
     CHECK(u->seq == end);
+    CHECK(std::none_of(r.events.begin(), r.events.end(), [](const StepEvent& e) { return e.flags & kStepDropLast; }));
+    CHECK(d->steps() == 13);
+  }
+  SECTION("the loop ends in the first half of a step: that step was none") {
+    // A data loader's last batch fetched before the loop's `break`: the step it opens never runs.
+    Stream s = stream_of(kPrologue, kStep, 12);
+    const uint64_t begun = s.tokens.size();
+    s.tokens.insert(s.tokens.end(), kStep.begin(), kStep.begin() + 4);
+    for (int i = 0; i < 40; i++) s.tokens.push_back({800u + static_cast<uint32_t>(i), 65536});
+    auto d = make();
+    Run r = run_detector(*d, s, s.tokens.size());
+    auto u = std::find_if(r.events.begin(), r.events.end(), [](const StepEvent& e) { return e.flags & kStepUnlock; });
+    REQUIRE(u != r.events.end());
+    CHECK(u->seq == begun);  // the last real step ends where the one never run began
+    auto dropped = std::find_if(r.events.begin(), u, [](const StepEvent& e) { return e.flags & kStepDropLast; });
+    REQUIRE(dropped != u);
+    CHECK(dropped->seq == begun);
+    CHECK(d->steps() == 12);
+    PhaseStats st{};
+    REQUIRE(d->phase_stats(1, &st));
+    CHECK(st.steps == 12);
+  }
+}
+
+TEST_CASE("step detector: a step begun as the stream ends is counted only past its half", "[step][step-api]") {
+  for (uint32_t fed : {1u, 4u, 5u, 9u}) {
+    Stream s = stream_of(kPrologue, kStep, 12);
+    const uint64_t begun = s.tokens.size();
+    s.tokens.insert(s.tokens.end(), kStep.begin(), kStep.begin() + fed);
+    auto d = make();
+    Run r = run_detector(*d, s, s.tokens.size());  // ends with finish()
+    const bool dropped = std::any_of(r.events.begin(), r.events.end(),
+                                     [&](const StepEvent& e) { return (e.flags & kStepDropLast) && e.seq == begun; });
+    INFO("allocations of the last step: " << fed);
+    CHECK(dropped == (fed * 2 < kStep.size()));
+    CHECK(d->steps() == (dropped ? 12u : 13u));
+    CHECK(r.starts.size() == d->steps());
+    CHECK(std::count(r.starts.begin(), r.starts.end(), begun) == (dropped ? 0 : 1));
   }
 }
 
