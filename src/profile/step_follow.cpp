@@ -103,6 +103,14 @@ FeedResult StepLock::noise(uint64_t token) {
   if (consecutive_noise_ > 0 && token == last_noise_token_ && ++noise_burst_ % kNoiseBurst != 0) return unfit;
   if (token != last_noise_token_ || consecutive_noise_ == 0) noise_burst_ = 0;
   last_noise_token_ = token;
+  // A step that is two or more copies of the lock's pattern plus a token of its own (an evaluation pass
+  // of identical layers, with its batch): the lock is on the part, the foreign token keeps its rhythm.
+  if (noise_in_rhythm(token)) {
+    counters_.noise--;
+    if (cur_phase_) cur_phase_->noise--;
+    unlock(true);
+    return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
+  }
   BagFollower::OpenStep& st = follower_->newest();
   st.noise++;
   if (consecutive_noise_++ == 0) first_noise_seq_ = h_->cur_seq();
@@ -110,6 +118,34 @@ FeedResult StepLock::noise(uint64_t token) {
       consecutive_noise_ >= (tentative ? kTentativeBudget : kMaxConsecutiveNoise))
     return lose(tentative);
   return unfit;
+}
+
+// The same foreign token, kRhythmRepeats + 1 times at one spacing of at least two steps that is not a
+// whole number of steps: the real step is that spacing, made of copies of this lock's pattern and the
+// token (a batch before two identical encoder layers under no_grad: 1 + 9 + 9 allocations, the lock on
+// 9 takes the batch as noise every other step, within the budget, and counts every step twice). Noise
+// from racing threads or a prefetch does not come at one exact spacing. The lock is voided (its steps
+// were parts) and the search finds the whole step; the failure remembered keeps it from relocking on
+// the part.
+bool StepLock::noise_in_rhythm(uint64_t token) {
+  const uint64_t seq = h_->cur_seq();
+  const uint32_t P = cur_->period;
+  NoiseRhythm& r = rhythm_;
+  if (token != r.token || seq <= r.last_seq) {
+    // Another token: follow it once the one followed has missed its beat.
+    if (r.token == 0 || seq > r.last_seq + (r.spacing ? 2 * r.spacing : 4 * uint64_t{P})) r = {token, seq, 0, 0};
+    return false;
+  }
+  const uint64_t spacing = seq - r.last_seq;
+  r.last_seq = seq;
+  if (spacing < 2 * uint64_t{P} || spacing % P == 0 || spacing > kMaxPeriod) {
+    r.spacing = 0;
+    r.repeats = 0;
+    return false;
+  }
+  r.repeats = spacing == r.spacing ? r.repeats + 1 : 1;
+  r.spacing = spacing;
+  return r.repeats >= kRhythmRepeats;
 }
 
 FeedResult StepLock::lose(bool tentative) {

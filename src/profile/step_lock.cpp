@@ -587,6 +587,7 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
   matches_since_lock_ = 0;
   steady_run_ = 0;
   consecutive_noise_ = 0;
+  rhythm_ = NoiseRhythm{};
   cur_steps_ = starts.total;
   const uint32_t have = follower_->start(a.pos, P, e0);
   cur_->step_start = follower_->current().start_seq;

@@ -92,6 +92,7 @@ class StepLock {
   bool drop_unbegun_step(uint64_t* start_seq);
   void note_live(uint32_t period);
   FeedResult noise(uint64_t token);
+  bool noise_in_rhythm(uint64_t token);
   FeedResult lose(bool tentative);
   bool confirmable() const;
   void close_segment(bool counted);
@@ -125,6 +126,14 @@ class StepLock {
   uint64_t first_noise_seq_ = 0;
   uint64_t last_noise_token_ = 0;
   uint32_t noise_burst_ = 0;
+  // One foreign token that recurs at one spacing of two steps or more: the lock is on a part of the
+  // step (see noise_in_rhythm()).
+  struct NoiseRhythm {
+    uint64_t token = 0, last_seq = 0, spacing = 0;
+    uint32_t repeats = 0;  // spacings equal to `spacing` in a row
+  };
+  NoiseRhythm rhythm_;
+  static constexpr uint32_t kRhythmRepeats = 2;
   // retro_ordinal: the lock's verified region and the aligned part before it, and the seq of an ordinal 0
   uint64_t retro_from_seq_ = 0, retro_to_seq_ = 0, retro_base_seq_ = 0;
 

@@ -369,6 +369,58 @@ TEST_CASE("step detector: training, evaluation (forward only), training", "[step
   CHECK(d->steps() <= 28);
 }
 
+TEST_CASE("step detector: a recorded evaluation pass of identical layers is counted by the step", "[step]") {
+  // torch_loader_phases.txt: 16 training then 8 evaluation steps (PyTorch 2.15). Under no_grad the
+  // encoder's two layers allocate the same 9 tokens in the same order and only the batch tells one step
+  // from the next. Live, a lock on the layer took the batch for noise every other step and counted 16
+  // evaluation steps, until the batch's rhythm voided it (the test below). Replayed without live bytes
+  // the whole step locks first; this keeps the recorded pass counted by the step, to the end of the
+  // stream and cut two steps short.
+  Stream s = load_fixture("torch_loader_phases.txt");
+  REQUIRE(s.marks.size() == 24);
+  REQUIRE(s.mark_phase[16] == "eval");
+  for (size_t cut : {s.tokens.size(), size_t{s.marks[22]}}) {
+    auto d = make();
+    Run r = run_detector(*d, s, cut);
+    const size_t evals = cut == s.tokens.size() ? 8 : 6;
+    INFO("stream cut at " << cut << ": " << r.starts.size() << " step starts");
+    const auto in_eval =
+        std::count_if(r.starts.begin(), r.starts.end(), [&](uint64_t x) { return x + 2 >= s.marks[16]; });
+    CHECK(static_cast<size_t>(in_eval) == evals);
+    CHECK(r.starts.size() == 16 + evals);
+    check_boundaries(std::vector<uint64_t>(s.marks.begin() + 16, s.marks.begin() + 16 + static_cast<long>(evals)),
+                     r.starts, 2);
+    CHECK(d->period() == 19);
+  }
+}
+
+TEST_CASE("step detector: a foreign token in rhythm voids a lock on part of the step", "[step]") {
+  // Layers alone (pre-loaded batches: nothing else is tracked), locked on the layer's 9 allocations;
+  // then a batch before every two layers. The lock on 9 takes the batch for noise every other step,
+  // within its budget, and would count each step of 19 twice.
+  const std::vector<Token> layer = {{60, 65536},  {61, 131072}, {60, 65536}, {62, 262144}, {63, 65536},
+                                    {61, 131072}, {64, 65536},  {65, 98304}, {60, 65536}};
+  std::vector<Token> step = {{50, 131072}};
+  for (int k = 0; k < 2; k++) step.insert(step.end(), layer.begin(), layer.end());
+  Stream s;
+  append_noise(s, 30, 2);
+  append_steps(s, layer, 12);
+  const size_t first = s.marks.size();
+  append_steps(s, step, 14);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  const std::vector<uint64_t> truth(s.marks.begin() + static_cast<long>(first), s.marks.end());
+  const auto counted = std::count_if(r.starts.begin(), r.starts.end(), [&](uint64_t x) { return x >= truth[0]; });
+  INFO(counted << " steps counted in the 14 of the batch and two layers");
+  CHECK(counted == 14);
+  // Without live bytes the rotation of a cyclic step is the detector's choice: every step is whole.
+  std::vector<uint64_t> starts;
+  std::copy_if(r.starts.begin(), r.starts.end(), std::back_inserter(starts), [&](uint64_t x) { return x >= truth[1]; });
+  for (size_t k = 1; k < starts.size(); k++) CHECK(starts[k] - starts[k - 1] == step.size());
+  CHECK(d->period() == step.size());
+  CHECK(d->retracted() >= 1);
+}
+
 TEST_CASE("step detector: an inner loop is not taken for the step", "[step]") {
   // An LSTM-like step: a prologue, one cell repeated L times (an inner period of 3), an epilogue. The
   // inner loop is locked on first (it repeats before the step does); the step's lock absorbs it.
