@@ -289,11 +289,14 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
 // A token that overflows the step being replayed and comes more than 2m times (m: its multiplicity) from
 // the current step's start to P allocations past it is a surplus: batches prefetched together at the
 // start of a pass (Keras's iterators fetch four), which would cut the first step in two. It opens a step
-// only after a complete one.
+// only after a complete one. The count also takes the run of that token right before the step's start:
+// the walk back may leave some of a burst of batches before the first step it accepts.
 bool StepLock::surplus(const Alignment& a, uint64_t from, uint64_t j) const {
   const uint64_t t = h_->tok(j);
   const int32_t si = follower_->find_slot(t);
   if (si < 0 || follower_->has_room(si, follower_->current())) return false;
+  const uint64_t oldest = h_->oldest_pos();
+  for (uint32_t back = 0; back < a.P && from > oldest && h_->tok(from - 1) == t; back++) from--;
   uint32_t n = 0;
   const uint64_t end = j + a.P < a.pos + 1 ? j + a.P : a.pos + 1;
   for (uint64_t x = from; x < end; x++) n += h_->tok(x) == t;

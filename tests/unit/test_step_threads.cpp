@@ -362,9 +362,11 @@ TEST_CASE("step detector counts Keras fit's training steps and validation batche
   // load: in 6 the first pass never locked (P 8 was proposed in the middle of a step, and its chain of
   // equal bags followed a coincidental cut that the real boundaries never continued); in 7 the second
   // pass relocked on its known bag 3 windows in, and the lock, still tentative, was voided at the end of
-  // the pass.
+  // the pass. 8: the third pass's first step holds four batches; the walk back began the step at the third,
+  // and the replay opened a step at the fourth (40 of 39) until the batches just before the step's start
+  // counted towards a surplus.
   for (const char* f : {"keras_val_1.txt", "keras_val_2.txt", "keras_val_3.txt", "keras_val_4.txt", "keras_val_5.txt",
-                        "keras_val_6.txt", "keras_val_7.txt"}) {
+                        "keras_val_6.txt", "keras_val_7.txt", "keras_val_8.txt"}) {
     SECTION(f) {
       Stream s = load_fixture(f);
       auto d = make();
