@@ -275,7 +275,14 @@ def main():
     ap.add_argument('--mark-lib', help='libsentinel-emu-mark.so: mark each timed step for the slow-tier plugin')
     ap.add_argument('--count-fast', action='store_true',
                     help="with --mark-lib: have the plugin count node 0's line misses too (slows node 0's emulation)")
+    ap.add_argument('--pin-cpu', type=int,
+                    help='pin the training thread (this one; torch runs one intra-op thread) to this CPU, so that '
+                         "the plugin's per-vCPU counts of a step are its counts (T_emu, T_hw); threads started "
+                         "before, Sentinel's drain thread and migrator among them, keep every CPU")
     args = ap.parse_args()
+    if args.pin_cpu is not None:
+        # sched_setaffinity(0) is the calling thread's: the training thread only
+        os.sched_setaffinity(0, {args.pin_cpu})
     marks = 0
     if args.mark_lib:
         mark_lib = ctypes.CDLL(args.mark_lib)
@@ -294,6 +301,7 @@ def main():
             pass
 
     result = {'import_torch_s': IMPORT_S, 'torch_version': torch.__version__, 'pid': os.getpid(),
+              'pinned_cpu': args.pin_cpu,
               'sentinel_loaded': hasattr(ctypes.CDLL(None), 'sentinel_step'),
               'ld_preload': os.environ.get('LD_PRELOAD', ''), 'size': args.size, 'models': {},
               'numa_balancing': open('/proc/sys/kernel/numa_balancing').read().strip()
