@@ -106,10 +106,9 @@ FeedResult StepLock::noise(uint64_t token) {
   // A step that is two or more copies of the lock's pattern plus a token of its own (an evaluation pass
   // of identical layers, with its batch): the lock is on the part, the foreign token keeps its rhythm.
   if (noise_in_rhythm(token)) {
-    counters_.noise--;
+    counters_.noise--;  // the token belongs to the whole step, which the search finds next
     if (cur_phase_) cur_phase_->noise--;
-    unlock(true);
-    return {kNoOrdinal, kNoOrdinal, kNoOrdinal, 0, 0};
+    return lose(true);
   }
   BagFollower::OpenStep& st = follower_->newest();
   st.noise++;
@@ -165,7 +164,7 @@ void StepLock::unlock(bool retract) {
   // Where the pattern ended: the first allocation after the last one that fit, or where the step that
   // never ran began.
   uint64_t at = consecutive_noise_ > 0 ? first_noise_seq_ : last_match_seq_ + 1;
-  if (uint64_t begun = 0; !retract && drop_unbegun_step(&begun)) at = begun;
+  if (const uint64_t begun = retract ? 0 : drop_unbegun_step()) at = begun;
   lost_ = Lost{at, cur_steps_, P, id};
 #ifdef STEP_DEBUG
   __builtin_printf("unlock pos %lu P %u at %lu retract %d steps %lu\n", h_->cur_seq(), P, at, retract, cur_steps_);
@@ -195,24 +194,23 @@ void StepLock::unlock(bool retract) {
 // that was an iteration begun but not run, not a step. A loop's last `next(loader)` before its `break`,
 // a batch prefetched for an epoch that never comes, a job killed early in a step: each opens a step with
 // the batch's allocation and nothing follows. Counting it would give every phase one step more than the
-// loop ran. The lock's first step is kept whatever its length (a phase has at least one).
-bool StepLock::drop_unbegun_step(uint64_t* start_seq) {
+// loop ran. The lock's first step is kept whatever its length (a phase has at least one). Returns where
+// the dropped step began, 0 when none was (a step after the lock's first never begins at seq 0).
+uint64_t StepLock::drop_unbegun_step() {
   const uint32_t P = cur_->period;
   const BagFollower::OpenStep& st = follower_->newest();
-  if (!cur_->locked() || cur_steps_ < 2 || P < 2 || uint64_t{st.assigned} * 2 >= P) return false;
+  if (!cur_->locked() || cur_steps_ < 2 || P < 2 || uint64_t{st.assigned} * 2 >= P) return 0;
   cur_steps_--;
   if (cur_phase_ && cur_phase_->steps) cur_phase_->steps--;
   // The lock's segment ends with the step before: a later lock may walk back over this one's allocations.
   cur_->step_start = prev_step_start_;
   last_match_seq_ = st.start_seq - 1;
-  *start_seq = st.start_seq;
   emit(st.start_seq, st.start_seq, P, cur_->phase, kStepDropLast);
-  return true;
+  return st.start_seq;
 }
 
 void StepLock::end_of_stream() {
-  uint64_t begun = 0;
-  drop_unbegun_step(&begun);
+  drop_unbegun_step();
 }
 
 // The automatic lock ends where marks take over; a tentative one is voided.

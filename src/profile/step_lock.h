@@ -89,7 +89,7 @@ class StepLock {
 
   // following and losing it (step_follow.cpp)
   void open_step();
-  bool drop_unbegun_step(uint64_t* start_seq);
+  uint64_t drop_unbegun_step();
   void note_live(uint32_t period);
   FeedResult noise(uint64_t token);
   bool noise_in_rhythm(uint64_t token);

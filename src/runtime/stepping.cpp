@@ -54,7 +54,7 @@ void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
 }
 
 bool StepLog::drop_last(uint16_t phase, uint64_t start_seq) {
-  if (!next_ || next_ > kCapacity) return false;
+  if (!next_) return false;
   const sentinel_step_entry& e = entries_[next_ - 1];
   if (e.phase != phase || e.start_seq != start_seq) return false;
   --next_;
