@@ -152,7 +152,8 @@ struct sentinel_identity {
 struct sentinel_touch {
   uint32_t identity;
   uint32_t interval;
-  uint64_t bytes; /* distinct bytes touched (granules x granularity, clipped to the object) */
+  uint64_t bytes; /* distinct bytes touched (granules x granularity, clipped to the object; sampled
+                     objects: x SENTINEL_PROFILE_SAMPLE, clipped to the chunk) */
   uint32_t faults;
   uint32_t step; /* index of the profiled step (0-based among profiled steps) */
   /* 1.5 */

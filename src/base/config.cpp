@@ -50,6 +50,13 @@ const VarSpec kTable[] = {
      "planned and moved in chunks of this size (a power of two up to 1G; below the profiling granularity: the "
      "granularity; 0: every object whole)",
      &Config::chunk_bytes, 0, uint64_t{1} << 30, true},
+    {"SENTINEL_PROFILE_SAMPLE", VarType::count, "8",
+     "objects of at least SENTINEL_PROFILE_SAMPLE_MIN are profiled in a sample: 1 in N of each chunk's pages loses "
+     "access, and each touch found counts N times (a power of two from 1 to 64; 1: every page)",
+     &Config::profile_sample, 1, 64, true},
+    {"SENTINEL_PROFILE_SAMPLE_MIN", VarType::size, "64M",
+     "objects at least this large are profiled in a sample (SENTINEL_PROFILE_SAMPLE)", &Config::profile_sample_min, 1,
+     uint64_t{1} << 40},
     {"SENTINEL_STEP", VarType::step, "auto",
      "step boundaries: auto (detected from allocations), marks (sentinel_step() only) or a fixed period N"},
     {"SENTINEL_INTERVALS", VarType::count, "16", "intervals a step is cut into on the in-step allocation clock (1-64)",

@@ -224,7 +224,9 @@ struct Layout<sentinel_touch> {
   static constexpr Field fields[] = {
       SENTINEL_FIELD(S, 0, u32, identity, 1, "identity id (`IDENTITIES`)"),
       SENTINEL_FIELD(S, 4, u32, interval, 1, "interval of the step"),
-      SENTINEL_FIELD(S, 8, u64, bytes, 1, "distinct bytes touched: granules × granularity, clipped to the object"),
+      SENTINEL_FIELD(S, 8, u64, bytes, 1,
+                     "distinct bytes touched: granules × granularity, clipped to the object; a sampled "
+                     "object's (SENTINEL_PROFILE_SAMPLE) × the rate, clipped to its chunk"),
       SENTINEL_FIELD(S, 16, u32, faults, 1,
                      "granules recorded: the faults taken at a fixed granularity; with sweeps "
                      "(SENTINEL_PROFILE_SWEEP) one per granule of each run given back"),

@@ -203,8 +203,7 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     uint64_t gkey = combine_key(combine_key(r.log_index, r.granule), (uint64_t{r.step} << 16) | r.interval);
     if (!granules.find_or_add(gkey, &fresh)) return false;
     const sentinel_object* o = in.log->at(r.log_index);
-    uint64_t start = uint64_t{r.granule} * in.granularity;
-    uint64_t bytes = start >= o->size ? 0 : (o->size - start < in.granularity ? o->size - start : in.granularity);
+    const uint64_t start = uint64_t{r.granule} * in.granularity;
     const uint32_t chunk_bytes = out->identities[identity].chunk_bytes;
     const uint32_t chunk = chunk_bytes ? static_cast<uint32_t>(start / chunk_bytes) : 0;
     bool added;
@@ -218,7 +217,15 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     }
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];
     ++st.faults;
-    if (fresh) {
+    if (fresh && start < o->size) {
+      // A sampled granule's weight can overshoot: a touch never counts more than its chunk (or object) holds.
+      uint64_t unit = o->size;
+      if (chunk_bytes) {
+        const uint64_t left = o->size - uint64_t{chunk} * chunk_bytes;  // start < size: the chunk begins inside
+        unit = left < chunk_bytes ? left : chunk_bytes;
+      }
+      uint64_t bytes = granule_bytes(o->size, r.granule, in.granularity, in.sample);
+      if (bytes > unit - st.bytes) bytes = unit - st.bytes;
       st.bytes += bytes;
       out->identities[identity].touched_bytes += bytes;
     }

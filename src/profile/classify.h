@@ -41,6 +41,8 @@ struct ClassifyInput {
   // Objects born outside the steps of at least kChunkedMinChunks chunks are profiled and planned in
   // chunks of this many bytes (a power of two, at least the granularity; 0: every object whole).
   uint32_t chunk_bytes = 0;
+  // Objects profiled in a sample: each recorded granule stands for sample.rate granules (page_sample.h).
+  PageSample sample;
 };
 
 inline constexpr uint64_t kChunkedMinChunks = 8;

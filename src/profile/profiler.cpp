@@ -40,9 +40,12 @@ inline uintptr_t page_up(uintptr_t a) {
 }
 }  // namespace
 
-bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches) {
+bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches,
+                    const PageSample& sample) {
   arena_ = arena;
   granularity_ = granularity;
+  sample_ = sample;
+  if (sample_.covers(sample_.min_bytes) && sample_.window() < granularity) sample_ = PageSample{};
   capacity_ = max_touches;
   max_shift_ = 0;
   while ((uint64_t{granularity} << (max_shift_ + 1)) <= sweep && max_shift_ < 20) ++max_shift_;
@@ -77,13 +80,38 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
   if (s->user.load(std::memory_order_acquire) != user) return;
   uintptr_t lo = page_down(user), hi = page_up(user + size);
   s->protect.store(1, std::memory_order_seq_cst);
-  if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0)
+  if (sample_.covers(size)) {
+    if (!protect_windows(cls, index, lo, hi)) mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
+  } else if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0) {
     mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
   protect_calls_.fetch_add(1, std::memory_order_relaxed);
   if (s->pins.load(std::memory_order_seq_cst)) {
     // An I/O call pinned it meanwhile and may already have unprotected it: make sure it stays usable.
     mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
   }
+}
+
+bool Profiler::protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi) {
+  const uintptr_t slot = arena_->slot_address(cls, index);
+  bool ok = true;
+  for (uint64_t b = (lo - slot) / sample_.block; slot + b * sample_.block < hi; ++b) {
+    uintptr_t from = slot + b * sample_.block + sample_.window_offset(cls, index, b);
+    uintptr_t to = from + sample_.window();
+    if (from < lo) from = lo;
+    if (to > hi) to = hi;
+    if (from < to && mprotect(reinterpret_cast<void*>(from), to - from, PROT_NONE) != 0) ok = false;
+  }
+  return ok;
+}
+
+uint32_t Profiler::window_position(unsigned cls, uint32_t index, uint32_t granule, uint32_t* position) const {
+  const uint64_t per_block = sample_.block / granularity_, per_window = sample_.window() / granularity_;
+  const uint64_t b = granule / per_block;
+  const uint64_t first = b * per_block + sample_.window_offset(cls, index, b) / granularity_;
+  if (granule < first || granule >= first + per_window) return 0;
+  *position = static_cast<uint32_t>(b * per_window + (granule - first));
+  return static_cast<uint32_t>(first + per_window - granule);
 }
 
 void Profiler::begin_interval(uint32_t step, uint32_t interval) {
@@ -206,7 +234,7 @@ bool Profiler::relieve(unsigned cls) {
 // after that run (the object is being swept in order), up to the sweep limit. *cursor_out: the cursor to
 // update with the new run's end. Async-signal-safe, lock-free; cursors are hints, so a race between two
 // threads costs at most a smaller run or a lost doubling, never a wrong record.
-uint32_t Profiler::sweep_granules(unsigned cls, uint32_t index, uint32_t granule, uint32_t** cursor_out) {
+uint32_t Profiler::sweep_granules(unsigned cls, uint32_t index, uint32_t position, uint32_t** cursor_out) {
   *cursor_out = nullptr;
   if (!sweep_[cls]) return 1;
   std::atomic<uint64_t>* cur = sweep_[cls] + size_t{index} * kCursors;
@@ -218,13 +246,13 @@ uint32_t Profiler::sweep_granules(unsigned cls, uint32_t index, uint32_t granule
       if (victim == kCursors) victim = k;
       continue;
     }
-    if (static_cast<uint32_t>(w) == granule) {
+    if (static_cast<uint32_t>(w) == position) {
       victim = k;
       shift = static_cast<unsigned>((w >> 32) & 0xFF) + 1;
       break;
     }
   }
-  if (victim == kCursors) victim = granule % kCursors;  // all in use: replace one
+  if (victim == kCursors) victim = position % kCursors;  // all in use: replace one
   if (shift > max_shift_) shift = max_shift_;
   *cursor_out = reinterpret_cast<uint32_t*>(cur + victim);
   return uint32_t{1} << shift;
@@ -250,8 +278,14 @@ bool Profiler::handle_fault(void* addr) {
   // Granules are counted from the slot's start (slots of tracked classes are multiples of 16 KiB, so this is
   // the address-aligned granule for the usual granularities).
   const uint32_t granule = static_cast<uint32_t>((a - slot) / g);
+  // Sweeps count positions over what is protected: in a sampled slot, over its windows only, so that a
+  // sweep goes on from one window to the next and a run never leaves its window.
+  const bool sampled = sample_.covers(s->size.load(std::memory_order_relaxed));
+  uint32_t position = granule, room = UINT32_MAX;
+  if (sampled) room = window_position(cls, index, granule, &position);
   uint32_t* cursor = nullptr;
-  const uint32_t want = recording() ? sweep_granules(cls, index, granule, &cursor) : 1;
+  const uint32_t run = recording() && room ? sweep_granules(cls, index, position, &cursor) : 1;
+  const uint32_t want = room && run > room ? room : run;
   uintptr_t lo = slot + uintptr_t{granule} * g;
   uintptr_t hi = lo + uintptr_t{want} * g;
   if (hi > end || hi < lo) hi = end;
@@ -266,15 +300,19 @@ bool Profiler::handle_fault(void* addr) {
   }
   const uint32_t n = static_cast<uint32_t>((hi - lo + g - 1) / g);
   if (cursor) {
+    // A run cut short by its window's end keeps its size for the next window: a dense sweep of a sampled
+    // object costs one fault per window, as one per sweep limit unsampled.
+    const uint32_t size = n == want ? run : n;
     uint64_t shift = 0;
-    while ((uint32_t{1} << shift) < n) ++shift;
-    uint64_t w = (uint64_t{epoch_.load(std::memory_order_relaxed) & 0xFFFFFFu} << 40) | (shift << 32) | (granule + n);
+    while ((uint32_t{1} << shift) < size) ++shift;
+    uint64_t w = (uint64_t{epoch_.load(std::memory_order_relaxed) & 0xFFFFFFu} << 40) | (shift << 32) | (position + n);
     reinterpret_cast<std::atomic<uint64_t>*>(cursor)->store(w, std::memory_order_relaxed);
   }
   faults_.fetch_add(1, std::memory_order_relaxed);
   if (n > 1) sweep_faults_.fetch_add(1, std::memory_order_relaxed);
   uintptr_t user = s->user.load(std::memory_order_acquire);
-  if (recording() && user) {
+  // A fault outside a sampled slot's windows raced with the pages being given back: not a sample.
+  if (recording() && user && room) {
     const uint32_t li = s->log_index.load(std::memory_order_relaxed);
     const uint64_t size = s->size.load(std::memory_order_relaxed);
     // Every granule of the run that holds bytes of the object, numbered from the object's start. The
@@ -320,8 +358,13 @@ uint32_t Profiler::pin_range(const void* p, size_t n, Pinned* out, uint32_t cap)
         uint32_t li = s->log_index.load(std::memory_order_relaxed);
         uintptr_t from = lo > user ? lo : user;
         uint8_t flags = node_flags(s, page_down(from));
-        for (uintptr_t g = (from - user) / granularity_; user + g * granularity_ < hi; ++g)
-          record(li, static_cast<uint32_t>(g), flags);
+        const bool sampled = sample_.covers(s->size.load(std::memory_order_relaxed));
+        uint32_t position;
+        for (uintptr_t g = (from - user) / granularity_; user + g * granularity_ < hi; ++g) {
+          // A sampled slot's granules count only inside its windows (counted from the slot's start there).
+          uint32_t in_slot = static_cast<uint32_t>((user + g * granularity_ - slot) / granularity_);
+          if (!sampled || window_position(cls, index, in_slot, &position)) record(li, static_cast<uint32_t>(g), flags);
+        }
       }
     }
     a = slot + class_size(cls);

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "profile/page_sample.h"
 #include "track/arena.h"
 
 namespace sentinel {
@@ -34,9 +35,11 @@ enum : uint8_t {
 class Profiler {
  public:
   // granularity: power of two, 4 KiB .. 2 MiB. sweep: the largest run one fault gives back (a power of two;
-  // at most the granularity: no sweeps). max_touches: capacity of the touch log.
-  bool init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches);
+  // at most the granularity: no sweeps). max_touches: capacity of the touch log. sample: which objects
+  // are profiled in a sample (page_sample.h; its block at least rate x granularity).
+  bool init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches, const PageSample& sample = {});
   uint32_t granularity() const { return granularity_; }
+  const PageSample& sample() const { return sample_; }
   uint64_t sweep_limit() const { return granularity_ << max_shift_; }
 
   // Step lock held. Protects every live object (and, until finish(), every object born from now on).
@@ -93,14 +96,20 @@ class Profiler {
 
  private:
   void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
+  // A sampled slot: only each block's window loses access.
+  bool protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi);
+  // For a granule of a sampled slot: its position counted over the windows only, and how many granules of
+  // its window follow it (itself included); 0 when the granule is outside every window.
+  uint32_t window_position(unsigned cls, uint32_t index, uint32_t granule, uint32_t* position) const;
   void record(uint32_t log_index, uint32_t granule, uint8_t flags);
-  uint32_t sweep_granules(unsigned cls, uint32_t index, uint32_t granule, uint32_t** cursor_out);
+  uint32_t sweep_granules(unsigned cls, uint32_t index, uint32_t position, uint32_t** cursor_out);
   uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
 
   Arena* arena_ = nullptr;
   uint32_t granularity_ = 0;
   uint32_t max_shift_ = 0;  // sweep limit = granularity << max_shift_
+  PageSample sample_;
   // Per slot, kCursors sweep cursors: (epoch << 40) | (shift << 32) | the granule after the run. Lazily
   // backed, one mapping; sweep_[cls] is that class's part (null: no sweeps).
   static constexpr unsigned kCursors = 4;

@@ -306,7 +306,9 @@ void setup(const char* const* envp, bool for_tests) {
   if (!g_state.arena.init(cfg.retain_bytes, true) || !g_state.log.init(cfg.max_objects) || !g_state.sites.init() ||
       !g_state.external.init() || !g_state.marks.init() || !g_state.site_cache.init() ||
       !g_state.profiler.init(&g_state.arena, static_cast<uint32_t>(cfg.profile_granularity), cfg.profile_sweep,
-                             kTouchLogCapacity) ||
+                             kTouchLogCapacity,
+                             make_page_sample(static_cast<uint32_t>(cfg.profile_sample), cfg.profile_sample_min,
+                                              cfg.chunk_bytes, static_cast<uint32_t>(cfg.profile_granularity))) ||
       !g_state.stepper.init(cfg, &g_state.profiler, &g_state.log, &g_state.tiering, &g_state.clock) ||
       !g_state.threads.init() ||
       !g_state.sequencer.init(&g_state.log, &g_state.marks, &g_state.stepper, &g_state.threads, &g_state.arena,

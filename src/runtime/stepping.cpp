@@ -342,6 +342,7 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   in.chunk_bytes = cfg_.chunk_bytes
                        ? static_cast<uint32_t>(cfg_.chunk_bytes > in.granularity ? cfg_.chunk_bytes : in.granularity)
                        : 0;
+  in.sample = profiler_->sample();
   uint64_t t0 = now_ticks();
   bool ok = classify(in, &p.classification);
   classify_ticks_ += now_ticks() - t0;
@@ -385,8 +386,8 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
 
 void Stepper::finish_check(PhaseRecord& p) {
   PlacementTotals t;
-  if (!summarize_placement(&profiler_->touch(0), profiler_->touch_count(), *log_, profiler_->granularity(), p.intervals,
-                           &t)) {
+  if (!summarize_placement(&profiler_->touch(0), profiler_->touch_count(), *log_, profiler_->granularity(),
+                           profiler_->sample(), p.intervals, &t)) {
     log_line(LogLevel::warn, "the placement check could not map its scratch memory");
     p.check = PhaseRecord::kFailed;
     return;

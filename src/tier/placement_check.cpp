@@ -5,7 +5,7 @@
 namespace sentinel {
 
 bool summarize_placement(const TouchRecord* touches, uint64_t count, const ObjectLog& log, uint32_t granularity,
-                         uint32_t intervals, PlacementTotals* out) {
+                         const PageSample& sample, uint32_t intervals, PlacementTotals* out) {
   *out = PlacementTotals{};
   ScratchTable<uint8_t> seen;
   if (!seen.init(count)) return false;
@@ -18,8 +18,7 @@ bool summarize_placement(const TouchRecord* touches, uint64_t count, const Objec
     if (!seen.find_or_add(key, &fresh)) return false;
     if (!fresh) continue;
     const sentinel_object* o = log.at(r.log_index);
-    uint64_t start = uint64_t{r.granule} * granularity;
-    uint64_t bytes = start >= o->size ? 0 : (o->size - start < granularity ? o->size - start : granularity);
+    const uint64_t bytes = granule_bytes(o->size, r.granule, granularity, sample);
     out->touched[r.interval] += bytes;
     if (r.flags & kTouchOnFast) out->fast[r.interval] += bytes;
   }

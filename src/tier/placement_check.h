@@ -1,7 +1,8 @@
 // The placement check's arithmetic: from the touches of a check window (each recorded with whether
 // its page was on the fast node at touch time), the distinct bytes touched per interval and how many
 // of them were on the fast node. Each granule of an object counts once per (step, interval), clipped
-// to the object, as in classification. Runs in the process with mmap'd scratch only.
+// to the object and weighed by the sample (page_sample.h), as in classification. Runs in the process
+// with mmap'd scratch only.
 #pragma once
 #include <cstdint>
 
@@ -17,6 +18,6 @@ struct PlacementTotals {
 
 // False when scratch memory cannot be mapped. Touches without the checked flag are ignored.
 bool summarize_placement(const TouchRecord* touches, uint64_t count, const ObjectLog& log, uint32_t granularity,
-                         uint32_t intervals, PlacementTotals* out);
+                         const PageSample& sample, uint32_t intervals, PlacementTotals* out);
 
 }  // namespace sentinel

@@ -130,6 +130,75 @@ TEST_CASE("sweeps give back doubling runs and record every granule", "[profiler]
   CHECK(x.p[8192 * 127] == 2);
 }
 
+// Sampled objects (docs/profiling.md): an object of at least the sample's minimum loses access only in one
+// window per block; scattered touches fault only there, a sweep goes on from window to window at one fault
+// each, and what the program wrote is intact.
+TEST_CASE("a sampled object faults only in its windows", "[profiler][sample]") {
+  Arena a;
+  REQUIRE(a.init(64u << 20));
+  const PageSample sample = make_page_sample(8, 4u << 20, 256u << 10, 8192);
+  REQUIRE(sample.block == (256u << 10));
+  REQUIRE(sample.window() == (32u << 10));  // 4 granules of 8 KiB
+  Profiler prof;
+  REQUIRE(prof.init(&a, 8192, 64u << 10, 1 << 16, sample));  // runs up to 8 granules
+  g_profiler = &prof;
+  sig::set_real_sigaction(&::sigaction);
+  REQUIRE(sig::install(fault_hook));
+
+  const size_t size = 4u << 20;  // 16 blocks, 512 granules
+  Obj x = make(a, size, 0), y = make(a, size, 1), small = make(a, 1u << 20, 2);
+  memset(x.p, 1, size);
+  memset(y.p, 1, size);
+  memset(small.p, 1, small.size);
+  REQUIRE(x.p == reinterpret_cast<char*>(a.slot_address(x.cls, x.idx)));  // granules count from the slot
+
+  auto in_window = [&](const Obj& o, uint32_t g) {
+    uint64_t b = g / 32, off = uint64_t{g % 32} * 8192, w = sample.window_offset(o.cls, o.idx, b);
+    return off >= w && off < w + sample.window();
+  };
+  prof.begin_interval(0, 0);
+  for (int g = 511; g >= 0; --g) x.p[size_t(g) * 8192 + 7] = static_cast<char>(g);  // scattered: no runs
+  const uint64_t x_faults = prof.faults();
+  for (size_t i = 0; i < size; i += 4096) y.p[i] = 5;  // in order
+  const uint64_t y_faults = prof.faults() - x_faults;
+  for (size_t g = 0; g < 128; g += 16) small.p[g * 8192] = 6;  // below the minimum: every page profiled
+  prof.finish();
+
+  std::set<uint32_t> got_x, got_y, got_small;
+  for (uint64_t i = 0; i < prof.touch_count(); ++i) {
+    const TouchRecord& t = prof.touch(i);
+    (t.log_index == 0 ? got_x : t.log_index == 1 ? got_y : got_small).insert(t.granule);
+  }
+  std::set<uint32_t> windows_x, windows_y;
+  for (uint32_t g = 0; g < 512; ++g) {
+    if (in_window(x, g)) windows_x.insert(g);
+    if (in_window(y, g)) windows_y.insert(g);
+  }
+  CHECK(windows_x.size() == 64);
+  CHECK(got_x == windows_x);
+  CHECK(x_faults == 64);  // one per window granule: 1 in 8 of the 512 an unsampled object would take
+  CHECK(got_y == windows_y);
+  // y: window 0 takes runs of 1 and 2 granules and the 1 left (its run of 4 cut at the window's end);
+  // each later window is one run of its 4 granules.
+  CHECK(y_faults == 3 + 15);
+  CHECK(got_small == std::set<uint32_t>{0, 16, 32, 48, 64, 80, 96, 112});
+  CHECK(prof.touch_count() == 64 + 64 + 8);
+  for (int g = 0; g < 512; ++g) CHECK(x.p[size_t(g) * 8192 + 7] == static_cast<char>(g));
+  CHECK(y.p[size - 4096] == 5);
+}
+
+TEST_CASE("a sampled granule weighs the sample's rate, clipped to its object", "[profiler][sample]") {
+  const PageSample sample = make_page_sample(8, 64u << 20, 2u << 20, 8192);
+  CHECK(sample.block == (2u << 20));
+  CHECK(granule_bytes(64u << 20, 3, 8192, sample) == 8 * 8192);
+  CHECK(granule_bytes((64u << 20) + 100, 8192, 8192, sample) == 8 * 100);  // the object's last 100 bytes
+  CHECK(granule_bytes((64u << 20) - 1, 3, 8192, sample) == 8192);          // below the minimum: itself
+  CHECK(granule_bytes(64u << 20, 8192, 8192, sample) == 0);                // past the end
+  // A rate whose window would be under a granule grows the block.
+  CHECK(make_page_sample(64, 64u << 20, 256u << 10, 65536).block == (4u << 20));
+  CHECK_FALSE(make_page_sample(1, 64u << 20, 2u << 20, 8192).covers(1u << 30));
+}
+
 TEST_CASE("system calls on protected memory succeed through pins", "[profiler]") {
   Arena a;
   REQUIRE(a.init(64u << 20));
@@ -268,4 +337,59 @@ TEST_CASE("classification: identities, lifetimes, touches and groups", "[classif
   uint64_t members = 0;
   for (uint32_t g = 0; g < c.group_count; ++g) members += c.groups[g].members;
   CHECK(members == c.identity_count);
+}
+
+TEST_CASE("classification weighs a sampled object's granules, clipped to each chunk", "[classify][sample]") {
+  ObjectLog log;
+  REQUIRE(log.init(16));
+  uint64_t starts[] = {10, 12, 14};
+  sentinel_object table{};
+  table.size = 32u << 20;  // 16 chunks of 2 MiB, born before the steps
+  table.site = 7;
+  table.death_seq = UINT64_MAX;
+  REQUIRE(log.append(table) == 0);
+  for (uint64_t b : {10, 12}) {
+    sentinel_object o{};
+    o.size = 100000;
+    o.site = 1;
+    o.birth_seq = b;
+    o.death_seq = b + 1;
+    log.append(o);
+    o.birth_seq = b + 1;
+    o.death_seq = b + 2;
+    log.append(o);
+  }
+  uint32_t ends[] = {2};
+  // Chunk 0: five granules of 64 KiB recorded (8 x 5 x 64 KiB would exceed it): the whole chunk. Chunk 1:
+  // one granule, 8 x 64 KiB.
+  TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 1}, {0, 0, 0, 0, 2},
+                           {0, 0, 0, 0, 3}, {0, 0, 0, 0, 5}, {0, 0, 0, 0, 32}};
+  ClassifyInput in;
+  in.log = &log;
+  in.step_starts = starts;
+  in.step_bounds = 3;
+  in.profiled = 2;
+  in.period = 2;
+  in.interval_ends = ends;
+  in.intervals = 1;
+  in.touches = touches;
+  in.touch_count = 6;
+  in.granularity = 65536;
+  in.chunk_bytes = 2u << 20;
+  in.sample = make_page_sample(8, 16u << 20, in.chunk_bytes, in.granularity);
+  Classification c;
+  REQUIRE(classify(in, &c));
+  const sentinel_identity* id = nullptr;
+  for (uint32_t i = 0; i < c.identity_count; ++i)
+    if (c.identities[i].site == 7) id = &c.identities[i];
+  REQUIRE(id);
+  CHECK(id->chunk_bytes == (2u << 20));
+  CHECK(id->touched_bytes == (2u << 20) + 8 * 65536);
+  uint64_t chunk0 = 0, chunk1 = 0;
+  for (uint64_t t = 0; t < c.touch_count; ++t) {
+    if (c.touches[t].identity != id->id) continue;
+    (c.touches[t].chunk == 0 ? chunk0 : chunk1) = c.touches[t].bytes;
+  }
+  CHECK(chunk0 == (2u << 20));
+  CHECK(chunk1 == 8 * 65536);
 }
