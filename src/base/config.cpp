@@ -54,7 +54,7 @@ const VarSpec kTable[] = {
      "objects of at least SENTINEL_PROFILE_SAMPLE_MIN are profiled in a sample: 1 in N of each chunk's pages loses "
      "access, and each touch found counts N times (a power of two from 1 to 64; 1: every page)",
      &Config::profile_sample, 1, 64, true},
-    {"SENTINEL_PROFILE_SAMPLE_MIN", VarType::size, "64M",
+    {"SENTINEL_PROFILE_SAMPLE_MIN", VarType::size, "256M",
      "objects at least this large are profiled in a sample (SENTINEL_PROFILE_SAMPLE)", &Config::profile_sample_min, 1,
      uint64_t{1} << 40},
     {"SENTINEL_STEP", VarType::step, "auto",
