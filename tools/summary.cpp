@@ -228,6 +228,9 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
         os << "    intervals (in-step ordinals) " << bounds_text(*ph.table) << "\n";
       const std::string status = phase_status(ph, v.tm.find(ph.phase));
       if (!status.empty()) os << "    " << status << "\n";
+      if (v.tm.set_up_loop(ph.phase))
+        os << "    a set-up loop (a model built layer by layer, data loaded into memory): its steps kept what "
+              "they allocated; not profiled or planned\n";
       // The step-time model's costs, only where the plan had some (SENTINEL_STEP_COSTS, 1.4).
       if (const PhaseTiering* t = v.tm.find(ph.phase); t && t->plan)
         if (const std::string costs = step_costs_text(*t); !costs.empty()) os << "    " << costs << "\n";

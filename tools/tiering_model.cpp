@@ -181,6 +181,12 @@ TieringModel model_tiering(const fmt::Profile& p, uint32_t phase) {
   return t;
 }
 
+bool TieringModel::set_up_loop(uint32_t phase) const {
+  for (const sentinel_detection* d : detection)
+    if (d->phase == phase && phase && (d->flags & SENTINEL_DETECT_SET_UP)) return true;
+  return false;
+}
+
 std::string detection_diagnosis(const sentinel_detection& d) {
   const std::string counts = "locks " + std::to_string(d.locks) + ", unlocks " + std::to_string(d.unlocks) +
                              ", retracted " + std::to_string(d.retracted);
@@ -195,7 +201,9 @@ std::string detection_diagnosis(const sentinel_detection& d) {
   if (d.flags & SENTINEL_DETECT_LOCKED)
     return "step found: " + std::to_string(d.period) + " allocations, " + std::to_string(d.distinct_tokens) +
            " distinct (site, size), " + plural(d.steps, "step", "steps") + "; " + std::to_string(d.noise_allocations) +
-           " noise, " + std::to_string(d.missing_allocations) + " missing allocations (" + counts + ")";
+           " noise, " + std::to_string(d.missing_allocations) + " missing allocations (" + counts + ")" +
+           (d.flags & SENTINEL_DETECT_SET_UP ? "; a set-up loop: its steps kept what they allocated, not profiled"
+                                             : "");
   return "no step pattern (" + counts + ")";
 }
 

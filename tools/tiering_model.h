@@ -79,6 +79,8 @@ struct TieringModel {
   std::vector<const sentinel_detection*> detection;  // in file order
 
   const PhaseTiering* find(uint32_t phase) const;
+  // True when the DETECTION record calls the phase a set-up loop (SENTINEL_DETECT_SET_UP).
+  bool set_up_loop(uint32_t phase) const;
   // The shown phase's measured and predicted fast-hit share.
   std::optional<double> measured_hit() const { return shown ? shown->measured_hit() : std::nullopt; }
   std::optional<double> predicted_hit() const { return shown ? shown->predicted_hit() : std::nullopt; }

@@ -348,6 +348,7 @@ struct sentinel_placement_entry {
 #define SENTINEL_DETECT_LOCKED 0x1u  /* a step pattern was found */
 #define SENTINEL_DETECT_LOST 0x2u    /* a lock was lost and never regained */
 #define SENTINEL_DETECT_NO_STEP 0x4u /* tracked allocations, but no step found */
+#define SENTINEL_DETECT_SET_UP 0x8u  /* a set-up loop: its steps kept what they allocated (not profiled) */
 
 /* DETECTION record: u32 count, u32 entry_size, entries: one per phase (phase 0: the whole run). */
 struct sentinel_detection {

@@ -467,7 +467,8 @@ struct Layout<sentinel_detection> {
       SENTINEL_FIELD(S, 0, u32, phase, 2, "the phase; 0: the whole run"),
       SENTINEL_FIELD(S, 4, u32, flags, 2,
                      "bit 0 a step pattern was found, bit 1 a lock was lost and never regained, bit 2 tracked "
-                     "allocations but no step found"),
+                     "allocations but no step found, bit 3 (2026-12-04) the phase is a set-up loop: its steps kept "
+                     "what they allocated, and it was not profiled"),
       SENTINEL_FIELD(S, 8, u32, period, 2, "allocations per step"),
       SENTINEL_FIELD(S, 12, u32, distinct_tokens, 2, "distinct (site, size) in the step"),
       SENTINEL_FIELD(S, 16, u64, steps, 2, "steps (voided steps not counted)"),

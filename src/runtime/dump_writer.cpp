@@ -299,6 +299,8 @@ void write_detection(RecordWriter& w, const RuntimeState& s) {
   auto add = [&](uint16_t phase) {
     PhaseStats ps{};
     if (!d.phase_stats(phase, &ps)) return;
+    const PhaseRecord* rec = phase ? s.stepper.find_phase(phase) : nullptr;
+    if (rec && rec->profile == PhaseRecord::kSetUp) ps.flags |= SENTINEL_DETECT_SET_UP;
     sentinel_detection& r = rows[n++];
     r = sentinel_detection{phase,    ps.flags,   ps.period, ps.distinct_tokens, ps.steps,
                            ps.noise, ps.missing, ps.locks,  ps.unlocks,         ps.retracted};

@@ -1,6 +1,7 @@
 #include "runtime/stepping.h"
 
 #include <cstring>
+#include <utility>
 
 #include "base/log.h"
 #include "base/vm_region.h"
@@ -115,6 +116,10 @@ const PhaseRecord* Stepper::find_phase(uint16_t id) const {
   return nullptr;
 }
 
+PhaseRecord* Stepper::find_phase(uint16_t id) {
+  return const_cast<PhaseRecord*>(std::as_const(*this).find_phase(id));
+}
+
 void Stepper::set_period(PhaseRecord& p, uint32_t period) {
   uint32_t configured = static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16);
   p.period = period;
@@ -173,6 +178,10 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // PAPI's start-up (10-20 ms where it probes for absent hardware counters) belongs in the plain step
     // before the window, not in the first profiled one.
     if (profiling_mode && p->profile == PhaseRecord::kNotYet && p->steps_in_lock == 1) prepare_counters();
+    if (p->steps_in_lock == 1) {
+      p->lock_live = live_;
+      p->lock_allocated = 0;
+    }
     // The trial first: the step that ends its last candidate also settles it (trial_settled), and where
     // the schedule timed last is kept, the check may open on this very step.
     if (tiering_) tiering_->on_step_start(phase, now);
@@ -185,7 +194,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     Window due = Window::none;
     if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
-        due = Window::profile;
+        due = mark_if_set_up_loop(*p) ? Window::none : Window::profile;
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
                  !tiering_->dry_run() && p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
         due = Window::check;
@@ -204,6 +213,26 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
   }
   steps_.add(e);
   update_sync();
+}
+
+// A loop that builds what comes later (a model's layers initialised in turn, a dataset loaded into a list)
+// repeats like a step but keeps every byte it allocates; a training or evaluation step gives back nearly all
+// of its own (activations, gradients), however its first steps grew. Such a phase has no working set to
+// place: it is marked, said once, and never profiled (docs/step-detection.md, "Set-up loops"). Only found
+// steps are judged: a lock comes after several repetitions, past the first iteration's optimizer state and
+// gradients, while marked or fixed steps begin with that first iteration.
+bool Stepper::mark_if_set_up_loop(PhaseRecord& p) const {
+  if (detector_.mode() != StepMode::kAuto) return false;
+  if (p.lock_live == StepDetector::kNoLive || live_ == StepDetector::kNoLive || !p.lock_allocated) return false;
+  const int64_t kept = live_ - p.lock_live;
+  if (kept <= 0 || static_cast<uint64_t>(kept) * 4 < p.lock_allocated * 3) return false;
+  p.profile = PhaseRecord::kSetUp;
+  LineBuf b;
+  b.str("phase ").u64(p.id).str(": a set-up loop, not profiled (its ").u64(p.steps_in_lock - 1);
+  b.str(" step(s) since the lock kept ").u64(static_cast<uint64_t>(kept) >> 10).str(" of the ");
+  b.u64(p.lock_allocated >> 10).str(" KiB they allocated)");
+  log_line(LogLevel::info, b);
+  return true;
 }
 
 // The step's clock leaves an interval: in a plain step its duration is what the planner will be told
@@ -523,12 +552,14 @@ void Stepper::on_allocation(uint64_t seq, uint32_t site, uint64_t size, uint64_t
                             uintptr_t address, uint16_t tier, bool pinned, bool behind, int64_t live_bytes) {
   if (finished_) return;
   behind_ = behind;
+  live_ = live_bytes;
   FeedResult r = detector_.feed(seq, site, size, live_bytes);
   drain_events(now);
   bool placed = (r.flags & kFedLocked) && r.clock != kNoOrdinal && !(r.flags & kFedNoise);
   if (placed) {
     unlocked_allocations_ = 0;
-    const PhaseRecord* p = find_phase(r.phase);
+    PhaseRecord* p = find_phase(r.phase);
+    if (p) p->lock_allocated += size;
     uint32_t configured = static_cast<uint32_t>(cfg_.intervals ? cfg_.intervals : 16);
     if (p && p->period) {
       uint32_t interval = StepDetector::interval_of(r.clock, p->period, configured);

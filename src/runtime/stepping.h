@@ -63,7 +63,8 @@ inline constexpr uint32_t kMaxWindowSteps = 64;
 
 // Everything the runtime knows of one phase (a step pattern the detector locked on).
 struct PhaseRecord {
-  enum : uint8_t { kNotYet = 0, kDone = 1, kFailed = 2 };
+  // kSetUp: its steps kept what they allocated (a set-up loop): never profiled or planned.
+  enum : uint8_t { kNotYet = 0, kDone = 1, kFailed = 2, kSetUp = 3 };
   uint16_t id = 0;  // the detector's phase id (1-based); the dump's phase number
   uint32_t period = 0;
   uint32_t intervals = 0;
@@ -71,6 +72,10 @@ struct PhaseRecord {
   uint64_t steps = 0;                          // steps begun while locked on it
   uint64_t steps_in_lock = 0;                  // ... since its latest lock
   bool voided = false;                         // its steps were all retracted (an inner loop): not written
+  // What its steps kept (the set-up rule): tracked bytes live at its latest lock's first step, and the bytes
+  // its placed allocations took since.
+  int64_t lock_live = StepDetector::kNoLive;
+  uint64_t lock_allocated = 0;
   // The profile
   uint8_t profile = kNotYet;
   uint32_t profiled_steps = 0;
@@ -121,6 +126,7 @@ class Stepper final : public SequenceListener {
   uint32_t phase_count() const { return phase_count_; }
   const PhaseRecord& phase(uint32_t i) const { return phases_[i]; }  // in order of first lock
   const PhaseRecord* find_phase(uint16_t id) const;
+  PhaseRecord* find_phase(uint16_t id);
   uint32_t counter_count() const { return counter_count_; }
   const char* counter_name(uint32_t i) const;
   uint64_t voided_windows() const { return voided_windows_; }
@@ -142,6 +148,7 @@ class Stepper final : public SequenceListener {
   void leave_locked_phase();
   void set_period(PhaseRecord& p, uint32_t period);
   void begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t phase);
+  bool mark_if_set_up_loop(PhaseRecord& p) const;
   void enter_interval(uint32_t interval, uint64_t now);
   void open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t now);
   enum class Outcome { complete, partial, voided };
@@ -172,6 +179,7 @@ class Stepper final : public SequenceListener {
   uint64_t assignment_capacity_ = 0;
   bool sync_wanted_ = false;
   bool behind_ = false;  // the allocation being fed is sequenced late (on_allocation): no window opens on it
+  int64_t live_ = StepDetector::kNoLive;  // tracked bytes live before the allocation being fed
   uint64_t windows_deferred_ = 0;
   bool finished_ = false;
 
