@@ -32,6 +32,8 @@ TEST_CASE("defaults come from the table", "[config]") {
   CHECK(c.max_objects == 4194304);
   CHECK_FALSE(c.dump_children);
   CHECK(c.unwind == UnwindMethod::backtrace);
+  CHECK(c.profile_sample == 8);
+  CHECK(c.profile_sample_min == (uint64_t{256} << 20));
 }
 
 TEST_CASE("values override defaults", "[config]") {
@@ -70,6 +72,10 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
       {"SENTINEL_PROFILE_GRANULARITY=12K", "SENTINEL_PROFILE_GRANULARITY", "12K"},
       {"SENTINEL_PROFILE_GRANULARITY=4M", "SENTINEL_PROFILE_GRANULARITY", "4M"},
       {"SENTINEL_INTERVALS=65", "SENTINEL_INTERVALS", "65"},
+      {"SENTINEL_PROFILE_SAMPLE=3", "SENTINEL_PROFILE_SAMPLE", "3"},
+      {"SENTINEL_PROFILE_SAMPLE=0", "SENTINEL_PROFILE_SAMPLE", "0"},
+      {"SENTINEL_PROFILE_SAMPLE=128", "SENTINEL_PROFILE_SAMPLE", "128"},
+      {"SENTINEL_PROFILE_SAMPLE_MIN=huge", "SENTINEL_PROFILE_SAMPLE_MIN", "huge"},
       {"SENTINEL_PAPI=maybe", "SENTINEL_PAPI", "maybe"},
       {"SENTINEL_MODE=PROFILE", "SENTINEL_MODE", "PROFILE"},
       {"SENTINEL_LOG=Debug", "SENTINEL_LOG", "Debug"},
