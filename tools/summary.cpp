@@ -202,10 +202,14 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
   size_t stepless = 0;
   for (const auto& ph : sm.phases) stepless += ph.steps ? 0 : 1;
   const size_t phases = sm.phases.size() - stepless;
+  uint64_t set_up_steps = 0;  // steps of set-up loops: repetitions, but not what a user counts as steps
+  for (const auto& ph : sm.phases) set_up_steps += v.tm.set_up_loop(ph.phase) ? ph.steps : 0;
   os << "steps            " << sm.steps;
   if (sm.steps) {
     os << " detected in " << phases << (phases == 1 ? " phase" : " phases") << " (" << sm.inferred_steps
-       << " inferred before lock-on, " << sm.explicit_steps << " marked, " << sm.profiled_steps << " profiled)";
+       << " inferred before lock-on, " << sm.explicit_steps << " marked, " << sm.profiled_steps << " profiled";
+    if (set_up_steps) os << ", " << set_up_steps << " in set-up loops";
+    os << ")";
   } else {
     os << (p.has_profiler_records() ? "" : " (no step records: format 1.0 or the detector never ran)");
   }
@@ -533,7 +537,7 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
       for (size_t k = 0; k < ph.table->bounds.size(); ++k)
         os << (k ? "," : "") << "[" << ph.table->bounds[k].first << "," << ph.table->bounds[k].second << "]";
     os << "],\"main\":" << (&ph == sm.main() ? "true" : "false") << ",\"profiled\":" << (ph.profiled ? "true" : "false")
-       << ",\"profile\":";
+       << ",\"set_up_loop\":" << (v.tm.set_up_loop(ph.phase) ? "true" : "false") << ",\"profile\":";
     session_json(os, ph.session);
     os << ",\"identities\":" << ph.identities << ",\"groups\":" << ph.groups;
     // The phase's wall-clock span, and where its steady state starts: the warm-up's end (warmup.h;

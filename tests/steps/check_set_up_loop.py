@@ -11,7 +11,7 @@ checks:
 - the training phase (the summary's main phase) is profiled and planned, and counts the 12 steps but
   perhaps the first (whose momentum buffers and first gradients, allocated block by block, the detector
   may take for loops of their own);
-- `sentinel-view summary` calls the set-up phase a set-up loop.
+- `sentinel-view summary` calls the set-up phase a set-up loop, and `summary --json` flags it.
 
 usage: check_set_up_loop.py [--python debian|venv|PATH]   (env: SENTINEL_LIB, SENTINEL_VIEW)
 """
@@ -61,7 +61,10 @@ def main():
             failures.append("no phase was marked a set-up loop: the workload no longer exercises the case")
         if set_up & (profiled | planned):
             failures.append(f"set-up loops profiled or planned: {sorted(set_up & (profiled | planned))}")
-        main_phase = sentinel_dump.summary(dump, view=view).get("main_phase")
+        js = sentinel_dump.summary(dump, view=view)
+        main_phase = js.get("main_phase")
+        if {ph["phase"] for ph in js.get("phases", []) if ph.get("set_up_loop")} != set_up:
+            failures.append("summary --json's set_up_loop phases differ from DETECTION's")
         if main_phase in set_up or main_phase not in profiled or main_phase not in planned:
             failures.append(f"the main phase {main_phase} is a set-up loop, or not profiled and planned")
         elif steps.get(main_phase, 0) < STEPS - 1:
