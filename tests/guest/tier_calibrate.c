@@ -19,11 +19,13 @@
  * an optane read ratio of 2.2 against 2.7). --host-min-read GBPS and --host-max-latency NS say how slow a
  * host may be for a failed check to count: an attempt outside every band but measured on a slower host is
  * "not judged" and repeated after a pause, and when no attempt could be judged the program exits 77 (skip)
- * saying so. --host-min-latency NS is the same on the other side: on a host whose node-0 chase is faster
- * than that, the fixed delays weigh more (a 46-108 ns chase against the 190-260 ns of the calibration
- * gave an optane latency ratio of 4.0-7.7). An attempt inside every band passes whatever the host's speed.
+ * saying so. --host-min-latency NS and --host-max-read GBPS are the same on the other side: on a host whose
+ * node-0 chase or reads are faster than that, the fixed delays weigh more (a 46-108 ns chase against the
+ * 190-260 ns of the calibration gave an optane latency ratio of 4.0-7.7; 0.76-0.78 GB/s reads against
+ * 0.46-0.57 a read ratio of 3.7-3.9). An attempt inside every band passes whatever the host's speed.
  * Options: --mib N (buffer size, default 8), --reps N (default 8), --attempts N (default 1),
- * --host-min-read GBPS, --host-max-latency NS, --host-min-latency NS (default: every attempt is judged). */
+ * --host-min-read GBPS, --host-max-read GBPS, --host-max-latency NS, --host-min-latency NS (default: every
+ * attempt is judged). */
 #include <errno.h>
 #include <numaif.h>
 #include <stdint.h>
@@ -140,13 +142,13 @@ struct band {
 };
 
 /* How slow, and how fast, a host may be for a failed attempt to count (0: no limit). */
-static double host_min_read_gbps, host_max_latency_ns, host_min_latency_ns;
+static double host_min_read_gbps, host_max_read_gbps, host_max_latency_ns, host_min_latency_ns;
 
 enum { PASSED, FAILED, MISUSE, NOT_JUDGED };
 
 /* One measurement: prints the figures, the ratios and the checks; returns PASSED, FAILED, MISUSE, or
  * NOT_JUDGED when a check failed on a host slower than --host-min-read/--host-max-latency allow, or
- * faster than --host-min-latency allows. */
+ * faster than --host-min-latency/--host-max-read allow. */
 static int calibrate(size_t bytes, int reps, const struct band* bands, int nbands) {
   struct figures f[2];
   measure(f, bytes, reps);
@@ -179,11 +181,13 @@ static int calibrate(size_t bytes, int reps, const struct band* bands, int nband
   }
   int slow_host = (host_min_read_gbps > 0 && f[0].read_gbps < host_min_read_gbps) ||
                   (host_max_latency_ns > 0 && f[0].latency_ns > host_max_latency_ns);
-  int fast_host = host_min_latency_ns > 0 && f[0].latency_ns < host_min_latency_ns;
+  int fast_host = (host_min_latency_ns > 0 && f[0].latency_ns < host_min_latency_ns) ||
+                  (host_max_read_gbps > 0 && f[0].read_gbps > host_max_read_gbps);
   if (failed && (slow_host || fast_host) && !misplaced) {
     printf("not judged: node 0 ran at %.3f GB/s reads, %.1f ns latency; the bands need a host at", f[0].read_gbps,
            f[0].latency_ns);
     if (host_min_read_gbps > 0) printf(" >= %g GB/s", host_min_read_gbps);
+    if (host_max_read_gbps > 0) printf(" <= %g GB/s", host_max_read_gbps);
     if (host_max_latency_ns > 0) printf(" <= %g ns", host_max_latency_ns);
     if (host_min_latency_ns > 0) printf(" >= %g ns", host_min_latency_ns);
     printf("\n");
@@ -207,6 +211,8 @@ int main(int argc, char** argv) {
       attempts = atoi(argv[++i]);
     } else if (!strcmp(argv[i], "--host-min-read") && i + 1 < argc) {
       host_min_read_gbps = strtod(argv[++i], NULL);
+    } else if (!strcmp(argv[i], "--host-max-read") && i + 1 < argc) {
+      host_max_read_gbps = strtod(argv[++i], NULL);
     } else if (!strcmp(argv[i], "--host-max-latency") && i + 1 < argc) {
       host_max_latency_ns = strtod(argv[++i], NULL);
     } else if (!strcmp(argv[i], "--host-min-latency") && i + 1 < argc) {
@@ -222,12 +228,12 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr,
               "usage: tier_calibrate [--mib N] [--reps N] [--attempts N] [--host-min-read GBPS] "
-              "[--host-max-latency NS] [--host-min-latency NS] [--check NAME=LO:HI]...\n");
+              "[--host-max-read GBPS] [--host-max-latency NS] [--host-min-latency NS] [--check NAME=LO:HI]...\n");
       return 2;
     }
   }
-  if (mib < 1 || reps < 1 || attempts < 1 || host_min_read_gbps < 0 || host_max_latency_ns < 0 ||
-      host_min_latency_ns < 0) {
+  if (mib < 1 || reps < 1 || attempts < 1 || host_min_read_gbps < 0 || host_max_read_gbps < 0 ||
+      host_max_latency_ns < 0 || host_min_latency_ns < 0) {
     fprintf(stderr, "tier_calibrate: --mib, --reps and --attempts must be positive, the --host limits not negative\n");
     return 2;
   }
