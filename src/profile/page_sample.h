@@ -21,10 +21,13 @@ struct PageSample {
   // How many granules one recorded granule of such an object stands for.
   uint32_t weight(uint64_t object_bytes) const { return covers(object_bytes) ? rate : 1; }
   uint64_t window() const { return block / rate; }
-  // Where block b of slot (cls, index) has its window, in bytes from the block's start. The position
-  // varies from block to block so that a stride in the program's accesses cannot line up with it.
-  uint64_t window_offset(unsigned cls, uint32_t index, uint64_t b) const {
-    return (mix64((uint64_t{cls} << 32 | index) ^ (b * 0x9E3779B97F4A7C15ull)) % rate) * window();
+  // Where block b of slot (cls, index) has its window in sampled step `round`, in bytes from the block's
+  // start. The position varies from block to block, so that a stride in the program's accesses cannot
+  // line up with it, and from step to step, so that each profiled step draws a sample of its own (the
+  // plan averages them) and the placement check measures in windows the plan was not chosen by.
+  uint64_t window_offset(unsigned cls, uint32_t index, uint64_t b, uint32_t round) const {
+    return (mix64((uint64_t{cls} << 32 | index) ^ (b * 0x9E3779B97F4A7C15ull) ^ (uint64_t{round} << 48)) % rate) *
+           window();
   }
 };
 

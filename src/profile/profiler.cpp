@@ -72,7 +72,7 @@ bool Profiler::init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t
   return true;
 }
 
-void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
+void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size, bool moved) {
   Slot* s = arena_->slot(cls, index);
   if (s->pins.load(std::memory_order_seq_cst) || s->no_protect.load(std::memory_order_relaxed)) return;
   SlotLock lock(s);
@@ -81,7 +81,7 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
   uintptr_t lo = page_down(user), hi = page_up(user + size);
   s->protect.store(1, std::memory_order_seq_cst);
   if (sample_.covers(size)) {
-    if (!protect_windows(cls, index, lo, hi)) mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
+    if (!protect_windows(cls, index, lo, hi, moved)) mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
   } else if (mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_NONE) != 0) {
     mprotect_failures_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -92,11 +92,14 @@ void Profiler::protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t
   }
 }
 
-bool Profiler::protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi) {
+bool Profiler::protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi, bool moved) {
   const uintptr_t slot = arena_->slot_address(cls, index);
-  bool ok = true;
+  const uint32_t round = round_.load(std::memory_order_relaxed);
+  // The last round's windows first: a fault in one of them from now on is outside every window, resolved
+  // as a race and not recorded.
+  bool ok = !moved || mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) == 0;
   for (uint64_t b = (lo - slot) / sample_.block; slot + b * sample_.block < hi; ++b) {
-    uintptr_t from = slot + b * sample_.block + sample_.window_offset(cls, index, b);
+    uintptr_t from = slot + b * sample_.block + sample_.window_offset(cls, index, b, round);
     uintptr_t to = from + sample_.window();
     if (from < lo) from = lo;
     if (to > hi) to = hi;
@@ -108,7 +111,8 @@ bool Profiler::protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintp
 uint32_t Profiler::window_position(unsigned cls, uint32_t index, uint32_t granule, uint32_t* position) const {
   const uint64_t per_block = sample_.block / granularity_, per_window = sample_.window() / granularity_;
   const uint64_t b = granule / per_block;
-  const uint64_t first = b * per_block + sample_.window_offset(cls, index, b) / granularity_;
+  const uint64_t first =
+      b * per_block + sample_.window_offset(cls, index, b, round_.load(std::memory_order_acquire)) / granularity_;
   if (granule < first || granule >= first + per_window) return 0;
   *position = static_cast<uint32_t>(b * per_window + (granule - first));
   return static_cast<uint32_t>(first + per_window - granule);
@@ -117,6 +121,11 @@ uint32_t Profiler::window_position(unsigned cls, uint32_t index, uint32_t granul
 void Profiler::begin_interval(uint32_t step, uint32_t interval) {
   uint64_t t0 = now_ticks();
   int saved = errno;
+  // A new step (another step index, or the intervals starting over) draws new windows.
+  const bool new_round = sample_.rate > 1 && (last_step_ != int64_t{step} || interval <= last_interval_);
+  if (new_round) round_.fetch_add(1, std::memory_order_acq_rel);
+  last_step_ = step;
+  last_interval_ = interval;
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
   epoch_.fetch_add(1, std::memory_order_relaxed);  // every sweep cursor is stale from here
@@ -128,7 +137,7 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
     for (uint32_t i = 0; i < hw; ++i) {
       Slot* s = arena_->slot(c, i);
       uintptr_t user = s->user.load(std::memory_order_acquire);
-      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed));
+      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed), new_round);
     }
   }
   errno = saved;
@@ -184,6 +193,7 @@ void Profiler::finish() {
   uint64_t t0 = now_ticks();
   int saved = errno;
   recording_.store(false, std::memory_order_release);
+  last_step_ = -1;
   for (unsigned c = 0; c < kNumClasses; ++c) {
     uint32_t hw = arena_->high_water(c);
     for (uint32_t i = 0; i < hw; ++i) unprotect_slot(c, i);

@@ -40,6 +40,8 @@ class Profiler {
   bool init(Arena* arena, uint32_t granularity, uint64_t sweep, uint64_t max_touches, const PageSample& sample = {});
   uint32_t granularity() const { return granularity_; }
   const PageSample& sample() const { return sample_; }
+  // The sample's round: one per profiled or checked step (page_sample.h's window_offset).
+  uint32_t sample_round() const { return round_.load(std::memory_order_acquire); }
   uint64_t sweep_limit() const { return granularity_ << max_shift_; }
 
   // Step lock held. Protects every live object (and, until finish(), every object born from now on).
@@ -95,9 +97,10 @@ class Profiler {
   uint64_t release_ticks() const { return release_ticks_; }
 
  private:
-  void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size);
+  // moved: the windows moved since the slot was last protected (a new round): give the old ones back.
+  void protect_slot(unsigned cls, uint32_t index, uintptr_t user, size_t size, bool moved = false);
   // A sampled slot: only each block's window loses access.
-  bool protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi);
+  bool protect_windows(unsigned cls, uint32_t index, uintptr_t lo, uintptr_t hi, bool moved);
   // For a granule of a sampled slot: its position counted over the windows only, and how many granules of
   // its window follow it (itself included); 0 when the granule is outside every window.
   uint32_t window_position(unsigned cls, uint32_t index, uint32_t granule, uint32_t* position) const;
@@ -110,6 +113,9 @@ class Profiler {
   uint32_t granularity_ = 0;
   uint32_t max_shift_ = 0;  // sweep limit = granularity << max_shift_
   PageSample sample_;
+  std::atomic<uint32_t> round_{0};
+  int64_t last_step_ = -1;  // the step of the last begin_interval (-1: none since finish); step lock held
+  uint32_t last_interval_ = 0;
   // Per slot, kCursors sweep cursors: (epoch << 40) | (shift << 32) | the granule after the run. Lazily
   // backed, one mapping; sweep_[cls] is that class's part (null: no sweeps).
   static constexpr unsigned kCursors = 4;

@@ -152,28 +152,40 @@ TEST_CASE("a sampled object faults only in its windows", "[profiler][sample]") {
   memset(small.p, 1, small.size);
   REQUIRE(x.p == reinterpret_cast<char*>(a.slot_address(x.cls, x.idx)));  // granules count from the slot
 
-  auto in_window = [&](const Obj& o, uint32_t g) {
-    uint64_t b = g / 32, off = uint64_t{g % 32} * 8192, w = sample.window_offset(o.cls, o.idx, b);
+  auto in_window = [&](const Obj& o, uint32_t g, uint32_t round) {
+    uint64_t b = g / 32, off = uint64_t{g % 32} * 8192, w = sample.window_offset(o.cls, o.idx, b, round);
     return off >= w && off < w + sample.window();
   };
   prof.begin_interval(0, 0);
+  const uint32_t round = prof.sample_round();
   for (int g = 511; g >= 0; --g) x.p[size_t(g) * 8192 + 7] = static_cast<char>(g);  // scattered: no runs
   const uint64_t x_faults = prof.faults();
   for (size_t i = 0; i < size; i += 4096) y.p[i] = 5;  // in order
   const uint64_t y_faults = prof.faults() - x_faults;
   for (size_t g = 0; g < 128; g += 16) small.p[g * 8192] = 6;  // below the minimum: every page profiled
+  // The next profiled step draws windows of its own; the last step's are given back.
+  prof.begin_interval(1, 0);
+  const uint32_t next_round = prof.sample_round();
+  CHECK(next_round != round);
+  for (int g = 511; g >= 0; --g) x.p[size_t(g) * 8192 + 7] = static_cast<char>(g + 1);
   prof.finish();
 
-  std::set<uint32_t> got_x, got_y, got_small;
+  std::set<uint32_t> got_x, got_y, got_small, got_x_next;
   for (uint64_t i = 0; i < prof.touch_count(); ++i) {
     const TouchRecord& t = prof.touch(i);
-    (t.log_index == 0 ? got_x : t.log_index == 1 ? got_y : got_small).insert(t.granule);
+    if (t.step == 1)
+      got_x_next.insert(t.granule);
+    else
+      (t.log_index == 0 ? got_x : t.log_index == 1 ? got_y : got_small).insert(t.granule);
   }
-  std::set<uint32_t> windows_x, windows_y;
+  std::set<uint32_t> windows_x, windows_y, windows_x_next;
   for (uint32_t g = 0; g < 512; ++g) {
-    if (in_window(x, g)) windows_x.insert(g);
-    if (in_window(y, g)) windows_y.insert(g);
+    if (in_window(x, g, round)) windows_x.insert(g);
+    if (in_window(y, g, round)) windows_y.insert(g);
+    if (in_window(x, g, next_round)) windows_x_next.insert(g);
   }
+  CHECK(got_x_next == windows_x_next);
+  CHECK(windows_x_next != windows_x);  // 16 blocks, 8 places each: the same draw has odds of 8^-16
   CHECK(windows_x.size() == 64);
   CHECK(got_x == windows_x);
   CHECK(x_faults == 64);  // one per window granule: 1 in 8 of the 512 an unsampled object would take
@@ -182,8 +194,8 @@ TEST_CASE("a sampled object faults only in its windows", "[profiler][sample]") {
   // each later window is one run of its 4 granules.
   CHECK(y_faults == 3 + 15);
   CHECK(got_small == std::set<uint32_t>{0, 16, 32, 48, 64, 80, 96, 112});
-  CHECK(prof.touch_count() == 64 + 64 + 8);
-  for (int g = 0; g < 512; ++g) CHECK(x.p[size_t(g) * 8192 + 7] == static_cast<char>(g));
+  CHECK(prof.touch_count() == 64 + 64 + 8 + 64);
+  for (int g = 0; g < 512; ++g) CHECK(x.p[size_t(g) * 8192 + 7] == static_cast<char>(g + 1));
   CHECK(y.p[size - 4096] == 5);
 }
 
