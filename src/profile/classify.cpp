@@ -2,6 +2,7 @@
 
 #include "base/scratch_table.h"
 #include "base/vm_region.h"
+#include "format/identity_chunks.h"
 
 namespace sentinel {
 
@@ -219,11 +220,7 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     ++st.faults;
     if (fresh && start < o->size) {
       // A sampled granule's weight can overshoot: a touch never counts more than its chunk (or object) holds.
-      uint64_t unit = o->size;
-      if (chunk_bytes) {
-        const uint64_t left = o->size - uint64_t{chunk} * chunk_bytes;  // start < size: the chunk begins inside
-        unit = left < chunk_bytes ? left : chunk_bytes;
-      }
+      const uint64_t unit = chunk_size(out->identities[identity], chunk);
       uint64_t bytes = granule_bytes(o->size, r.granule, in.granularity, in.sample);
       if (bytes > unit - st.bytes) bytes = unit - st.bytes;
       st.bytes += bytes;

@@ -312,9 +312,9 @@ bool Profiler::handle_fault(void* addr) {
   if (cursor) {
     // A run cut short by its window's end keeps its size for the next window: a dense sweep of a sampled
     // object costs one fault per window, as one per sweep limit unsampled.
-    const uint32_t size = n == want ? run : n;
+    const uint32_t kept_run = n == want ? run : n;
     uint64_t shift = 0;
-    while ((uint32_t{1} << shift) < size) ++shift;
+    while ((uint32_t{1} << shift) < kept_run) ++shift;
     uint64_t w = (uint64_t{epoch_.load(std::memory_order_relaxed) & 0xFFFFFFu} << 40) | (shift << 32) | (position + n);
     reinterpret_cast<std::atomic<uint64_t>*>(cursor)->store(w, std::memory_order_relaxed);
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "base/policy_names.h"
+#include "format/identity_chunks.h"
 #include "sentinel/format.h"
 
 namespace sentinel {
@@ -85,22 +86,6 @@ inline uint64_t bytes_per_s(uint64_t bytes, uint64_t ns) {
   if (!ns) return 0;
   const double r = static_cast<double>(bytes) * 1e9 / static_cast<double>(ns);
   return r >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(r);
-}
-
-// Plan entries of one identity: 1, or the chunks of one planned in chunks (sentinel_identity::chunk_bytes;
-// the last chunk is shorter). 0 when an identity would have more than kMaxChunks. An input whose identities
-// have more than kMaxChunks chunks in all is refused (2 TiB in 2 MiB chunks).
-inline constexpr uint64_t kMaxChunks = uint64_t{1} << 20;
-inline uint32_t identity_chunks(const sentinel_identity& d) {
-  if (!d.chunk_bytes) return 1;
-  const uint64_t n = d.size / d.chunk_bytes + (d.size % d.chunk_bytes ? 1 : 0);
-  return n == 0 ? 1 : n > kMaxChunks ? 0 : static_cast<uint32_t>(n);
-}
-// Bytes of chunk `chunk` of identity d (its size when it is planned whole).
-inline uint64_t chunk_size(const sentinel_identity& d, uint32_t chunk) {
-  if (!d.chunk_bytes) return d.size;
-  const uint64_t at = uint64_t{chunk} * d.chunk_bytes;
-  return at >= d.size ? 0 : d.size - at < d.chunk_bytes ? d.size - at : d.chunk_bytes;
 }
 
 struct PlanInput {
