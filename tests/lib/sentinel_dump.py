@@ -70,6 +70,11 @@ def summary(path, view=None):
     return json.loads(_run(["summary", "--json", "--", path], view))
 
 
+def plan(path, args=(), view=None):
+    """`sentinel-view plan --json` of the dump, with the plan's further options `args` (docs/sentinel-view.md)."""
+    return json.loads(_run(["plan", "--json"] + list(args) + ["--", path], view))
+
+
 def failure_context(label, stderr, path, view=None):
     """What a failed check prints for its log: the tail of the `label` run's stderr and of its dump's
     `sentinel-view summary` (a guest's files do not come back to the host)."""
