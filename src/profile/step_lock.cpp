@@ -540,13 +540,16 @@ void StepLock::exact_starts(const Alignment& a, uint32_t e0, Starts* starts) con
 // up: a lock of a shorter period that lies entirely inside is absorbed (an inner loop locked on before the
 // real step was seen twice); otherwise its steps that start at or after from_seq are taken over (the last
 // step of a phase, before the lock noticed the change, is often the first step of the next one). Their
-// step events are voided by a kStepRetract event that comes before this lock's events.
+// step events are voided by a kStepRetract event that comes before this lock's events. A step begun
+// before from_seq with fewer than half of its allocations before it was begun but not run, and is
+// dropped (drop_cut_step()).
 void StepLock::give_way(uint64_t from_seq, uint32_t P) {
   for (uint32_t k = 0; k < phases_->recent_count(); k++) {
     PhaseMemory::Segment& s = phases_->recent(k);
     if (!s.counted || s.end_seq < from_seq || s.steps == 0) continue;
     uint64_t n = 0;
     Phase* sp = phases_->slot(s.phase);
+    if (drop_cut_step(s, from_seq)) continue;
     if (s.period < P && s.start_seq >= from_seq) {
       n = s.steps;
       s.counted = false;
@@ -564,6 +567,24 @@ void StepLock::give_way(uint64_t from_seq, uint32_t P) {
     emit(s.start_seq > from_seq ? s.start_seq : from_seq, s.end_seq, s.period, s.phase, kStepRetract);
     if (!s.counted) forget_phase_if_unused(s.phase);
   }
+}
+
+// The drop-last rule (drop_unbegun_step()) where a phase ends by a later lock taking over rather than by
+// its own unlock. The old lock's follower filled its newest step with the new phase's allocations (an
+// evaluation's forward is made of the training step's kinds), so when it was lost that step looked more
+// than half run; what it ran is what came before the new phase's first step. A loop left by `break`
+// after its last optimizer update, where the steps found begin at the update, ends so.
+bool StepLock::drop_cut_step(PhaseMemory::Segment& s, uint64_t from_seq) {
+  if (s.steps < 2 || s.period < 2 || s.last_start_seq >= from_seq || s.last_start_seq <= s.start_seq) return false;
+  if ((from_seq - s.last_start_seq) * 2 >= s.period) return false;
+  s.steps--;
+  phases_->uncommit(1);
+  if (Phase* sp = phases_->slot(s.phase); sp && sp->steps) sp->steps--;
+  const uint64_t dropped = s.last_start_seq;
+  s.end_seq = dropped - 1;
+  s.last_start_seq = dropped - s.period > s.start_seq ? dropped - s.period : s.start_seq;
+  emit(dropped, dropped, s.period, s.phase, kStepDropLast);
+  return true;
 }
 
 // The lock holds: the template (built in the chosen rotation) is held for its phase, the lock is tentative,

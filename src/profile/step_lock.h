@@ -84,6 +84,7 @@ class StepLock {
   Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
   void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   void give_way(uint64_t from_seq, uint32_t period);
+  bool drop_cut_step(PhaseMemory::Segment& s, uint64_t from_seq);
   void begin(const Alignment& a, const PeriodSearch::Candidate& cand, uint32_t e0, const Starts& starts);
   void emit_starts(const Alignment& a, const Starts& starts, bool relock);
 

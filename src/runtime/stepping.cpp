@@ -54,12 +54,23 @@ void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
   for (uint64_t i = 0; i < next_; ++i) set_length(i);
 }
 
+// The phase's newest step, which may have steps of another phase after it (a lock that took over has
+// announced its own before the step it cut short is dropped). The step before it ends where it began.
 bool StepLog::drop_last(uint16_t phase, uint64_t start_seq) {
-  if (!next_) return false;
-  const sentinel_step_entry& e = entries_[next_ - 1];
-  if (e.phase != phase || e.start_seq != start_seq) return false;
+  uint64_t i = size();
+  while (i > 0 && entries_[i - 1].phase != phase) --i;
+  if (i == 0 || entries_[i - 1].start_seq != start_seq) return false;
+  for (--i; i + 1 < size(); ++i) entries_[i] = entries_[i + 1];
   --next_;
-  if (next_) close_last(start_seq);
+  for (uint64_t j = size(); j > 0; --j) {
+    sentinel_step_entry& e = entries_[j - 1];
+    if (e.start_seq >= start_seq) continue;
+    if (!(e.flags & kClosed) || e.start_seq + e.allocations > start_seq) {
+      e.allocations = static_cast<uint32_t>(start_seq - e.start_seq);
+      e.flags |= kClosed;
+    }
+    break;
+  }
   return true;
 }
 

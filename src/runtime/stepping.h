@@ -40,8 +40,8 @@ class StepLog {
   void close_last(uint64_t end_seq);
   // Removes the steps of `phase` starting in [first_seq, last_seq] (the detector voided them).
   void drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq);
-  // Removes the latest step, of `phase` and begun at `start_seq` (it was no step): the one before it
-  // ends there. False when the latest step is another.
+  // Removes the latest step of `phase`, begun at `start_seq` (it was no step), even when steps of a later
+  // phase follow it: the step before it ends there. False when the phase's latest step is another.
   bool drop_last(uint16_t phase, uint64_t start_seq);
   // Internal flag, never written to the dump: the step's length is final.
   static constexpr uint32_t kClosed = 1u << 31;

@@ -3,7 +3,8 @@
 usage: live_driver.py MODEL STEPS TRUTH.json
 MODEL: mlp, cnn, lstm, transformer (tests/e2e/e2e_models.py), dataloader (an MLP fed by a DataLoader
 with 2 forked workers), loader_phases (training, then evaluation, each a DataLoader loop left with
-`break` part-way through an epoch), word_lm (a word language model trained the way pytorch/examples' does it:
+`break` part-way through an epoch; loader_phases_late_zero: the same, zeroing the gradients after the
+loss), word_lm (a word language model trained the way pytorch/examples' does it:
 truncated backpropagation through time, gradient clipping, a hand-written SGD update) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
 their thread pools pinned to one thread; or a thread-pool workload of workloads.py (keras_mlp,
 keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
@@ -52,12 +53,14 @@ def dataloader(steps, clock):
     return starts
 
 
-def loader_phases(steps, clock):
+def loader_phases(steps, clock, zero_after_forward=False):
     """Training, then an evaluation pass, each a DataLoader loop that stops part-way through an epoch
     with `break`, as scripts that train and validate for a set number of batches do: two thirds of the
     steps train (AdamW, a two-layer transformer encoder), the rest evaluate under no_grad. Each loop's
     iterator has fetched one batch more than it ran when it breaks: the step that batch opens never
-    runs, and no step is counted for it. The truth is read after each batch arrives."""
+    runs, and no step is counted for it. The truth is read after each batch arrives.
+    zero_after_forward: the loop computes the loss, then zeroes the gradients, as many scripts do
+    (`loss = ...; opt.zero_grad(); loss.backward(); opt.step()`)."""
     import torch
     import torch.nn as nn
     from torch.utils.data import DataLoader, TensorDataset
@@ -74,8 +77,12 @@ def loader_phases(steps, clock):
             if done == train:
                 break
             starts.append(clock())
-            opt.zero_grad()
-            nn.functional.cross_entropy(head(encoder(x).mean(1)), y).backward()
+            if not zero_after_forward:
+                opt.zero_grad()
+            loss = nn.functional.cross_entropy(head(encoder(x).mean(1)), y)
+            if zero_after_forward:
+                opt.zero_grad()
+            loss.backward()
             opt.step()
             done += 1
     encoder.eval()
@@ -181,6 +188,8 @@ def main():
         starts = word_lm(steps, clock)
     elif model == "loader_phases":
         starts = loader_phases(steps, clock)
+    elif model == "loader_phases_late_zero":
+        starts = loader_phases(steps, clock, zero_after_forward=True)
     else:
         starts = torch_models(model, steps, clock)
     with open(out, "w") as f:

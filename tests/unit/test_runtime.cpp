@@ -10,6 +10,7 @@
 #include "base/numa_ops.h"
 #include "base/parse.h"
 #include "runtime/runtime.h"
+#include "runtime/stepping.h"
 #include "tier/step_costs.h"
 
 namespace rt = sentinel::rt;
@@ -174,4 +175,32 @@ TEST_CASE("move_range: untouched and zero-page pages are absent, not failed", "[
   CHECK(r.pages_absent == 3);
   CHECK(r.pages_failed == 0);
   munmap(m, 4 * kPage);
+}
+
+TEST_CASE("step log: a phase's newest step is dropped with a later phase's steps after it", "[runtime]") {
+  sentinel::StepLog log;
+  REQUIRE(log.init());
+  auto add = [&](uint16_t phase, uint64_t seq) {
+    sentinel_step_entry e{};
+    e.phase = phase;
+    e.start_seq = seq;
+    log.add(e);
+  };
+  add(3, 100);
+  add(3, 200);
+  add(3, 300);  // the update after the last `break`: 20 allocations before the evaluation's first step
+  add(5, 320);  // the evaluation's lock announces its steps first
+  add(5, 350);
+  CHECK_FALSE(log.drop_last(3, 200));  // not the phase's newest
+  CHECK_FALSE(log.drop_last(5, 320));
+  REQUIRE(log.drop_last(3, 300));
+  REQUIRE(log.size() == 4);
+  CHECK(log.at(0).start_seq == 100);
+  CHECK(log.at(1).start_seq == 200);
+  CHECK(log.at(1).allocations == 100);  // ends where the dropped step began, not at the evaluation
+  CHECK(log.at(2).start_seq == 320);
+  CHECK(log.at(2).allocations == 30);
+  CHECK(log.at(3).start_seq == 350);
+  log.close_last(400);
+  CHECK(log.at(3).allocations == 50);
 }

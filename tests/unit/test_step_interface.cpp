@@ -144,6 +144,40 @@ TEST_CASE("step detector: an unlock says where the pattern ended", "[step][step-
   }
 }
 
+TEST_CASE("step detector: a step begun before `break` is dropped when the next phase takes over", "[step][step-api]") {
+  // The steps found begin at the optimizer's update (O, where the bytes live are least in a loop that
+  // zeroes the gradients after its forward), then the forward F and the backward (F's sizes twice more
+  // and 9 of its own). The loop ends after the last update; an evaluation pass (F alone) follows. The
+  // training follower fills the update's open step with the evaluation's allocations (F's sizes recur in
+  // it), so when it is lost that step holds more than half of its identities; yet only O's 8 of them
+  // came before the evaluation's first step. It was never run as a step, and the count is the loop's.
+  std::vector<Token> fwd, step;
+  for (uint32_t i = 0; i < 15; i++) fwd.push_back({20u + i, 65536ull * (i % 3 + 1)});
+  std::vector<Token> update;
+  for (uint32_t i = 0; i < 8; i++) update.push_back({50u + i, 4096ull * 1024 + 65536ull * i});
+  step = update;
+  for (int r = 0; r < 3; r++) step.insert(step.end(), fwd.begin(), fwd.end());
+  for (uint32_t i = 0; i < 9; i++) step.push_back({40u + i, 65536});
+  Stream s = stream_of(kPrologue, step, 12);
+  const uint64_t begun = s.tokens.size();
+  s.tokens.insert(s.tokens.end(), update.begin(), update.end());
+  const uint64_t eval_from = s.tokens.size();
+  auto tail = steps_of(fwd, 15);
+  s.tokens.insert(s.tokens.end(), tail.begin(), tail.end());
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  CAPTURE(begun, eval_from);
+  CHECK(std::count(r.starts.begin(), r.starts.end(), begun) == 0);
+  CHECK(std::count(r.starts.begin(), r.starts.end(), eval_from) == 1);
+  PhaseStats train{}, ev{};
+  REQUIRE(d->phase_stats(1, &train));
+  REQUIRE(d->phase_stats(2, &ev));
+  CHECK(train.steps == 12);
+  CHECK(ev.steps == 15);
+  CHECK(d->steps() == 27);
+  CHECK(r.starts.size() == 27);
+}
+
 TEST_CASE("step detector: a step begun as the stream ends is counted only past its half", "[step][step-api]") {
   for (uint32_t fed : {1u, 4u, 5u, 9u}) {
     Stream s = stream_of(kPrologue, kStep, 12);
