@@ -73,7 +73,9 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   cur_phase_ = enter_phase(known, bag_sig, rot, a, e0);
   if (use_exact_walk) exact_starts(a, e0, &starts);
   first = warmup_starts(a, e0, &starts);
-  give_way(h_->seq_of(first), P);
+  uint64_t absorb_from;
+  first = first_iteration(a, first, &starts, &absorb_from);
+  give_way(h_->seq_of(absorb_from), P);
   if (!follower_->build(pos, P, e0)) return false;  // cannot fail: the same tokens fit a moment ago
   begin(a, cand, e0, starts);
   emit_starts(a, starts, relock);
@@ -429,6 +431,76 @@ uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts
   all.total += starts->oldest_held();  // older ones beyond the ring: counted
   *starts = all;
   return all.first;
+}
+
+// A first iteration in pieces: the iteration before the first step found differs from the rest (gradients
+// and optimizer state allocated the first time), so the walk stops at it; over identical blocks its forward
+// and backward repeat at the block, and were locked on as phases of their own (inner loops, a quarter of
+// this step or shorter). Going back over such segments, latest first, within 3 steps of `first`, their
+// allocations are counted against a copy of this step's bag (scan_parts()). When the parts from the
+// earliest one to `first` hold three quarters of the bag, with at most a step's budget beyond it (an
+// evaluation pass, a subset of the step repeated, holds far more), that was the first iteration: one step
+// more, begun at that part. Parts before it that fill a second copy are the start of that iteration where
+// the steps found begin mid-iteration (at the backward, where a loop that zeroes its gradients after the
+// forward has its least bytes live): a step too if they hold half of one, else only absorbed. give_way()
+// absorbs the segments from *absorb_from on. Returns the first step's position.
+uint64_t StepLock::first_iteration(const Alignment& a, uint64_t first, Starts* starts, uint64_t* absorb_from) {
+  const uint32_t P = a.P;
+  *absorb_from = first;
+  if (!starts->total) return first;
+  const Parts whole = scan_parts(a, first, 0);
+  if (whole.part == first || uint64_t{whole.fit} * 4 < 3 * uint64_t{P}) return first;
+  const Parts lead = scan_parts(a, whole.part, whole.next);
+  const bool lead_is_step = lead.part != whole.part && uint64_t{lead.fit} * 2 >= P;
+  *absorb_from = lead.part;
+  Starts all;
+  if (lead_is_step) all.add(lead.part);
+  all.add(whole.part);
+  for (uint64_t i = starts->oldest_held(); i < starts->total; i++) all.add(starts->at(i));
+  all.total += starts->oldest_held();
+  *starts = all;
+  return all.first;
+}
+
+// One copy of the step's bag filled going back from position `end` over the recent segments from the k-th
+// (latest first) that ended before `end`: inner loops (period at most P/4) within 3 steps of it. A segment
+// half of whose allocations (those since the next segment's start) fit is a part; the earliest part and
+// the fit up to it are returned, and the first segment not taken (next).
+StepLock::Parts StepLock::scan_parts(const Alignment& a, uint64_t end, uint32_t k) {
+  const uint32_t P = a.P;
+  const uint64_t bottom = max_u64(h_->oldest_pos(), end > 3 * uint64_t{P} ? end - 3 * uint64_t{P} : 0);
+  const uint64_t end_seq = h_->seq_of(end);
+  const uint32_t budget = step_budget(P, false);
+  BagFollower::OpenStep copy = follower_->fresh_step();
+  Parts r{end, 0, k};
+  uint32_t fit = 0, surplus = 0;
+  uint64_t scanned = end;  // positions [scanned, end) are counted in copy
+  for (; k < phases_->recent_count(); k++) {
+    r.next = k;
+    const PhaseMemory::Segment& s = phases_->recent(k);
+    if (!s.counted || s.steps == 0 || s.end_seq >= end_seq) continue;  // give_way's to judge
+    if (uint64_t{s.period} * 4 > P || s.start_seq < h_->seq_of(bottom)) break;
+    const uint64_t from = h_->pos_of(s.start_seq);
+    uint32_t fit_here = 0;
+    for (uint64_t j = scanned; j > from; j--) {
+      const int32_t si = follower_->find_slot(h_->tok(j - 1));
+      if (si < 0) continue;
+      if (follower_->has_room(si, copy)) {
+        follower_->count(si, copy);
+        fit_here++;
+      } else if (++surplus > budget) {
+        return r;
+      }
+    }
+    fit += fit_here;
+    scanned = from;
+    if (uint64_t{fit_here} * 2 >= s.end_seq + 1 - s.start_seq) {
+      r.part = from;
+      r.fit = fit;
+    }
+  }
+  r.next = k;
+  return r;
 }
 
 // The rotation that a step starting at position `last` (the replay's last boundary) gives.

@@ -74,6 +74,13 @@ class StepLock {
   static int64_t signed_shift(uint32_t from, uint32_t to, uint32_t P);
   static uint32_t rotation_at(const Alignment& a, uint64_t last);
   uint64_t warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
+  struct Parts {
+    uint64_t part;  // the earliest part's first position (the scan's end: none)
+    uint32_t fit;   // allocations from it to the end that fit the copy
+    uint32_t next;  // the first recent segment not taken
+  };
+  uint64_t first_iteration(const Alignment& a, uint64_t first, Starts* starts, uint64_t* absorb_from);
+  Parts scan_parts(const Alignment& a, uint64_t end, uint32_t k);
   uint64_t settle_starts(const Alignment& a, int64_t shift, uint32_t e0, Starts* starts) const;
   uint64_t anchor(const Alignment& a, uint64_t at, uint64_t lo, uint64_t next, uint32_t e0) const;
   uint64_t walk_bags(const Alignment& a);

@@ -324,3 +324,47 @@ TEST_CASE("step detector: occurrences with marks and with a fixed period", "[ste
     }
   }
 }
+
+TEST_CASE("step detector: a first iteration locked on by the block is one step of the training phase",
+          "[step][step-api]") {
+  // A model of 48 identical blocks built in turn, then trained with SGD and momentum: the first iteration's
+  // forward (2 allocations a block), backward (5) and momentum buffers (3, made once) each repeat at the
+  // block and are locked on as phases of their own before the whole step (forward and backward, 336) is
+  // seen twice. They were the first training step: it is counted, and they are no phases.
+  const int blocks = 48, iterations = 12;
+  const std::vector<Token> build = {{10, 262144}, {11, 262144}, {12, 65536}};
+  const std::vector<Token> fwd = {{20, 131072}, {21, 131072}};
+  const std::vector<Token> bwd = {{30, 262144}, {31, 262144}, {32, 65536}, {33, 131072}, {34, 131072}};
+  const std::vector<Token> momentum = {{40, 262144}, {41, 262144}, {42, 65536}};
+  Stream s = stream_of(kPrologue, build, blocks);
+  std::vector<uint64_t> truth;
+  for (int it = 0; it < iterations; it++) {
+    truth.push_back(s.tokens.size());
+    auto f = steps_of(fwd, blocks), b = steps_of(bwd, blocks);
+    s.tokens.insert(s.tokens.end(), f.begin(), f.end());
+    s.tokens.insert(s.tokens.end(), b.begin(), b.end());
+    if (it == 0) {
+      auto m = steps_of(momentum, blocks);
+      s.tokens.insert(s.tokens.end(), m.begin(), m.end());
+    }
+  }
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  std::map<uint16_t, int> per_phase;
+  for (uint16_t ph : r.start_phase) per_phase[ph]++;
+  std::string counts;
+  for (auto [ph, n] : per_phase) counts += std::to_string(ph) + ":" + std::to_string(n) + " ";
+  CAPTURE(counts);
+  const uint16_t train = r.start_phase.back();
+  CHECK(per_phase[train] == iterations);
+  for (auto [ph, n] : per_phase) {
+    if (ph == train) continue;
+    CHECK(n == blocks);  // the construction loop alone
+    CHECK(r.starts[std::find(r.start_phase.begin(), r.start_phase.end(), ph) - r.start_phase.begin()] < truth[0]);
+  }
+  CHECK(per_phase.size() == 2);
+  CHECK(d->steps() == blocks + iterations);
+  // Every start of the training phase is an iteration's, the first included.
+  for (size_t i = 0; i < r.starts.size(); i++)
+    if (r.start_phase[i] == train) CHECK(std::count(truth.begin(), truth.end(), r.starts[i]) == 1);
+}
