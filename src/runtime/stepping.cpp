@@ -418,6 +418,8 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
     v.touch_count = p.classification.touch_count;
     v.interval_ns = p.interval_ns;
     v.identity_objects = p.classification.identity_objects;
+    v.sample = profiler_->sample();
+    v.granularity = profiler_->granularity();
     uint64_t t1 = now_ticks();
     p.planned = tiering_->on_profiled(v);
     plan_ticks_ += now_ticks() - t1;

@@ -9,6 +9,18 @@
 
 namespace sentinel::offline {
 
+namespace {
+
+// A CONFIG value in SENTINEL_*'s size syntax (the runtime writes resolved values, in bytes); 0 when the
+// dump has none or it does not parse.
+uint64_t config_size(const fmt::Profile& p, const char* name) {
+  const std::string* v = p.config_value(name);
+  uint64_t out = 0;
+  return v && v->find('\0') == std::string::npos && parse_size(v->c_str(), &out) ? out : 0;
+}
+
+}  // namespace
+
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error) {
   *out = PlanSource{};
   const fmt::ProfileSession* session = nullptr;
@@ -88,6 +100,15 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_NO_MOVES;
   // The step-time model's costs the runtime gave the planner (1.4; older plans: 0, unknown).
   if (recorded) in.costs = step_costs_of_kib(recorded->header.slow_ns_per_kib, recorded->header.move_ns_per_kib);
+  // The profile's sample (SENTINEL_PROFILE_SAMPLE, 2026-12-04; dumps before it have none), so that its
+  // estimates are shrunk as the run's planner shrank them.
+  if (session) {
+    in.granularity = session->granularity_bytes;
+    const uint64_t rate = config_size(p, "SENTINEL_PROFILE_SAMPLE");
+    in.sample =
+        make_page_sample(rate <= 64 ? static_cast<uint32_t>(rate) : 0, config_size(p, "SENTINEL_PROFILE_SAMPLE_MIN"),
+                         config_size(p, "SENTINEL_CHUNK_BYTES"), in.granularity);
+  }
   return true;
 }
 

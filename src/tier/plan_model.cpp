@@ -1,6 +1,8 @@
 // The planner's model of a step and its one evaluator (plan_model.h, docs/planner.md).
 #include "tier/plan_model.h"
 
+#include <cmath>
+
 namespace sentinel::plan {
 
 namespace {
@@ -165,6 +167,58 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
   return nullptr;
 }
 
+// The chunks of an identity profiled in a sample (PlanInput::sample) have estimated touched bytes: a
+// window of 1/rate of each block, its granules counted rate times. A chunk's estimate is its true
+// density plus the sample's noise, so the chunks that look hottest are, on average, less hot than
+// they look (regression to the mean), and a plan that picks them predicts more than it gets. Per
+// interval, each chunk's density is shrunk toward the identity's mean by the share of the spread
+// between chunks that the noise does not explain (an empirical Bayes, James-Stein estimate): the
+// noise of a density d read from W granules over S steps is d(1 - d) / (W S), at the identity's mean
+// density. The identity's touched bytes stay what they were (the mean is weighted by chunk size).
+// Identities of fewer than 4 chunks are left as they are (too few to tell the spread).
+void shrink_sampled(const PlanInput& in, Model* m, uint64_t* bytes) {
+  const uint32_t n = m->n;
+  const double steps = in.profiled_steps;
+  uint32_t first = 0;
+  for (uint32_t d_i = 0; d_i < in.identity_count; first += identity_chunks(in.identities[d_i]), ++d_i) {
+    const sentinel_identity& d = in.identities[d_i];
+    const uint32_t chunks = identity_chunks(d);
+    if (chunks < 4 || !in.granularity || !in.sample.covers(d.size)) continue;
+    for (uint32_t k = 0; k < n; ++k) {
+      double weight = 0, mean = 0;
+      for (uint32_t c = 0; c < chunks; ++c) {
+        weight += static_cast<double>(m->items[first + c].size) * steps;
+        mean += static_cast<double>(bytes[size_t{first + c} * n + k]);
+      }
+      mean /= weight;
+      if (!(mean > 0)) continue;
+      double spread = 0, granules = 0;
+      for (uint32_t c = 0; c < chunks; ++c) {
+        const double size = static_cast<double>(m->items[first + c].size);
+        const double density = static_cast<double>(bytes[size_t{first + c} * n + k]) / (size * steps);
+        spread += size * steps * (density - mean) * (density - mean);
+        granules += size / in.sample.rate / in.granularity;
+      }
+      spread /= weight;
+      granules /= chunks;  // a window's granules, on average over the chunks
+      const double noise = mean * (1 - (mean < 1 ? mean : 1)) / ((granules > 1 ? granules : 1) * steps);
+      const double between = spread > noise ? spread - noise : 0;
+      const double keep = spread > 0 ? between / (between + noise) : 1;
+      for (uint32_t c = 0; c < chunks; ++c) {
+        Item& it = m->items[first + c];
+        uint64_t& b = bytes[size_t{first + c} * n + k];
+        const double size = static_cast<double>(it.size) * steps;
+        const double density = mean + keep * (static_cast<double>(b) / size - mean);
+        b = static_cast<uint64_t>(std::llround(density * size));
+        if (!b) continue;
+        it.touch |= bit(k);
+        const uint32_t p = pos_of(*m, it, k);
+        if (!it.cyclic && p >= it.len) it.len = p + 1;
+      }
+    }
+  }
+}
+
 // What follows from the items: alive masks, touched bytes, the peak footprint and the budget it gives,
 // the bandwidth and the interval start offsets of the cost model.
 void derive(const PlanInput& in, Model* m) {
@@ -230,6 +284,7 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
   if (const char* why = make_items(in, m, bytes, index)) return fail(why);
   if (const char* why = add_touches(in, m, bytes, index)) return fail(why);
+  shrink_sampled(in, m, bytes);
   derive(in, m);
   return true;
 }

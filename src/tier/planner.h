@@ -15,6 +15,7 @@
 
 #include "base/policy_names.h"
 #include "format/identity_chunks.h"
+#include "profile/page_sample.h"
 #include "sentinel/format.h"
 
 namespace sentinel {
@@ -104,6 +105,11 @@ struct PlanInput {
   // balancing, fault injection). BUDGET_SHARE is make_plan()'s own: set when budget.share_ppm is.
   uint32_t flags = 0;
   StepCosts costs;  // the step-time model's costs (0: unknown; then plans are as without the model)
+  // Identities the sample covers were profiled in a sample (profile/page_sample.h): their chunks'
+  // touched bytes are estimates, which the model shrinks toward each identity's mean (docs/planner.md,
+  // "Sampled estimates"). granularity: the profile's, in bytes; 0 leaves every estimate as it is.
+  PageSample sample;
+  uint32_t granularity = 0;
 };
 
 // The bandwidth the cost model assumes when PlanInput::migrate_bytes_per_s is 0 (1 GiB/s: the order

@@ -354,6 +354,8 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   in.budget = budget();
   in.flags = budget_flags();
   in.costs = step_costs();
+  in.sample = p.sample;
+  in.granularity = p.granularity;
   const char* error = nullptr;
   Candidate& m = s.moving();
   if (!m.scratch.init(plan_scratch_bytes(in)) || !make_plan(in, m.scratch, &m.plan, &error) || !build_tables(s, p)) {

@@ -41,6 +41,8 @@ struct PhaseProfileView {
   uint64_t touch_count = 0;
   const uint64_t* interval_ns = nullptr;       // mean duration per interval
   const uint32_t* identity_objects = nullptr;  // per identity: the log index of its latest instance
+  PageSample sample;                           // the profile's sample and granularity (PlanInput's)
+  uint32_t granularity = 0;
 };
 
 class Tiering {
