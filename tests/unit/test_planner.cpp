@@ -992,7 +992,7 @@ TEST_CASE("planner: a sampled table's estimates are shrunk, so the plan predicts
     INFO("raw " << share(raw.plan) << " (true " << true_share(t, raw.plan) << "), shrunk " << share(shrunk.plan)
                 << " (true " << true_share(t, shrunk.plan) << ")");
     CHECK(share(raw.plan) > true_share(t, raw.plan) + 0.05);
-    CHECK(std::abs(share(shrunk.plan) - true_share(t, shrunk.plan)) < 0.01);
+    CHECK(std::abs(share(shrunk.plan) - true_share(t, shrunk.plan)) < 0.02);  // a fifth of the difference kept
     // The table's touched bytes are the same before and after.
     CHECK(std::abs(static_cast<double>(shrunk.plan.touched_bytes) - static_cast<double>(raw.plan.touched_bytes)) <
           128.0);
