@@ -10,16 +10,18 @@ markers (a loop of known instructions; sequential reads, a pointer chase and wri
 and on node 0) and turns it off, and checks each phase's record against that pattern:
 
   loop     user instructions in [2 x loop, 2 x loop + 200] (the marker's own block), node-1 misses <= 64
-  read1    node-1 read + stream misses in [N - 512, N + 64], stream >= 90% of N (4 KiB pages break the
+  read1    node-1 read + stream misses in [N - 512, N + slack1], stream >= 90% of N (4 KiB pages break the
            physical stream), node-1 writes <= 64
-  chase1   node-1 read misses in [N - 512, N + 64], stream <= 1% of N + 64
+  chase1   node-1 read misses in [N - 512, N + slack1], stream <= 1% of N + 64
   write0   node-0 write misses in [N - 512, N + slack0], node-1 misses <= 64
-  write1   node-1 write misses in [N - 512, N + 64]
+  write1   node-1 write misses in [N - 512, N + slack1]
   read0    node-0 read + stream misses in [N - 512, N + slack0]
 
 N - 512: up to a buffer's worth (512 lines) of the data can still be in the vCPU's line buffer from
 setting the buffers up. slack0 = 2% of N + the phase's kernel instructions / 20: the kernel's own node-0
-accesses (timer interrupts) fall in the same interval; node 1 holds no kernel data. Also: the records'
+accesses (timer interrupts) fall in the same interval.
+slack1 = 64 + the phase's kernel instructions / 250: the kernel seldom touches node 1, but a
+phase where it ran 2.6x its usual instructions counted 108 node-1 reads over N once. Also: the records'
 tags in order, node 0 counted exactly in the phases between the two commands, per-vCPU counts summing to
 the totals; and under a preset T_hw models (emutime), T_hw of read1 and write1 above 1.5x read0's and
 write0's. Exit 0 when all hold, 1 when not, 77 without the plugin (no $GUEST_COUNTS and no slow tier).
@@ -116,6 +118,11 @@ def main():
     def slack0(x):
         return int(0.02 * n + x['insn'][1] / 20)
 
+    def slack1(x):
+        # The kernel seldom touches node 1, but not never: one chase1 whose phase ran 2.6x its usual kernel
+        # instructions (65,856 against ~25,000) counted 108 node-1 reads over N (1 per ~380 of them).
+        return int(64 + x['insn'][1] / 250)
+
     x = ph['loop']
     check(loop_insns <= x['insn'][0] <= loop_insns + 200, f'loop: user instructions {x["insn"][0]} in '
           f'[{loop_insns}, {loop_insns + 200}]')
@@ -123,17 +130,17 @@ def main():
     check(sum(x['n1']) <= 64, f'loop: node-1 misses {sum(x["n1"])} <= 64')
     x = ph['read1']
     rs = x['n1'][0] + x['n1'][1]
-    check(lo <= rs <= n + 64, f'read1: node-1 read + stream {rs} in [{lo}, {n + 64}]')
+    check(lo <= rs <= n + slack1(x), f'read1: node-1 read + stream {rs} in [{lo}, {n + slack1(x)}]')
     check(x['n1'][1] >= 0.9 * n, f'read1: node-1 stream {x["n1"][1]} >= {0.9 * n:.0f}')
     check(x['n1'][2] <= 64, f'read1: node-1 writes {x["n1"][2]} <= 64')
     x = ph['chase1']
-    check(lo <= x['n1'][0] <= n + 64, f'chase1: node-1 read {x["n1"][0]} in [{lo}, {n + 64}]')
+    check(lo <= x['n1'][0] <= n + slack1(x), f'chase1: node-1 read {x["n1"][0]} in [{lo}, {n + slack1(x)}]')
     check(x['n1'][1] <= 0.01 * n + 64, f'chase1: node-1 stream {x["n1"][1]} <= {0.01 * n + 64:.0f}')
     x = ph['write0']
     check(lo <= x['n0'][2] <= n + slack0(x), f'write0: node-0 write {x["n0"][2]} in [{lo}, {n + slack0(x)}]')
     check(sum(x['n1']) <= 64, f'write0: node-1 misses {sum(x["n1"])} <= 64')
     x = ph['write1']
-    check(lo <= x['n1'][2] <= n + 64, f'write1: node-1 write {x["n1"][2]} in [{lo}, {n + 64}]')
+    check(lo <= x['n1'][2] <= n + slack1(x), f'write1: node-1 write {x["n1"][2]} in [{lo}, {n + slack1(x)}]')
     x = ph['read0']
     rs = x['n0'][0] + x['n0'][1]
     check(lo <= rs <= n + slack0(x), f'read0: node-0 read + stream {rs} in [{lo}, {n + slack0(x)}]')
