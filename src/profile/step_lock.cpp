@@ -463,9 +463,10 @@ uint64_t StepLock::first_iteration(const Alignment& a, uint64_t first, Starts* s
 }
 
 // One copy of the step's bag filled going back from position `end` over the recent segments from the k-th
-// (latest first) that ended before `end`: inner loops (period at most P/4) within 3 steps of it. A segment
-// half of whose allocations (those since the next segment's start) fit is a part; the earliest part and
-// the fit up to it are returned, and the first segment not taken (next).
+// (latest first) that ended before `end`: inner loops (period at most P/4) within 3 steps of it. Each
+// segment is read with the allocations after it up to the next one's start; it is a part when what fits
+// there is at least half its own length. The earliest part and the fit up to it are returned, and the
+// first segment not taken (next). The scan ends where the surplus passes the step's budget.
 StepLock::Parts StepLock::scan_parts(const Alignment& a, uint64_t end, uint32_t k) {
   const uint32_t P = a.P;
   const uint64_t bottom = max_u64(h_->oldest_pos(), end > 3 * uint64_t{P} ? end - 3 * uint64_t{P} : 0);
