@@ -57,19 +57,21 @@ void StepLog::drop(uint16_t phase, uint64_t first_seq, uint64_t last_seq) {
 // The phase's newest step, which may have steps of another phase after it (a lock that took over has
 // announced its own before the step it cut short is dropped). The step before it ends where it began.
 bool StepLog::drop_last(uint16_t phase, uint64_t start_seq) {
-  uint64_t i = size();
-  while (i > 0 && entries_[i - 1].phase != phase) --i;
-  if (i == 0 || entries_[i - 1].start_seq != start_seq) return false;
-  for (--i; i + 1 < size(); ++i) entries_[i] = entries_[i + 1];
+  uint64_t at = size();
+  while (at > 0 && entries_[at - 1].phase != phase) --at;
+  if (at == 0 || entries_[at - 1].start_seq != start_seq) return false;
+  --at;
+  for (uint64_t i = at; i + 1 < size(); ++i) entries_[i] = entries_[i + 1];
   --next_;
-  for (uint64_t j = size(); j > 0; --j) {
-    sentinel_step_entry& e = entries_[j - 1];
-    if (e.start_seq >= start_seq) continue;
+  // The log is sorted by start: the step before the dropped one is just below where it was (past any
+  // that began at the same allocation).
+  while (at > 0 && entries_[at - 1].start_seq >= start_seq) --at;
+  if (at > 0) {
+    sentinel_step_entry& e = entries_[at - 1];
     if (!(e.flags & kClosed) || e.start_seq + e.allocations > start_seq) {
       e.allocations = static_cast<uint32_t>(start_seq - e.start_seq);
       e.flags |= kClosed;
     }
-    break;
   }
   return true;
 }
