@@ -192,23 +192,27 @@ void shrink_sampled(const PlanInput& in, Model* m, uint64_t* bytes) {
     const sentinel_identity& d = in.identities[d_i];
     const uint32_t chunks = identity_chunks(d);
     if (chunks < 4 || !in.granularity || !in.sample.covers(d.size)) continue;
+    // What does not depend on the interval: the chunks' bytes over the profiled steps (the weights of the
+    // mean) and a window's granules, on average over the chunks.
+    double weight = 0, granules = 0;
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const double size = static_cast<double>(m->items[first + c].size);
+      weight += size * steps;
+      granules += size / in.sample.rate / in.granularity;
+    }
+    granules /= chunks;
     for (uint32_t k = 0; k < n; ++k) {
-      double weight = 0, mean = 0;
-      for (uint32_t c = 0; c < chunks; ++c) {
-        weight += static_cast<double>(m->items[first + c].size) * steps;
-        mean += static_cast<double>(bytes[size_t{first + c} * n + k]);
-      }
+      double mean = 0;
+      for (uint32_t c = 0; c < chunks; ++c) mean += static_cast<double>(bytes[size_t{first + c} * n + k]);
       mean /= weight;
       if (!(mean > 0)) continue;
-      double spread = 0, granules = 0;
+      double spread = 0;
       for (uint32_t c = 0; c < chunks; ++c) {
         const double size = static_cast<double>(m->items[first + c].size);
         const double density = static_cast<double>(bytes[size_t{first + c} * n + k]) / (size * steps);
         spread += size * steps * (density - mean) * (density - mean);
-        granules += size / in.sample.rate / in.granularity;
       }
       spread /= weight;
-      granules /= chunks;  // a window's granules, on average over the chunks
       const double noise = mean * (1 - (mean < 1 ? mean : 1)) / ((granules > 1 ? granules : 1) * steps);
       const double between = spread > noise ? spread - noise : 0;
       const double keep = spread > 0 ? std::max(between / (between + noise), kMinKeep) : 1;
