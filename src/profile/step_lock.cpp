@@ -40,6 +40,11 @@ struct StepLock::Starts {
   // The ring holds the starts k in [oldest_held(), total), at(k); the older ones are only counted.
   uint64_t oldest_held() const { return total > kMaxInferredEvents ? total - kMaxInferredEvents : 0; }
   uint64_t at(uint64_t k) const { return ring[k % kMaxInferredEvents]; }
+  // Adds the starts of `later` (all after these), counting those its ring no longer holds.
+  void append(const Starts& later) {
+    for (uint64_t k = later.oldest_held(); k < later.total; k++) add(later.at(k));
+    total += later.oldest_held();
+  }
 };
 
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
@@ -427,8 +432,7 @@ uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts
   if (!found) return first;
   Starts all;
   for (uint64_t k = found; k > 0; k--) all.add(first - k * P);
-  for (uint64_t k = starts->oldest_held(); k < starts->total; k++) all.add(starts->at(k));
-  all.total += starts->oldest_held();  // older ones beyond the ring: counted
+  all.append(*starts);
   *starts = all;
   return all.first;
 }
@@ -456,8 +460,7 @@ uint64_t StepLock::first_iteration(const Alignment& a, uint64_t first, Starts* s
   Starts all;
   if (lead_is_step) all.add(lead.part);
   all.add(whole.part);
-  for (uint64_t i = starts->oldest_held(); i < starts->total; i++) all.add(starts->at(i));
-  all.total += starts->oldest_held();
+  all.append(*starts);
   *starts = all;
   return all.first;
 }
