@@ -17,6 +17,7 @@
 #include "sentinel_build_config.h"
 #include "shell_quote.h"
 #include "symbolizer.h"
+#include "tier/plan_input.h"
 #include "tiering_model.h"
 #include "view.h"
 #include "warmup.h"
@@ -251,12 +252,9 @@ void print_steps_text(std::ostream& os, const fmt::Profile& p, const Views& v) {
     if (s->faults) os << " (" << human_duration(s->fault_handler_ns / s->faults) << " per fault)";
     os << ", " << s->syscall_unprotects << " system-call unprotects\n";
     // Sampled profiling (SENTINEL_PROFILE_SAMPLE, 2026-12-04): dumps before it have no such setting.
-    const std::string* rate = p.config_value("SENTINEL_PROFILE_SAMPLE");
-    const std::string* min = p.config_value("SENTINEL_PROFILE_SAMPLE_MIN");
-    if (rate && min && *rate != "1")
-      os << "                 objects of " << human_bytes(strtoull(min->c_str(), nullptr, 10))
-         << " or more profiled in a sample: 1 in " << *rate << " of their pages, each touch found counted " << *rate
-         << " times\n";
+    if (const PageSample sample = offline::recorded_sample(p, s->granularity_bytes); sample.rate > 1)
+      os << "                 objects of " << human_bytes(sample.min_bytes) << " or more profiled in a sample: 1 in "
+         << sample.rate << " of their pages, each touch found counted " << sample.rate << " times\n";
     os << "                 counters: ";
     if (s->counter_names.empty()) os << "none (faults only)";
     for (size_t i = 0; i < s->counter_names.size(); ++i) os << (i ? ", " : "") << printable(s->counter_names[i]);

@@ -104,12 +104,15 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   // estimates are shrunk as the run's planner shrank them.
   if (session) {
     in.granularity = session->granularity_bytes;
-    const uint64_t rate = config_size(p, "SENTINEL_PROFILE_SAMPLE");
-    in.sample =
-        make_page_sample(rate <= 64 ? static_cast<uint32_t>(rate) : 0, config_size(p, "SENTINEL_PROFILE_SAMPLE_MIN"),
-                         config_size(p, "SENTINEL_CHUNK_BYTES"), in.granularity);
+    in.sample = recorded_sample(p, in.granularity);
   }
   return true;
+}
+
+PageSample recorded_sample(const fmt::Profile& p, uint32_t granularity) {
+  const uint64_t rate = config_size(p, "SENTINEL_PROFILE_SAMPLE");
+  return make_page_sample(rate <= 64 ? static_cast<uint32_t>(rate) : 0, config_size(p, "SENTINEL_PROFILE_SAMPLE_MIN"),
+                          config_size(p, "SENTINEL_CHUNK_BYTES"), granularity);
 }
 
 uint32_t plan_whole(PlanSource* s) {

@@ -26,6 +26,11 @@ struct PlanSource {
 // line) when the dump has no profile, no INTERVALS table for the phase, or more than 64 intervals.
 bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::string* error);
 
+// The sample the run profiled its very large objects in (profile/page_sample.h), from the dump's CONFIG
+// (SENTINEL_PROFILE_SAMPLE, _SAMPLE_MIN, SENTINEL_CHUNK_BYTES) and the profile's granularity; none
+// (rate 1) for a dump written before sampling or without those values.
+PageSample recorded_sample(const fmt::Profile& p, uint32_t granularity);
+
 // The identities profiled in chunks become whole objects: their chunks' touches add up per interval
 // and step (each chunk's bytes are distinct bytes of the object). The plan of a run with
 // SENTINEL_CHUNK_BYTES=0 on the same profile. Returns how many identities were in chunks.
