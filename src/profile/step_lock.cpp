@@ -622,10 +622,9 @@ void StepLock::exact_starts(const Alignment& a, uint32_t e0, Starts* starts) con
 void StepLock::give_way(uint64_t from_seq, uint32_t P) {
   for (uint32_t k = 0; k < phases_->recent_count(); k++) {
     PhaseMemory::Segment& s = phases_->recent(k);
-    if (!s.counted || s.end_seq < from_seq || s.steps == 0) continue;
+    if (!s.counted || s.end_seq < from_seq || s.steps == 0 || drop_cut_step(s, from_seq)) continue;
     uint64_t n = 0;
     Phase* sp = phases_->slot(s.phase);
-    if (drop_cut_step(s, from_seq)) continue;
     if (s.period < P && s.start_seq >= from_seq) {
       n = s.steps;
       s.counted = false;
@@ -658,6 +657,7 @@ bool StepLock::drop_cut_step(PhaseMemory::Segment& s, uint64_t from_seq) {
   if (Phase* sp = phases_->slot(s.phase); sp && sp->steps) sp->steps--;
   const uint64_t dropped = s.last_start_seq;
   s.end_seq = dropped - 1;
+  // The segment keeps no earlier starts: the step before is taken to be one period long.
   s.last_start_seq = dropped - s.period > s.start_seq ? dropped - s.period : s.start_seq;
   emit(dropped, dropped, s.period, s.phase, kStepDropLast);
   return true;
