@@ -284,14 +284,13 @@ void PeriodSearch::remember_failure(uint32_t period, uint32_t run, uint32_t hits
   *slot = Failure{period, run, hits, ++fail_stamp_};
 }
 
-// The shortest divisor d of P such that the last P tokens are P/d windows of d with the same bag; 0 when
-// there is none (or P is too long to check).
-uint32_t PeriodSearch::bag_divisor(uint32_t P, uint64_t pos) const {
-  if (P > kDivisorCheckMax) return 0;
-  const uint64_t cut = pos + 1, top = h_->sum();
+// The shortest divisor d of P such that the P tokens before `cut` are P/d windows of d with the same bag;
+// 0 when there is none (or P is too long to check).
+uint32_t PeriodSearch::bag_divisor(uint32_t P, uint64_t cut) const {
+  if (P > kDivisorCheckMax || cut < h_->valid_from() + P || cut - P < h_->oldest_pos()) return 0;
   for (uint32_t d = 1; d <= P / 2; d++) {
-    if (P % d || cut < h_->valid_from() + P) continue;
-    const uint64_t h = top - h_->sum_at(cut - d);
+    if (P % d) continue;
+    const uint64_t h = h_->sum_at(cut) - h_->sum_at(cut - d);
     bool periodic = true;
     for (uint64_t q = cut - d; q > cut - P && periodic; q -= d) periodic = h_->sum_at(q) - h_->sum_at(q - d) == h;
     if (periodic) return d;
@@ -374,28 +373,52 @@ uint32_t PeriodSearch::distinct_in_window(uint64_t pos, uint32_t period) const {
   return static_cast<uint32_t>(std::lround(-double{kBits} * std::log(1.0 - static_cast<double>(ones) / kBits)));
 }
 
-bool PeriodSearch::lockable_bag(Candidate& c, uint64_t pos) {
+// The candidate's distinct tokens and the equal-bag windows a lock on them needs (0 left unmeasured: a
+// lock without it is never confirmed as a strong bag, StepLock::confirmable()).
+void PeriodSearch::measure_bag(Candidate& c, uint64_t pos) const {
+  c.distinct = distinct_in_window(pos, c.period);
+  if (c.distinct == 0) c.distinct = 1;
+  c.needed = bag_windows_needed(c.period, c.distinct);
+}
+
+// *divisor: where P's windows are made of equal bags of a divisor d, d (the candidate is refused).
+bool PeriodSearch::lockable_bag(Candidate& c, uint64_t pos, uint32_t* divisor) {
   const uint32_t P = c.period;
   if (c.hits < kBagMinWindows || c.cut != pos + 1) return false;  // lock at a cut with equal bags
-  if (c.distinct == 0) {
-    c.distinct = distinct_in_window(pos, P);
-    if (c.distinct == 0) c.distinct = 1;
-    c.needed = bag_windows_needed(P, c.distinct);
+  // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.
+  if (const uint32_t d = bag_divisor(P, pos + 1)) {
+    *divisor = d;
+    return false;
   }
+  if (c.distinct == 0) measure_bag(c, pos);
   // A known pattern (a phase locked before, its bag the same: the validation pass of the next epoch) is
   // recognised with fewer windows: the chance that two windows of a random stream hold equal bags that are
   // also a remembered phase's bag is far below q.
   if (c.hits < c.needed && !(known_ && known_->knows(P, h_->bag_signature(pos, P)))) return false;
   const Failure* f = failure(P);
-  if (f && f->hits != 0 && c.hits <= f->hits + 1) return false;
-  // The divisor rule, for bags: a window made of equal bags of a divisor d of P is d's, not P's.
-  return bag_divisor(P, pos) == 0;
+  return !(f && f->hits != 0 && c.hits <= f->hits + 1);
+}
+
+// A divisor d that a bag candidate's windows are made of, itself not a candidate (steps of few
+// allocations in few orders rarely repeat a window of 4 exactly, which is what proposes a period below
+// kMinAnchorGap): its chain read back from the history, locked on by its bags where it may be.
+bool PeriodSearch::divisor_lockable(uint32_t d, uint64_t pos, Candidate* out) {
+  if (d < kMinPeriod) return false;
+  Candidate dc{};
+  dc.period = d;
+  dc.born = pos;
+  backfill(dc, pos);
+  uint32_t again = 0;
+  if (!lockable_bag(dc, pos, &again)) return false;
+  *out = dc;
+  return true;
 }
 
 // Searching: lock on the shortest lockable candidate (an exact repeat, or equal bags).
 bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
   int best = -1;
   bool best_exact = false;
+  uint32_t divisor = 0;  // the shortest divisor a bag candidate was refused for
   for (uint32_t k = 0; k < kCandidates; k++) {
     Candidate& c = cand_[k];
     // A step of one tracked allocation is never locked on: a run of one repeated allocation is a bulk
@@ -403,9 +426,17 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
     // loops that really are one allocation a step).
     if (c.period < kMinPeriod || (best >= 0 && c.period >= cand_[best].period)) continue;
     bool e = lockable_exact(c, pos);
-    if (!e && !lockable_bag(c, pos)) continue;
+    uint32_t d = 0;
+    if (!e && !lockable_bag(c, pos, &d)) {
+      if (d && (!divisor || d < divisor)) divisor = d;
+      continue;
+    }
     best = static_cast<int>(k);
     best_exact = e;
+  }
+  if (divisor && (best < 0 || divisor < cand_[best].period) && divisor_lockable(divisor, pos, chosen)) {
+    *exact = false;
+    return true;
   }
   if (best < 0) return false;
   *chosen = cand_[best];
@@ -414,13 +445,18 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
     // Two steps whose orders alternate repeat exactly at 2P before P repeats at all: an exact repeat
     // made of equal bags of a divisor is that divisor's, locked by its bags (the repeat of 2P already
     // shows four equal windows of P).
-    if (uint32_t d = bag_divisor(chosen->period, pos)) {
+    // (The cut at pos may fall inside a step of the divisor: StepLock::lock() checks the cut where the
+    // step starts.)
+    if (uint32_t d = bag_divisor(chosen->period, pos + 1)) {
       if (d < kMinPeriod) return false;
       Candidate dc{};
       dc.period = d;
       dc.born = pos;
       backfill(dc, pos);
       if (dc.hits < 2) return false;
+      // Measured as a bag lock's is: a Keras validation pass of 5 allocations a step, locked this way,
+      // was never confirmed and was retracted at the pass's end.
+      measure_bag(dc, pos);
       *chosen = dc;
       best_exact = false;
     }

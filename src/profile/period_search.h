@@ -68,6 +68,8 @@ class PeriodSearch {
   // What the search saw: distinct tokens, the longest exact repeat, the longest chain of equal bags.
   void evidence(StepDiagnosis* out) const;
 
+  // The shortest divisor d of `period` whose period/d windows of d before `cut` hold the same bag (0: none).
+  uint32_t bag_divisor(uint32_t period, uint64_t cut) const;
   // log10 of the chance that two windows of P random allocations over D distinct tokens hold equal bags.
   static double bag_chance_log10(uint32_t period, uint32_t distinct);
 
@@ -87,11 +89,13 @@ class PeriodSearch {
   void add_candidate(uint32_t period, uint64_t pos, Origin origin);
   bool lockable_exact(const Candidate& c, uint64_t pos) const;
   uint32_t sized_run(const Candidate& c, uint64_t pos) const;
-  bool lockable_bag(Candidate& c, uint64_t pos);
+  bool lockable_bag(Candidate& c, uint64_t pos, uint32_t* divisor);
+  bool divisor_lockable(uint32_t d, uint64_t pos, Candidate* out);
   bool outweighed(const Candidate& exact) const;
   uint32_t distinct_in_window(uint64_t pos, uint32_t period) const;
-  uint32_t bag_divisor(uint32_t period, uint64_t pos) const;
+
   static uint32_t bag_windows_needed(uint32_t period, uint32_t distinct);
+  void measure_bag(Candidate& c, uint64_t pos) const;
   const Failure* failure(uint32_t period) const;
   void note_evidence(const Candidate& c);
 

@@ -194,12 +194,18 @@ void StepLock::unlock(bool retract) {
 // that was an iteration begun but not run, not a step. A loop's last `next(loader)` before its `break`,
 // a batch prefetched for an epoch that never comes, a job killed early in a step: each opens a step with
 // the batch's allocation and nothing follows. Counting it would give every phase one step more than the
-// loop ran. The lock's first step is kept whatever its length (a phase has at least one). Returns where
-// the dropped step began, 0 when none was (a step after the lock's first never begins at seq 0).
+// loop ran. The lock's first step is kept whatever its length (a phase has at least one), and so is a
+// step whose matched allocations span half a step's length with a quarter of its identities among them:
+// an epoch's last batch, smaller, whose batch-sized allocations are noise inside the step (a Keras `fit`
+// whose 12-sample remainder matched 6 of 15 over 8 allocations before its third noise allocation ended
+// the lock). Noise after the last match is the next phase's. Returns where the dropped step began, 0
+// when none was (a step after the lock's first never begins at seq 0).
 uint64_t StepLock::drop_unbegun_step() {
   const uint32_t P = cur_->period;
   const BagFollower::OpenStep& st = follower_->newest();
   if (!cur_->locked() || cur_steps_ < 2 || P < 2 || uint64_t{st.assigned} * 2 >= P) return 0;
+  const uint64_t ran = last_match_seq_ >= st.start_seq ? last_match_seq_ - st.start_seq + 1 : 0;
+  if (uint64_t{st.assigned} * 4 >= P && ran * 2 >= P) return 0;
   cur_steps_--;
   if (cur_phase_ && cur_phase_->steps) cur_phase_->steps--;
   // The lock's segment ends with the step before: a later lock may walk back over this one's allocations.

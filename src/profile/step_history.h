@@ -67,6 +67,10 @@ class StepHistory {
   uint64_t bag_signature(uint64_t pos, uint32_t period) const {
     return mix64((sum_at(pos + 1) - sum_at(pos + 1 - period)) ^ mix64(period));
   }
+  // The same for those P tokens less the one at position j (in them): the bag of a period P - 1.
+  uint64_t bag_signature_without(uint64_t pos, uint32_t period, uint64_t j) const {
+    return mix64((sum_at(pos + 1) - sum_at(pos + 1 - period) - tok(j)) ^ mix64(period - 1));
+  }
   uint64_t seq_of(uint64_t pos) const { return pos + seq_offset_; }
   uint64_t pos_of(uint64_t seq) const { return seq - seq_offset_; }
   uint64_t end() const { return n_; }                  // positions fed

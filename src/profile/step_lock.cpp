@@ -15,6 +15,7 @@ struct StepLock::Alignment {
   uint64_t floor;  // the walks never go below it (see walk_floor)
   uint32_t smax;   // foreign allocations a walk skips in a row, at most
   uint64_t cap;    // allocations a walk reads, at most
+  bool known;      // the pattern is a known phase's (its walk by bags stops at a run of foreign allocations)
 
   uint64_t C(uint64_t k) const { return h->tok(base + k); }  // the pattern's token at cycle index k
   uint32_t ci(uint64_t x) const {                            // cycle index of position x
@@ -49,7 +50,7 @@ struct StepLock::Starts {
 
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
   if (exact && !steady_or_waited(pos, cand.period)) return false;
-  const Alignment a = align(pos, cand, exact);
+  Alignment a = align(pos, cand, exact);
   const uint32_t P = a.P;
   follower_->release();                // the table is about to hold this candidate's step
   if (!follower_->build(pos, P, 0)) {  // the multiset; rebuilt below in the order of the chosen rotation
@@ -63,6 +64,8 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   }
   const Rotation rot = exact ? rotation_of(a) : Rotation{};
   Phase* known = phases_->find(P, bag_sig);
+  if (!known) known = grown_phase(pos, P);
+  a.known = known != nullptr;
   Starts starts;
   uint64_t first;  // the first allocation of the first step
   bool use_exact_walk;
@@ -70,13 +73,17 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   // it exactly); with thread pools a batch that another thread allocates may be where they are least.
   const bool ordered = exact || cand.run >= cand.period;
   const uint32_t e0 = step_rotation(a, known, rot, ordered, &starts, &first, &use_exact_walk);
+  // Two steps whose orders alternate repeat exactly at 2P: cut where a step starts, the repeat is equal
+  // bags of a divisor, which locks by its bags at that cut (PeriodSearch::choose()). Refused until then:
+  // a Keras validation pass of 5 allocations a step was locked on at 10, two steps at a time, from a cut
+  // inside a step.
+  if (exact && search_->bag_divisor(P, a.base + e0) != 0) return false;
 #ifdef STEP_DEBUG
   __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u base %lu exactwalk %d\n",
                    pos, P, exact, cand.run, cand.hits, a.s0, a.floor, first, e0, a.base, use_exact_walk);
 #endif
   const bool relock = known != nullptr;
   cur_phase_ = enter_phase(known, bag_sig, rot, a, e0);
-  if (use_exact_walk) exact_starts(a, e0, &starts);
   first = warmup_starts(a, e0, &starts);
   uint64_t absorb_from;
   first = first_iteration(a, first, &starts, &absorb_from);
@@ -114,12 +121,38 @@ StepLock::Alignment StepLock::align(uint64_t pos, const PeriodSearch::Candidate&
   } else {
     // From the chain's first equal pair: the replay follows the steps through its noisy ones.
     uint64_t from = cand.chain_from >= 2 * uint64_t{a.P} ? cand.chain_from - 2 * uint64_t{a.P} : 0;
-    a.s0 = from >= oldest ? from : oldest;
+    a.s0 = max_u64(max_u64(from, oldest), bag_chain_from(pos, a.P, from));
   }
   a.floor = walk_floor(a.P, a.s0);
   a.smax = a.P / 4 > 16 ? a.P / 4 : 16;
   a.cap = 2 * uint64_t{a.P} + 64;
   return a;
+}
+
+// A chain of equal bags continues past a step whose windows were not equal (PeriodSearch), so it may
+// have begun in a phase before this one whose windows of P happen to be equal too: a Keras validation
+// pass of 5 allocations a step holds equal windows of 15, and training's chain of 15 ran on into it, whose
+// steps were then counted as training's. So the verified region begins at the earliest window that
+// holds the bag of the window ending at pos, going back as the chain does (a window P before, or one of
+// 2P or 3P before within 2 allocations, or P + 1 or P + 2 before, for P of kSmallPeriod or more), not
+// below `from`.
+uint64_t StepLock::bag_chain_from(uint64_t pos, uint32_t P, uint64_t from) const {
+  const uint64_t bag = h_->bag_signature(pos, P);
+  const uint64_t low = max_u64(from, max_u64(h_->oldest_pos(), h_->valid_from()));
+  uint64_t cut = pos + 1;
+  auto holds = [&](uint64_t c) { return c >= low + P && h_->bag_signature(c - 1, P) == bag; };
+  for (;;) {
+    uint64_t next = 0;
+    if (holds(cut - P)) {
+      next = cut - P;
+    } else if (P >= PeriodSearch::kSmallPeriod) {
+      for (uint64_t k = 1; k <= 3 && !next; k++)
+        for (uint64_t back = k * P + 2; back + 2 >= k * P && back > (k == 1 ? uint64_t{P} : 0) && !next; back--)
+          if (cut > back && holds(cut - back)) next = cut - back;
+    }
+    if (!next) return cut - P;
+    cut = next;
+  }
 }
 
 // Walk floor: never re-count allocations that a counted lock of this period or longer explained. One that
@@ -231,7 +264,7 @@ uint64_t StepLock::walk_bags(const Alignment& a) {
   // A known pattern's walk stops at a run of foreign allocations longer than a step's budget: before it
   // lies the phase that ran in between (Keras's validation batches and its epoch end, whose tokens are a
   // subset of training's), not this pattern's first step.
-  const uint32_t foreign_max = phases_->find(a.P, h_->bag_signature(a.pos, a.P)) ? step_budget(a.P, false) : UINT32_MAX;
+  const uint32_t foreign_max = a.known ? step_budget(a.P, false) : UINT32_MAX;
   uint32_t foreign_run = 0;
   const uint32_t budget = step_budget(a.P, false);
   // A bag lock may come several steps late (batches delivered in bursts break the chain of equal bags):
@@ -327,12 +360,13 @@ uint64_t StepLock::replay(const Alignment& a, uint64_t first, Starts* starts) {
 }
 
 // Which allocation of the cycle starts a step: returns its cycle index e0, with *first the first
-// allocation of the first step. Which walk to trust: the exact one cannot over-accept, but stops at the
-// first displaced allocation of a permuted step; the bag one passes permutations, but would also accept a
-// previous phase whose tokens are a subset of this one's (evaluation before training). So: the exact walk
-// for a known pattern that gets its stored rotation back, or when it matched a whole step (a
-// single-threaded history; its steps are collected later, by exact_starts()); otherwise the bag walk and
-// the replay, whose boundaries are the steps before the lock (in *starts).
+// allocation of the first step and the steps before the lock in *starts. Which walk to trust: the exact
+// one cannot over-accept, but takes a step start only where the locked order holds, so it passes over
+// permuted steps without counting them; the bag one counts permuted steps, but would also accept a previous
+// phase whose tokens are a subset of this one's (evaluation before training). So: the exact walk for a
+// known pattern that gets its stored rotation back, or when it matched a whole step (a single-threaded
+// history), unless the bag walk counts more whole steps over the same allocations (bags_count_more());
+// otherwise the bag walk and the replay, whose boundaries are the steps before the lock.
 uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, bool ordered,
                                  Starts* starts, uint64_t* first, bool* use_exact_walk) {
   const bool stored_rotation = a.exact && known && known->signature == rot.sig;
@@ -345,8 +379,13 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
         a, a.P, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
     *use_exact_walk = stored_rotation || matched >= a.P;
   }
-  if (stored_rotation) return (rot.least + known->offset) % a.P;
-  if (*use_exact_walk) return live_rotation(a, first_e);  // exact_starts() collects the steps at it
+  if (*use_exact_walk) {
+    const uint32_t e0 = stored_rotation ? (rot.least + known->offset) % a.P : live_rotation(a, first_e);
+    exact_starts(a, e0, starts);
+    if (stored_rotation || !bags_count_more(a, starts->total)) return e0;
+    *use_exact_walk = false;
+    *starts = Starts{};
+  }
   *first = walk_bags(a);
   const uint32_t walked_e = rotation_at(a, replay(a, *first, starts));
   if (!ordered) return walked_e;
@@ -354,6 +393,35 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   if (!starts->total || !h_->live_known(a.pos)) return e0;
   *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);
   return e0;
+}
+
+// An exact walk that matched a whole step may still have passed over permuted steps (a thread pool's
+// first steps, Keras's with Adam's slot variables born in them; a validation pass's first step holding
+// four batches), giving them no start: those steps are counted when the bag walk counts more steps than
+// the exact walk's `exact_total` and every step it replays before the verified region is whole (all but a
+// step's budget of the bag). A bag walk that went on into a previous phase whose tokens are a subset of
+// this one's (evaluation before training) replays steps that are not whole there. One-time allocations
+// in a single-threaded first step (optimizer state, made at sites of their own) are foreign to the bag,
+// so they never make a second whole copy.
+bool StepLock::bags_count_more(const Alignment& a, uint64_t exact_total) {
+  const uint64_t bag_first = walk_bags(a);
+  Starts bag;
+  replay(a, bag_first, &bag);
+  if (bag.total <= exact_total || bag.oldest_held() != 0) return false;
+  const uint32_t budget = step_budget(a.P, false);
+  for (uint64_t k = 0; k + 1 < bag.total && bag.at(k) < a.s0; k++) {
+    BagFollower::OpenStep copy = follower_->fresh_step();
+    uint32_t fit = 0;
+    for (uint64_t j = bag.at(k); j < bag.at(k + 1); j++) {
+      const int32_t si = follower_->find_slot(h_->tok(j));
+      if (si >= 0 && follower_->has_room(si, copy)) {
+        follower_->count(si, copy);
+        fit++;
+      }
+    }
+    if (fit + budget < a.P) return false;
+  }
+  return true;
 }
 
 // The replay's steps, each moved by `shift` to the cycle index e0 where the live bytes say steps begin
@@ -566,6 +634,19 @@ int64_t StepLock::signed_shift(uint32_t from, uint32_t to, uint32_t P) {
   return d;
 }
 
+// A pattern whose bag is a known phase's of one allocation less is that phase, locked before without one
+// of its allocations: a batch that another thread made late in the first steps is noise to a lock of
+// P - 1 (docs/step-detection.md, "Known pattern"). Without this, a pass that runs in between (Keras's
+// validation) made the relock with the batch a new phase, whose walk back, not bounded as a known
+// pattern's is, went on into that pass. enter_phase() gives the phase the new period and bag. Null when
+// there is none.
+StepLock::Phase* StepLock::grown_phase(uint64_t pos, uint32_t P) {
+  if (P < 2 || pos + 1 < P) return nullptr;
+  for (uint64_t j = pos + 1 - P; j <= pos; j++)
+    if (Phase* ph = phases_->find(P - 1, h_->bag_signature_without(pos, P, j))) return ph;
+  return nullptr;
+}
+
 // The lock's phase: a known pattern keeps its id (and the first exact lock of a pattern found by its bag
 // stores its rotation), a new one gets the next id.
 StepLock::Phase* StepLock::enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a,
@@ -574,6 +655,12 @@ StepLock::Phase* StepLock::enter_phase(Phase* known, uint64_t bag_sig, const Rot
   if (known) {
     phases_->touch(known);
     cur_->phase = known->id;
+    if (known->period != a.P) {  // grown by one allocation (grown_phase()): its exact signature was P - 1's
+      known->period = a.P;
+      known->bag_signature = bag_sig;
+      known->signature = 0;
+      known->offset = 0;
+    }
     if (a.exact && known->signature == 0) {  // first exact lock of a phase found by its bag
       known->signature = rot.sig;
       known->offset = offset;

@@ -65,6 +65,7 @@ class StepLock {
   // making a lock (step_lock.cpp)
   Alignment align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const;
   bool steady_or_waited(uint64_t pos, uint32_t period);
+  uint64_t bag_chain_from(uint64_t pos, uint32_t P, uint64_t from) const;
   uint64_t walk_floor(uint32_t period, uint64_t s0) const;
   Rotation rotation_of(const Alignment& a) const;
   template <typename OnAccept>
@@ -86,8 +87,10 @@ class StepLock {
   uint64_t walk_bags(const Alignment& a);
   bool surplus(const Alignment& a, uint64_t from, uint64_t j) const;
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
+  bool bags_count_more(const Alignment& a, uint64_t exact_total);
   uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, bool ordered, Starts* starts,
                          uint64_t* first, bool* use_exact_walk);
+  Phase* grown_phase(uint64_t pos, uint32_t P);
   Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
   void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   void give_way(uint64_t from_seq, uint32_t period);
