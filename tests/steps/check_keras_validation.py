@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Keras `fit` with validation data counts its real steps exactly, run after run (issue 18).
 
-usage: check_keras_validation.py [RUNS] [STEPS] [--known-issue validation-passes] [--known-issue step-bags-vary]
+usage: check_keras_validation.py [RUNS] [STEPS] [--workload keras_val|keras_val_cnn]
+                                 [--known-issue validation-passes] [--known-issue step-bags-vary]
        (env: SENTINEL_LIB, SENTINEL_VIEW, TF_PYTHON; SENTINEL_KEEP_DUMP=PREFIX keeps each run's dump and
        truth as PREFIX.N.prof and PREFIX.N.prof.json, for tests/fixtures/record_stream.py --convert)
 
 Runs workloads.py's keras_val (default STEPS 156: 3 epochs of 52 training batches, each followed by a
 validation pass over 13 batches, the run of the report) RUNS times (default 5) under the library
 (SENTINEL_MODE=profile, no marks), the true starts read through sentinel_get_stats() by live_driver.py.
+--workload keras_val_cnn runs a user's CIFAR-sized conv net with Adam and validation_split instead (STEPS
+104: 2 epochs of 52 training batches and 13 validation batches of 64), whose thread pools permute the
+first steps (docs/step-detection.md, "Permuted steps under an exact lock").
 
 "Counts its real steps" (docs/step-detection.md, "Phases"): in the dump's STEPS record (one step per
 start), the training phase (the phase id holding the most starts inside the true training steps) has
@@ -96,6 +100,14 @@ def main():
     if unknown:
         print(f"FAIL: unknown issue {unknown[0]}")
         return 1
+    workload = "keras_val"
+    if "--workload" in argv:
+        i = argv.index("--workload")
+        workload = argv[i + 1] if i + 1 < len(argv) else ""
+        del argv[i:i + 2]
+        if workload not in ("keras_val", "keras_val_cnn"):
+            print(f"FAIL: --workload must be keras_val or keras_val_cnn, not {workload!r}")
+            return 1
     runs = int(argv[0]) if argv else 5
     nsteps = int(argv[1]) if len(argv) > 1 else 156
     python, why = torch_builds.tensorflow_python()
@@ -109,8 +121,8 @@ def main():
         for r in range(runs):
             dump = os.path.join(tmp, f"run{r}.prof")
             run_env = dict(env, LD_PRELOAD=os.environ["SENTINEL_LIB"], SENTINEL_MODE="profile", SENTINEL_DUMP=dump)
-            truth = check_threaded_steps.run(python, "keras_val", nsteps, run_env, dump + ".json")
-            if truth["phases"] != workloads.phases_of("keras_val", nsteps):
+            truth = check_threaded_steps.run(python, workload, nsteps, run_env, dump + ".json")
+            if truth["phases"] != workloads.phases_of(workload, nsteps):
                 errors.append(f"run {r + 1}: Keras ran {len(truth['phases'])} batches, not the expected ones")
             _decoded, steps = check_threaded_steps.read_dump(dump)
             if keep:
@@ -138,7 +150,7 @@ def main():
                     if what:
                         print(f"run {r + 1}: KNOWN ISSUE step-bags-vary (tests/steps/known_issues.py): {what}")
                         varied += 1
-    print(f"keras_val: {exact} of {runs} runs counted exactly")
+    print(f"{workload}: {exact} of {runs} runs counted exactly")
     if varied and varied + (known if "validation-passes" in issues else 0) == len(errors):
         print(f"KNOWN ISSUES: {varied} of {runs} runs on steps that do not hold one bag (step-bags-vary), "
               f"{known} with a validation pass counted not at all, short or long (validation-passes)")

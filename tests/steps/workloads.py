@@ -21,6 +21,9 @@ Workloads (TF ones need the TensorFlow venv's python):
   keras_val      Keras fit of the MLP with validation data, as users write it: 3 epochs of steps/3 training
                  batches of 32 (shuffled), each followed by Keras's validation pass over 13 batches of 32
                  (phases train and eval; steps 156 is the reported run: 156 training steps, 39 validation)
+  keras_val_cnn  Keras fit of a CIFAR-sized conv net (32x32x3; conv 64 and 128, Dense 512, 10; Adam), batch
+                 64, 2 epochs, validation_split (0.2 at steps 104: 52 training batches and 13 validation
+                 batches an epoch), as a user's script has it
   torch_threads  PyTorch, 2+2 threads: a scripted two-tower net whose towers run in parallel
                  (torch.jit.fork on the inter-op pool), so both towers' same-sized tensors race
   torch_pin      PyTorch MLP fed by a DataLoader with 2 worker processes and pin_memory=True, and a
@@ -36,7 +39,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import keras_parts  # noqa: E402  (tests/lib; imports no TensorFlow itself)
 import torch_parts  # noqa: E402  (tests/lib; imports no torch itself)
 
-TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch", "keras_val")
+TF_WORKLOADS = ("keras_mlp", "keras_tfdata", "keras_cnn", "keras_batch", "keras_val", "keras_val_cnn")
 TORCH_WORKLOADS = ("torch_threads", "torch_pin", "torch_phases")
 WORKLOADS = TF_WORKLOADS + TORCH_WORKLOADS
 
@@ -164,6 +167,32 @@ def keras_val(steps, on_step):
     losses = _Losses(tf)
     model.fit(x[:n], y[:n], batch_size=32, epochs=KERAS_VAL_EPOCHS, verbose=0,
               validation_data=(x[n:], y[n:]), callbacks=[_marker_callback(tf, on_step), losses.callback])
+    return _keras_digest(model, losses.values)
+
+
+KERAS_VAL_CNN_EPOCHS = 2
+
+
+def _keras_val_cnn_batches(steps):
+    """(training, validation) batches of 64 an epoch: a quarter as many validation batches, rounded up."""
+    train = max(1, steps // KERAS_VAL_CNN_EPOCHS)
+    return train, (train + 3) // 4
+
+
+def keras_val_cnn(steps, on_step):
+    tf = _tf()
+    keras = tf.keras
+    train, val = _keras_val_cnn_batches(steps)
+    x, y = keras_parts.random_samples(64 * (train + val), (32, 32, 3), 1237)
+    model = keras.Sequential([
+        keras.Input((32, 32, 3)),
+        keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(128, 3, activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(), keras.layers.Dense(512, activation="relu"), keras.layers.Dense(10)])
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    losses = _Losses(tf)
+    model.fit(x, y, batch_size=64, epochs=KERAS_VAL_CNN_EPOCHS, verbose=0, validation_split=val / (train + val),
+              callbacks=[_marker_callback(tf, on_step), losses.callback])
     return _keras_digest(model, losses.values)
 
 
@@ -329,6 +358,9 @@ def phases_of(name, steps):
         return ["train"] * train1 + ["eval"] * evals + ["train"] * (steps - train1 - evals)
     if name == "keras_val":
         return (["train"] * max(1, steps // KERAS_VAL_EPOCHS) + ["eval"] * KERAS_VAL_BATCHES) * KERAS_VAL_EPOCHS
+    if name == "keras_val_cnn":
+        train, val = _keras_val_cnn_batches(steps)
+        return (["train"] * train + ["eval"] * val) * KERAS_VAL_CNN_EPOCHS
     return ["train"] * steps
 
 
