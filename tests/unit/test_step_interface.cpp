@@ -128,8 +128,8 @@ TEST_CASE("step detector: an unlock says where the pattern ended", "[step][step-
     // allocations, before the third noise allocation ends the lock.
     Stream s = stream_of(kPrologue, kStep, 12);
     const uint64_t last = s.tokens.size();
-    const std::vector<Token> smaller = {{1, 65536}, {2, 40960}, {2, 131072}, {3, 65536}, {2, 40960}, {4, 262144},
-                                        {1, 16384}, {5, 65536}, {6, 98304}};
+    const std::vector<Token> smaller = {{1, 65536},  {2, 40960}, {2, 131072}, {3, 65536}, {2, 40960},
+                                        {4, 262144}, {1, 16384}, {5, 65536},  {6, 98304}};
     s.tokens.insert(s.tokens.end(), smaller.begin(), smaller.end());
     for (int i = 0; i < 40; i++) s.tokens.push_back({800u + static_cast<uint32_t>(i), 65536});
     auto d = make();
