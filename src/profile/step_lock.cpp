@@ -499,10 +499,42 @@ uint64_t StepLock::warmup_starts(const Alignment& a, uint32_t e0, Starts* starts
   }
   if (!found) return first;
   Starts all;
+  const uint64_t compiling = compiling_step(a, e0, p);
+  if (compiling != p) all.add(compiling);
   for (uint64_t k = found; k > 0; k--) all.add(first - k * P);
   all.append(*starts);
   *starts = all;
   return all.first;
+}
+
+// The iteration before the warm-up steps, under torch.compile, is the compilation: hundreds of the
+// compiler's allocations, then the compiled code's first run, whose allocations have the step's sizes in
+// the step's order with a few more between them and some missing (a 6-allocation step's sizes showed 5 of
+// 6 among its last 9 allocations). It was a step, the loop's first: counted when the 2P allocations
+// before the earliest warm-up step at p hold the step's sizes, in order, all but a step's budget of
+// them (their longest common subsequence, at most kCompiledMaxPeriod allocations a step). It begins at
+// the first allocation of the shortest such stretch (where the compilation began is not in the
+// allocations). Returns that position, or p when there is none.
+uint64_t StepLock::compiling_step(const Alignment& a, uint32_t e0, uint64_t p) const {
+  const uint32_t P = a.P;
+  const uint64_t bottom = max_u64(a.floor, h_->oldest_pos());
+  if (P > kCompiledMaxPeriod || p < bottom + P) return p;
+  const uint64_t from = p >= bottom + 2 * uint64_t{P} ? p - 2 * uint64_t{P} : bottom;
+  const uint32_t need = P - step_budget(P, false);
+  // row[j]: the longest common subsequence of the allocations [i, p) and the step's sizes from j on.
+  uint16_t row[kCompiledMaxPeriod + 1] = {}, next[kCompiledMaxPeriod + 1];
+  for (uint64_t i = p; i-- > from;) {
+    const uint64_t size = token_size(h_->tok(i));
+    next[P] = 0;
+    for (uint32_t j = P; j-- > 0;) {
+      uint16_t best = row[j] > next[j + 1] ? row[j] : next[j + 1];
+      if (size == token_size(a.C((e0 + j) % P)) && row[j + 1] + 1 > best) best = static_cast<uint16_t>(row[j + 1] + 1);
+      next[j] = best;
+    }
+    for (uint32_t j = 0; j <= P; j++) row[j] = next[j];
+    if (row[0] >= need) return i;
+  }
+  return p;
 }
 
 // A first iteration in pieces: the iteration before the first step found differs from the rest (gradients

@@ -75,6 +75,8 @@ class StepLock {
   static int64_t signed_shift(uint32_t from, uint32_t to, uint32_t P);
   static uint32_t rotation_at(const Alignment& a, uint64_t last);
   uint64_t warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
+  static constexpr uint32_t kCompiledMaxPeriod = 256;  // steps compiling_step() reads
+  uint64_t compiling_step(const Alignment& a, uint32_t e0, uint64_t p) const;
   struct Parts {
     uint64_t part;  // the earliest part's first position (the scan's end: none)
     uint32_t fit;   // allocations from it to the end that fit the copy

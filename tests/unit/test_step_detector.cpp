@@ -287,6 +287,22 @@ TEST_CASE("step detector counts warm-up steps at other sites and locks on them s
   CHECK(d->confirmed());
 }
 
+// The recorded torch.compile loop: step 1 compiles (749 allocations, the compiled code's first run at
+// its end: 5 of the step's 6 sizes in order among its last 9 allocations), steps 2-7 run at one site,
+// 8-40 at another. Step 1 was not counted (39 of 40) before compiling_step().
+TEST_CASE("step detector counts torch.compile's compiling first iteration", "[step]") {
+  Stream s = load_fixture("torch_compile.txt");
+  REQUIRE(s.marks.size() == 40);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  CHECK(d->steps() == 40);
+  REQUIRE(r.starts.size() == 40);
+  CHECK(r.starts[0] >= s.marks[0]);  // inside the compiling iteration
+  CHECK(r.starts[0] < s.marks[1]);
+  CHECK(std::vector<uint64_t>(r.starts.begin() + 1, r.starts.end()) ==
+        std::vector<uint64_t>(s.marks.begin() + 1, s.marks.end()));
+}
+
 TEST_CASE("step detector keeps object identity: the same ordinal for the same allocation", "[step]") {
   Stream s = load_fixture("torch_lstm.txt");
   auto d = make();
