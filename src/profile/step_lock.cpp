@@ -78,6 +78,7 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   // a Keras validation pass of 5 allocations a step was locked on at 10, two steps at a time, from a cut
   // inside a step.
   if (exact && search_->bag_divisor(P, a.base + e0) != 0) return false;
+  if (starts.total) first = split_first_step(a, &starts);
 #ifdef STEP_DEBUG
   __builtin_printf("lock pos %lu P %u exact %d run %u hits %u s0 %lu floor %lu E %lu e0 %u base %lu exactwalk %d\n",
                    pos, P, exact, cand.run, cand.hits, a.s0, a.floor, first, e0, a.base, use_exact_walk);
@@ -535,6 +536,46 @@ uint64_t StepLock::compiling_step(const Alignment& a, uint32_t e0, uint64_t p) c
     if (row[0] >= need) return i;
   }
   return p;
+}
+
+// A first iteration that made many one-time objects between the step's own allocations (under bf16
+// autocast, each layer's weights cast on first use: 58 of its 73 allocations, in runs of 7 to 21) stops
+// both walks inside it (the lone-match rule, runs beyond smax), and the replay then runs the first step
+// found on to the end of the second (24 allocations for a step of 15). Where the first step found is
+// longer than a step and its budget, the allocations before the second start are read back (at most
+// kOneTimeSteps steps' length, not below the floor) as copies of the bag, foreign ones skipped, a copy
+// ending where it is whole; more of a kind than a copy has room for, beyond the step's budget, ends the
+// reading. Two whole copies or more replace the first step. Returns the first step's position.
+uint64_t StepLock::split_first_step(const Alignment& a, Starts* starts) {
+  const uint32_t P = a.P, budget = step_budget(P, false);
+  if (starts->total < 2 || starts->oldest_held() != 0) return starts->first;
+  const uint64_t second = starts->at(1);
+  if (second - starts->at(0) <= uint64_t{P} + budget) return starts->first;
+  const uint64_t bottom = max_u64(max_u64(a.floor, h_->oldest_pos()), h_->valid_from());
+  const uint64_t span = uint64_t{kOneTimeSteps} * P;
+  const uint64_t low = second > bottom + span ? second - span : bottom;
+  uint64_t copies[kOneTimeSteps];
+  uint32_t n = 0, fit = 0, surplus = 0;
+  BagFollower::OpenStep copy = follower_->fresh_step();
+  for (uint64_t j = second; j > low && n < kOneTimeSteps;) {
+    const int32_t si = follower_->find_slot(h_->tok(--j));
+    if (si < 0) continue;
+    if (!follower_->has_room(si, copy)) {
+      if (++surplus > budget) break;
+      continue;
+    }
+    follower_->count(si, copy);
+    if (++fit < P) continue;
+    copies[n++] = j;
+    copy = follower_->fresh_step();
+    fit = surplus = 0;
+  }
+  if (n < 2) return starts->first;
+  Starts all;
+  for (uint32_t k = n; k > 0; k--) all.add(copies[k - 1]);
+  for (uint64_t k = 1; k < starts->total; k++) all.add(starts->at(k));
+  *starts = all;
+  return all.first;
 }
 
 // A first iteration in pieces: the iteration before the first step found differs from the rest (gradients

@@ -77,6 +77,8 @@ class StepLock {
   uint64_t warmup_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
   static constexpr uint32_t kCompiledMaxPeriod = 256;  // steps compiling_step() reads
   uint64_t compiling_step(const Alignment& a, uint32_t e0, uint64_t p) const;
+  static constexpr uint32_t kOneTimeSteps = 8;  // steps' length split_first_step() reads back
+  uint64_t split_first_step(const Alignment& a, Starts* starts);
   struct Parts {
     uint64_t part;  // the earliest part's first position (the scan's end: none)
     uint32_t fit;   // allocations from it to the end that fit the copy
