@@ -1,6 +1,7 @@
 // Step detection: the composition of its parts, the modes (auto, marks, fixed), the events, the statistics
 // and the diagnosis. See step_detector.h and docs/step-detection.md; the parts are in step_history.h,
-// period_search.cpp, bag_follower.cpp, phase_memory.cpp, step_lock.cpp and step_follow.cpp.
+// period_search.cpp, bag_follower.cpp, phase_memory.cpp, step_lock.cpp (with step_walk.cpp and
+// step_first.cpp) and step_follow.cpp.
 #include "profile/step_detector.h"
 
 #include <new>

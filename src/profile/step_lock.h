@@ -1,6 +1,7 @@
-// Step detection, the lock: making one on a candidate period (which allocation of the cycle starts a
-// step, the template, the steps that ran before the lock, earlier locks that overlap: step_lock.cpp),
-// then following the stream with it under the tolerance policy until it is lost (step_follow.cpp).
+// Step detection, the lock: making one on a candidate period (the template, the phase, earlier locks that
+// overlap: step_lock.cpp; which allocation of the cycle starts a step and the steps that ran before the
+// lock: step_walk.cpp; first iterations that differ from the steps: step_first.cpp), then following the
+// stream with it under the tolerance policy until it is lost (step_follow.cpp).
 // See docs/step-detection.md, "Where a step starts", "Following the step" and "Tolerance policy".
 #pragma once
 #include <cstdint>
@@ -62,7 +63,7 @@ class StepLock {
   struct Starts;
   using Phase = PhaseMemory::Phase;
 
-  // making a lock (step_lock.cpp)
+  // making a lock (step_lock.cpp, step_walk.cpp, step_first.cpp)
   Alignment align(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) const;
   bool steady_or_waited(uint64_t pos, uint32_t period);
   uint64_t bag_chain_from(uint64_t pos, uint32_t P, uint64_t from) const;
