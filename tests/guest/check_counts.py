@@ -9,11 +9,11 @@ from Python through LIB (libsentinel-emu-mark.so) and checks the two records; th
 markers (a loop of known instructions; sequential reads, a pointer chase and writes over N lines on node 1
 and on node 0) and turns it off, and checks each phase's record against that pattern:
 
-  loop     user instructions in [2 x loop, 2 x loop + 200] (the marker's own block), node-1 misses <= 64
+  loop     user instructions in [2 x loop, 2 x loop + 200] (the marker's own block), node-1 misses <= slack1
   read1    node-1 read + stream misses in [N - 512, N + slack1], stream >= 90% of N (4 KiB pages break the
            physical stream), node-1 writes <= 64
   chase1   node-1 read misses in [N - 512, N + slack1], stream <= 1% of N + 64
-  write0   node-0 write misses in [N - 512, N + slack0], node-1 misses <= 64
+  write0   node-0 write misses in [N - 512, N + slack0], node-1 misses <= slack1
   write1   node-1 write misses in [N - 512, N + slack1]
   read0    node-0 read + stream misses in [N - 512, N + slack0]
 
@@ -21,7 +21,8 @@ N - 512: up to a buffer's worth (512 lines) of the data can still be in the vCPU
 setting the buffers up. slack0 = 2% of N + the phase's kernel instructions / 20: the kernel's own node-0
 accesses (timer interrupts) fall in the same interval.
 slack1 = 64 + the phase's kernel instructions / 250: the kernel seldom touches node 1, but a
-phase where it ran 2.6x its usual instructions counted 108 node-1 reads over N once. Also: the records'
+phase where it ran 2.6x its usual instructions counted 108 node-1 reads over N once, and a loop phase
+(no memory access of its own) 71 node-1 misses with 69,961 kernel instructions. Also: the records'
 tags in order, node 0 counted exactly in the phases between the two commands, per-vCPU counts summing to
 the totals; and under a preset T_hw models (emutime), T_hw of read1 and write1 above 1.5x read0's and
 write0's. Exit 0 when all hold, 1 when not, 77 without the plugin (no $GUEST_COUNTS and no slow tier).
@@ -120,14 +121,15 @@ def main():
 
     def slack1(x):
         # The kernel seldom touches node 1, but not never: one chase1 whose phase ran 2.6x its usual kernel
-        # instructions (65,856 against ~25,000) counted 108 node-1 reads over N (1 per ~380 of them).
+        # instructions (65,856 against ~25,000) counted 108 node-1 reads over N (1 per ~380 of them); one
+        # loop, which touches no memory itself, 71 node-1 misses with 69,961 kernel instructions.
         return int(64 + x['insn'][1] / 250)
 
     x = ph['loop']
     check(loop_insns <= x['insn'][0] <= loop_insns + 200, f'loop: user instructions {x["insn"][0]} in '
           f'[{loop_insns}, {loop_insns + 200}]')
     check(x['vcpus'][0][0] >= loop_insns, 'loop: on vCPU 0 (the program is pinned there)')
-    check(sum(x['n1']) <= 64, f'loop: node-1 misses {sum(x["n1"])} <= 64')
+    check(sum(x['n1']) <= slack1(x), f'loop: node-1 misses {sum(x["n1"])} <= {slack1(x)}')
     x = ph['read1']
     rs = x['n1'][0] + x['n1'][1]
     check(lo <= rs <= n + slack1(x), f'read1: node-1 read + stream {rs} in [{lo}, {n + slack1(x)}]')
@@ -138,7 +140,7 @@ def main():
     check(x['n1'][1] <= 0.01 * n + 64, f'chase1: node-1 stream {x["n1"][1]} <= {0.01 * n + 64:.0f}')
     x = ph['write0']
     check(lo <= x['n0'][2] <= n + slack0(x), f'write0: node-0 write {x["n0"][2]} in [{lo}, {n + slack0(x)}]')
-    check(sum(x['n1']) <= 64, f'write0: node-1 misses {sum(x["n1"])} <= 64')
+    check(sum(x['n1']) <= slack1(x), f'write0: node-1 misses {sum(x["n1"])} <= {slack1(x)}')
     x = ph['write1']
     check(lo <= x['n1'][2] <= n + slack1(x), f'write1: node-1 write {x["n1"][2]} in [{lo}, {n + slack1(x)}]')
     x = ph['read0']
