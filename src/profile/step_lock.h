@@ -92,7 +92,7 @@ class StepLock {
   uint64_t walk_bags(const Alignment& a);
   bool surplus(const Alignment& a, uint64_t from, uint64_t j) const;
   uint64_t replay(const Alignment& a, uint64_t first, Starts* starts);
-  bool bags_count_more(const Alignment& a, uint64_t exact_total);
+  bool bags_count_more(const Alignment& a, uint64_t exact_total, const Starts& bag) const;
   uint32_t step_rotation(const Alignment& a, const Phase* known, const Rotation& rot, bool ordered, Starts* starts,
                          uint64_t* first, bool* use_exact_walk);
   Phase* grown_phase(uint64_t pos, uint32_t P);

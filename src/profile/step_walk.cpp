@@ -186,17 +186,23 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
         a, a.P, [&](uint64_t, uint32_t) { matched++; }, first, &first_e);
     *use_exact_walk = stored_rotation || matched >= a.P;
   }
+  uint32_t e0 = 0;
   if (*use_exact_walk) {
-    const uint32_t e0 = stored_rotation ? (rot.least + known->offset) % a.P : live_rotation(a, first_e);
+    e0 = stored_rotation ? (rot.least + known->offset) % a.P : live_rotation(a, first_e);
     exact_starts(a, e0, starts);
-    if (stored_rotation || !bags_count_more(a, starts->total)) return e0;
-    *use_exact_walk = false;
-    *starts = Starts{};
+    if (stored_rotation) return e0;
   }
-  *first = walk_bags(a);
-  const uint32_t walked_e = rotation_at(a, replay(a, *first, starts));
+  Starts bag;
+  const uint64_t bag_first = walk_bags(a);
+  const uint32_t walked_e = rotation_at(a, replay(a, bag_first, &bag));
+  if (*use_exact_walk) {
+    if (!bags_count_more(a, starts->total, bag)) return e0;
+    *use_exact_walk = false;
+  }
+  *first = bag_first;
+  *starts = bag;
   if (!ordered) return walked_e;
-  const uint32_t e0 = live_rotation(a, walked_e);
+  e0 = live_rotation(a, walked_e);
   if (!starts->total || !h_->live_known(a.pos)) return e0;
   *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);
   return e0;
@@ -210,10 +216,7 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
 // this one's (evaluation before training) replays steps that are not whole there. One-time allocations
 // in a single-threaded first step (optimizer state, made at sites of their own) are foreign to the bag,
 // so they never make a second whole copy.
-bool StepLock::bags_count_more(const Alignment& a, uint64_t exact_total) {
-  const uint64_t bag_first = walk_bags(a);
-  Starts bag;
-  replay(a, bag_first, &bag);
+bool StepLock::bags_count_more(const Alignment& a, uint64_t exact_total, const Starts& bag) const {
   if (bag.total <= exact_total || bag.oldest_held() != 0) return false;
   const uint32_t budget = step_budget(a.P, false);
   for (uint64_t k = 0; k + 1 < bag.total && bag.at(k) < a.s0; k++) {
