@@ -399,15 +399,21 @@ bool PeriodSearch::lockable_bag(Candidate& c, uint64_t pos, uint32_t* divisor) {
   return !(f && f->hits != 0 && c.hits <= f->hits + 1);
 }
 
+// A candidate of period P proposed at pos, its evidence back-filled from the history.
+PeriodSearch::Candidate PeriodSearch::candidate_from_history(uint32_t P, uint64_t pos) const {
+  Candidate c{};
+  c.period = P;
+  c.born = pos;
+  backfill(c, pos);
+  return c;
+}
+
 // A divisor d that a bag candidate's windows are made of, itself not a candidate (steps of few
 // allocations in few orders rarely repeat a window of 4 exactly, which is what proposes a period below
 // kMinAnchorGap): its chain read back from the history, locked on by its bags where it may be.
 bool PeriodSearch::divisor_lockable(uint32_t d, uint64_t pos, Candidate* out) {
   if (d < kMinPeriod) return false;
-  Candidate dc{};
-  dc.period = d;
-  dc.born = pos;
-  backfill(dc, pos);
+  Candidate dc = candidate_from_history(d, pos);
   uint32_t again = 0;
   if (!lockable_bag(dc, pos, &again)) return false;
   *out = dc;
@@ -449,10 +455,7 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
     // step starts.)
     if (uint32_t d = bag_divisor(chosen->period, pos + 1)) {
       if (d < kMinPeriod) return false;
-      Candidate dc{};
-      dc.period = d;
-      dc.born = pos;
-      backfill(dc, pos);
+      Candidate dc = candidate_from_history(d, pos);
       if (dc.hits < 2) return false;
       // Measured as a bag lock's is: a Keras validation pass of 5 allocations a step, locked this way,
       // was never confirmed and was retracted at the pass's end.

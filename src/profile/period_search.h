@@ -91,6 +91,7 @@ class PeriodSearch {
   uint32_t sized_run(const Candidate& c, uint64_t pos) const;
   bool lockable_bag(Candidate& c, uint64_t pos, uint32_t* divisor);
   bool divisor_lockable(uint32_t d, uint64_t pos, Candidate* out);
+  Candidate candidate_from_history(uint32_t P, uint64_t pos) const;
   bool outweighed(const Candidate& exact) const;
   uint32_t distinct_in_window(uint64_t pos, uint32_t period) const;
 
