@@ -343,6 +343,30 @@ std::map<std::string, LabelCount> counts_by_label(const Stream& s, const Run& r,
   }
   return out;
 }
+
+// Replays fixture f (its # step train / eval lines the true starts) and checks that each label's phase
+// counts exactly its real steps (train and eval of them), with no validation batch counted as a training
+// step and the validation batches a phase of their own. Returns the number of phases with steps.
+size_t check_fit_counts(const char* f, size_t train, size_t eval) {
+  Stream s = load_fixture(f);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  std::map<std::pair<std::string, uint16_t>, size_t> inside;
+  auto c = counts_by_label(s, r, &inside);
+  std::map<uint16_t, size_t> per_phase;
+  for (uint16_t ph : r.start_phase) per_phase[ph]++;
+  INFO(f << ": train " << c["train"].counted << " of " << c["train"].real << " (phase " << c["train"].phase
+         << "), eval " << c["eval"].counted << " of " << c["eval"].real << " (phase " << c["eval"].phase << "), "
+         << per_phase.size() << " phases");
+  CHECK(c["train"].real == train);
+  CHECK(c["train"].counted == c["train"].real);
+  CHECK(inside[{"eval", c["train"].phase}] == 0);  // no validation batch counted as a training step
+  // The validation batches: a phase of their own, each batch one step.
+  CHECK(c["eval"].real == eval);
+  CHECK(c["eval"].phase != 0);
+  CHECK(c["eval"].counted == c["eval"].real);
+  return per_phase.size();
+}
 }  // namespace
 
 TEST_CASE("step detector counts Keras fit's training steps and validation batches", "[step][step-threads]") {
@@ -368,20 +392,7 @@ TEST_CASE("step detector counts Keras fit's training steps and validation batche
   for (const char* f : {"keras_val_1.txt", "keras_val_2.txt", "keras_val_3.txt", "keras_val_4.txt", "keras_val_5.txt",
                         "keras_val_6.txt", "keras_val_7.txt", "keras_val_8.txt"}) {
     SECTION(f) {
-      Stream s = load_fixture(f);
-      auto d = make();
-      Run r = run_detector(*d, s, s.tokens.size());
-      std::map<std::pair<std::string, uint16_t>, size_t> inside;
-      auto c = counts_by_label(s, r, &inside);
-      INFO(f << ": train " << c["train"].counted << " of " << c["train"].real << " (phase " << c["train"].phase
-             << "), eval " << c["eval"].counted << " of " << c["eval"].real << " (phase " << c["eval"].phase << ")");
-      CHECK(c["train"].real == 156);
-      CHECK(c["train"].counted == c["train"].real);
-      CHECK(inside[{"eval", c["train"].phase}] == 0);  // no validation batch counted as a training step
-      // The validation batches: a phase of their own, each batch one step.
-      CHECK(c["eval"].real == 39);
-      CHECK(c["eval"].phase != 0);
-      CHECK(c["eval"].counted == c["eval"].real);
+      check_fit_counts(f, 156, 39);
     }
   }
 }
@@ -435,23 +446,7 @@ TEST_CASE("step detector counts a Keras CNN fit's training steps and validation 
   // windows of 15 too), counted 4 steps there (108; StepLock::bag_chain_from()).
   for (const char* f : {"keras_val_cnn_1.txt", "keras_val_cnn_2.txt", "keras_val_cnn_3.txt"}) {
     SECTION(f) {
-      Stream s = load_fixture(f);
-      auto d = make();
-      Run r = run_detector(*d, s, s.tokens.size());
-      std::map<std::pair<std::string, uint16_t>, size_t> inside;
-      auto c = counts_by_label(s, r, &inside);
-      std::map<uint16_t, size_t> per_phase;
-      for (uint16_t ph : r.start_phase) per_phase[ph]++;
-      INFO(f << ": train " << c["train"].counted << " of " << c["train"].real << " (phase " << c["train"].phase
-             << "), eval " << c["eval"].counted << " of " << c["eval"].real << " (phase " << c["eval"].phase << "), "
-             << per_phase.size() << " phases");
-      CHECK(c["train"].real == 104);
-      CHECK(c["train"].counted == c["train"].real);
-      CHECK(inside[{"eval", c["train"].phase}] == 0);
-      CHECK(c["eval"].real == 26);
-      CHECK(c["eval"].phase != 0);
-      CHECK(c["eval"].counted == c["eval"].real);
-      CHECK(per_phase.size() == 2);
+      CHECK(check_fit_counts(f, 104, 26) == 2);
     }
   }
 }
