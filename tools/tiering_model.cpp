@@ -268,10 +268,10 @@ std::string trial_text(const fmt::PlanRecord& plan) {
   auto timed = [](uint64_t ns, uint32_t steps) {
     return steps ? human_duration(ns) + "/step over " + plural(steps, "step", "steps") : std::string("not timed");
   };
-  std::string out = "moving schedule " + timed(t.moving_step_ns, t.moving_steps) + " (predicted " +
-                    pct(t.moving_hit_ppm / 1e6) + ", " + human_bytes(t.moving_moved_bytes) +
-                    " moved per step), without moves " + timed(t.fixed_step_ns, t.fixed_steps) + " (predicted " +
-                    pct(t.fixed_hit_ppm / 1e6) + ")";
+  std::string out = t.clock == SENTINEL_TRIAL_CLOCK_EMULATED ? "in emulated time, " : "";
+  out += "moving schedule " + timed(t.moving_step_ns, t.moving_steps) + " (predicted " + pct(t.moving_hit_ppm / 1e6) +
+         ", " + human_bytes(t.moving_moved_bytes) + " moved per step), without moves " +
+         timed(t.fixed_step_ns, t.fixed_steps) + " (predicted " + pct(t.fixed_hit_ppm / 1e6) + ")";
   if (t.achieved_bytes_per_s) {
     out += "; the migrator moved " + human_bytes(t.achieved_bytes_per_s) + "/s under the moving schedule";
     if (t.replan == SENTINEL_REPLAN_WITHIN) out += " (within 1.5x of the plan's bandwidth: not re-planned)";
@@ -303,6 +303,8 @@ void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   json_string(os, t.state == SENTINEL_TRIAL_DONE ? "done" : "running");
   os << ",\"kept\":";
   json_string(os, kept_name(t.kept));
+  os << ",\"clock\":";
+  json_string(os, t.clock == SENTINEL_TRIAL_CLOCK_EMULATED ? "emulated" : "wall");
   os << ",\"steps_per_candidate\":" << t.steps_per_candidate << ",\"moving_step_ns\":" << t.moving_step_ns
      << ",\"moving_steps\":" << t.moving_steps << ",\"moving_moved_bytes_per_step\":" << t.moving_moved_bytes
      << ",\"moving_predicted_hit_share\":" << t.moving_hit_ppm / 1e6 << ",\"no_moves_step_ns\":" << t.fixed_step_ns

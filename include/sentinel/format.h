@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 6
+#define SENTINEL_FORMAT_MINOR 7
 
 struct sentinel_file_header {
   char magic[8];
@@ -278,14 +278,19 @@ struct sentinel_plan_trial {
   uint64_t replanned_moved_bytes;
   uint32_t replanned_hit_ppm;
   uint32_t replanned_steps;
-  uint32_t replan;                /* SENTINEL_REPLAN_* */
-  uint32_t kept;                  /* SENTINEL_TRIAL_KEPT_*: the schedule in effect (what the record's entries are) */
-};                                /* 88 bytes (48 before 1.6) */
-#define SENTINEL_REPLAN_NONE 0u   /* not decided: the moving schedule's steps did not end, or moved nothing */
-#define SENTINEL_REPLAN_WITHIN 1u /* the measured bandwidth was within 1.5x of the planned one: no re-plan */
-#define SENTINEL_REPLAN_DONE 2u   /* re-planned with the measured bandwidth, and timed as a third candidate */
-#define SENTINEL_REPLAN_SAME 3u   /* re-planned, to the same schedule: not timed again */
-#define SENTINEL_REPLAN_FAILED 4u /* the re-plan could not be made (out of memory, or refused) */
+  uint32_t replan; /* SENTINEL_REPLAN_* */
+  uint32_t kept;   /* SENTINEL_TRIAL_KEPT_*: the schedule in effect (what the record's entries are) */
+  /* 1.7: what timed the steps. */
+  uint32_t clock; /* SENTINEL_TRIAL_CLOCK_*: the *_step_ns are wall time, or the slow-tier guest's emulated time */
+  uint32_t reserved;
+}; /* 96 bytes (88 in 1.6, 48 before) */
+#define SENTINEL_TRIAL_CLOCK_WALL 0u
+#define SENTINEL_TRIAL_CLOCK_EMULATED 1u /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
+#define SENTINEL_REPLAN_NONE 0u          /* not decided: the moving schedule's steps did not end, or moved nothing */
+#define SENTINEL_REPLAN_WITHIN 1u        /* the measured bandwidth was within 1.5x of the planned one: no re-plan */
+#define SENTINEL_REPLAN_DONE 2u          /* re-planned with the measured bandwidth, and timed as a third candidate */
+#define SENTINEL_REPLAN_SAME 3u          /* re-planned, to the same schedule: not timed again */
+#define SENTINEL_REPLAN_FAILED 4u        /* the re-plan could not be made (out of memory, or refused) */
 #define SENTINEL_TRIAL_KEPT_MOVING 0u
 #define SENTINEL_TRIAL_KEPT_FIXED 1u
 #define SENTINEL_TRIAL_KEPT_REPLANNED 2u

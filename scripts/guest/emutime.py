@@ -143,6 +143,51 @@ def t_hw_vcpu_ns(rec, header, i):
     return priced_ns(rec['vcpus'][i], HW_NS_PER_INSN, HW_FAST_NS, slow)
 
 
+# SENTINEL_TRIAL_CLOCK=emulated (docs/tiering.md, "The step-time trial"): the runtime times its step-time
+# trial by these counts, priced as given, so that the model stays here. Its markers' tags are
+# RUNTIME_TAG_BASE + (pid & 15).
+RUNTIME_TAG_BASE = 0xfe00
+
+
+def trial_clock_prices(header, measure='emu', ns_per_insn=NS_PER_INSN):
+    """SENTINEL_TRIAL_CLOCK's seven prices, whole ps per count: an instruction, node 0's read, stream and
+    write misses, node 1's. measure 'emu': T_emu's (ns_per_insn, FAST_NS, the preset's delays); 'hw': T_hw's
+    (needs node 0's counting on to price node 0, and a known preset)."""
+    if measure == 'hw':
+        slow = hw_slow_ns(header)
+        if slow is None:
+            raise CountsError('T_hw has no ratios for these delays (a custom preset)')
+        ns = (HW_NS_PER_INSN, *HW_FAST_NS, *slow)
+    elif measure == 'emu':
+        ns = (ns_per_insn, *FAST_NS, *slow_ns(header))
+    else:
+        raise ValueError(f'unknown measure {measure}')
+    return [int(round(x * 1000)) for x in ns]
+
+
+def trial_clock_setting(path, header, measure='emu', ns_per_insn=NS_PER_INSN):
+    """The value of SENTINEL_TRIAL_CLOCK that times the trial in `measure` from the counts file `path`."""
+    prices = trial_clock_prices(header, measure, ns_per_insn)
+    return 'emulated:' + ','.join(str(p) for p in prices) + ':' + path
+
+
+def runtime_laps(records, prices_ps):
+    """What the runtime's emulated clock measured: one lap per marker of the runtime's (tags RUNTIME_TAG_BASE
+    to +15), each the busiest vCPU's counts summed over the records since the previous one, priced at
+    prices_ps (trial_clock_prices), in ns as the runtime rounds them."""
+    laps, acc = [], []
+    for rec in records:
+        for i, v in enumerate(rec.get('vcpus', [])):
+            while len(acc) <= i:
+                acc.append([0] * 8)
+            acc[i] = [a + b for a, b in zip(acc[i], v)]
+        if RUNTIME_TAG_BASE <= rec.get('tag', -1) < RUNTIME_TAG_BASE + 16:
+            priced = [(c[0] + c[1]) * prices_ps[0] + sum(m * p for m, p in zip(c[2:], prices_ps[1:])) for c in acc]
+            laps.append(max(priced, default=0) // 1000)
+            acc = []
+    return laps
+
+
 def busiest(rec, header, begin, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
     """The index of the vCPU with the largest model time in the interval from marker BEGIN to marker REC, or
     None when the two markers ran on different vCPUs (the marking thread moved, its work is split)."""

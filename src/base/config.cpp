@@ -87,6 +87,9 @@ const VarSpec kTable[] = {
     {"SENTINEL_STEP_COSTS", VarType::step_costs, "off",
      "the planner's step-time costs: off (objective: fast-hit bytes), auto (measured at start), or SLOW,MOVE in ns "
      "per KiB (e.g. 200,500)"},
+    {"SENTINEL_TRIAL_CLOCK", VarType::trial_clock, "wall",
+     "what times the step-time trial's steps: wall, or emulated:PRICES:PATH in a slow-tier guest (the plugin's "
+     "counts priced in ps: instruction, node-0 read/stream/write miss, node-1's; docs/tiering.md)"},
     {"SENTINEL_FAULT_INJECT", VarType::faults, "",
      "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
     {"SENTINEL_LIB", VarType::tool, "",
@@ -307,6 +310,12 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
                         : "expected off, auto or SLOW,MOVE: two whole numbers of ns per KiB up to 1000000000 "
                           "(e.g. 200,500)");
       return true;
+    case VarType::trial_clock:
+      if (!parse_trial_clock(value, &c->trial_clock))
+        return fail(reason, cap,
+                    "expected wall or emulated:PRICES:PATH (7 comma-separated ps per count, 0-1000000000, not all 0; "
+                    "an absolute path)");
+      return true;
     case VarType::faults:
       return parse_faults(value, &c->faults, reason, cap);
     case VarType::tool:
@@ -455,6 +464,15 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
         b.u64(c.step_costs.slow_ns_per_kib).chr(',').u64(c.step_costs.move_ns_per_kib);
       else
         b.str(c.step_costs.kind == StepCostsKind::automatic ? "auto" : "off");
+      break;
+    case VarType::trial_clock:
+      if (c.trial_clock.emulated) {
+        b.str("emulated");
+        for (uint32_t k = 0; k < kEmuPrices; ++k) b.chr(k ? ',' : ':').u64(c.trial_clock.ps_per_count[k]);
+        b.chr(':').str(c.trial_clock.counts_path);
+      } else {
+        b.str("wall");
+      }
       break;
     case VarType::faults: {
       const FaultInjection& f = c.faults;

@@ -55,10 +55,11 @@ struct Config {
   int32_t fast_node = -1;        // -1: chosen from the topology
   int32_t slow_node = -1;
   MoveMethod move_method = MoveMethod::automatic;
-  uint64_t check_steps = 0;  // steps of the placement check (0: none)
-  uint64_t check_after = 0;  // planned steps before the check
-  uint64_t trial_steps = 0;  // timed steps per candidate of the step-time trial (0: no trial)
-  StepCostsText step_costs;  // SENTINEL_STEP_COSTS: the planner's step costs (off, auto or given)
+  uint64_t check_steps = 0;    // steps of the placement check (0: none)
+  uint64_t check_after = 0;    // planned steps before the check
+  uint64_t trial_steps = 0;    // timed steps per candidate of the step-time trial (0: no trial)
+  StepCostsText step_costs;    // SENTINEL_STEP_COSTS: the planner's step costs (off, auto or given)
+  TrialClockText trial_clock;  // SENTINEL_TRIAL_CLOCK: what times the step-time trial (wall, or emulated)
   FaultInjection faults;
 };
 
@@ -80,6 +81,7 @@ enum class VarType : uint8_t {
   node,
   move,
   step_costs,
+  trial_clock,
   faults
 };
 

@@ -97,15 +97,15 @@ bool parse_budget(const char* text, bool allow_auto, BudgetText* out) {
 
 namespace {
 
-// A whole number of ns per KiB within [0, kMaxStepCostNsPerKib], from [p, end).
-bool parse_cost(const char* p, const char* end, uint32_t* out) {
+// A whole number within [0, max], from [p, end).
+bool parse_bounded(const char* p, const char* end, uint32_t max, uint32_t* out) {
   char digits[16];
   const size_t len = static_cast<size_t>(end - p);
   if (len == 0 || len >= sizeof(digits)) return false;
   for (size_t i = 0; i < len; ++i) digits[i] = p[i];
   digits[len] = '\0';
   uint64_t n = 0;
-  if (!parse_count(digits, &n) || n > kMaxStepCostNsPerKib) return false;
+  if (!parse_count(digits, &n) || n > max) return false;
   *out = static_cast<uint32_t>(n);
   return true;
 }
@@ -122,12 +122,43 @@ bool parse_step_costs(const char* text, StepCostsText* out) {
     c.kind = StepCostsKind::off;
   } else if (end - text == 4 && text[0] == 'a' && text[1] == 'u' && text[2] == 't' && text[3] == 'o') {
     c.kind = StepCostsKind::automatic;
-  } else if (!comma || !parse_cost(text, comma, &c.slow_ns_per_kib) ||
-             !parse_cost(comma + 1, end, &c.move_ns_per_kib)) {
+  } else if (!comma || !parse_bounded(text, comma, kMaxStepCostNsPerKib, &c.slow_ns_per_kib) ||
+             !parse_bounded(comma + 1, end, kMaxStepCostNsPerKib, &c.move_ns_per_kib)) {
     return false;
   } else {
     c.kind = StepCostsKind::fixed;
   }
+  *out = c;
+  return true;
+}
+
+bool parse_trial_clock(const char* text, TrialClockText* out) {
+  TrialClockText c;
+  const char* wall = "wall";
+  const char* emulated = "emulated:";
+  size_t i = 0;
+  while (wall[i] && text[i] == wall[i]) ++i;
+  if (!wall[i] && !text[i]) {
+    *out = c;
+    return true;
+  }
+  for (i = 0; emulated[i]; ++i)
+    if (text[i] != emulated[i]) return false;
+  const char* p = text + i;
+  for (uint32_t k = 0; k < kEmuPrices; ++k) {
+    const char* end = p;
+    while (*end >= '0' && *end <= '9') ++end;
+    if (*end != (k + 1 < kEmuPrices ? ',' : ':') || !parse_bounded(p, end, kMaxPicosPerCount, &c.ps_per_count[k]))
+      return false;
+    p = end + 1;
+  }
+  bool priced = false;
+  for (uint32_t v : c.ps_per_count) priced |= v != 0;
+  size_t len = 0;
+  while (p[len]) ++len;
+  if (!priced || p[0] != '/' || len >= sizeof(c.counts_path)) return false;
+  for (size_t j = 0; j <= len; ++j) c.counts_path[j] = p[j];
+  c.emulated = true;
   *out = c;
   return true;
 }

@@ -39,6 +39,21 @@ struct StepCostsText {
 };
 bool parse_step_costs(const char* text, StepCostsText* out);
 
+// The step-time trial's clock (SENTINEL_TRIAL_CLOCK): "wall" (the default: the machine's clock), or
+// "emulated:PRICES:PATH" in a slow-tier guest (docs/guest.md, "Counts, the marker and emulated time"),
+// where the trial times steps by the plugin's counts instead: PRICES are kEmuPrices whole numbers of
+// picoseconds per count, comma-separated, each at most kMaxPicosPerCount and not all 0 (an instruction;
+// node 0's read, stream and write line misses; node 1's), PATH the plugin's counts file, absolute (it may
+// hold colons). "emulated:11500,0,0,0,300000,170000,450000:/run/sentinel-guest/counts".
+inline constexpr uint32_t kEmuPrices = 7;
+inline constexpr uint32_t kMaxPicosPerCount = 1000000000;  // a ms per count: beyond any real cost
+struct TrialClockText {
+  bool emulated = false;
+  uint32_t ps_per_count[kEmuPrices] = {};
+  char counts_path[512] = {};
+};
+bool parse_trial_clock(const char* text, TrialClockText* out);
+
 // A list of executable names: comma-separated patterns of letters, digits and . _ + -, where * matches
 // any run of characters and ? one ("cc1plus,ld.*,g++-*"). Empty: no pattern.
 bool valid_name_list(const char* list);

@@ -367,6 +367,10 @@ struct Layout<sentinel_plan_trial> {
                         "1 (fixed) when the header's flags have `NO_MOVES`, else 0 (moving)",
                         "the schedule in effect: 0 moving, 1 without moves, 2 re-planned; larger values are "
                         "refused"),
+      SENTINEL_APPENDED(S, 88, u32, clock, 7, zero, nullptr,
+                        "what timed the steps: 0 wall time, 1 the slow-tier guest's emulated time "
+                        "(`SENTINEL_TRIAL_CLOCK=emulated`: the plugin's counts, priced); larger values are refused"),
+      SENTINEL_RESERVED(S, 92, u32, reserved, 1, 7, zero),
   };
 };
 

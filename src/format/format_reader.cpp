@@ -507,6 +507,8 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown re-plan state ", r.trial.replan));
       if (r.trial.kept > SENTINEL_TRIAL_KEPT_REPLANNED)
         throw FormatError(at, cat("PLAN record: unknown kept schedule ", r.trial.kept));
+      if (r.trial.clock > SENTINEL_TRIAL_CLOCK_EMULATED)
+        throw FormatError(at, cat("PLAN record: unknown trial clock ", r.trial.clock));
     }
     // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).
     if (r.trial.kept == SENTINEL_TRIAL_KEPT_MOVING && (r.header.flags & SENTINEL_TIER_NO_MOVES))

@@ -1,6 +1,8 @@
 // The step-time trial (docs/tiering.md, "The step-time trial"): the sentinel policy's moving schedule,
 // the same phase planned without moves, and the phase re-planned with the migrator's measured bandwidth,
 // each timed on real steps; the fastest stays. Tiering's members, on the sequencer's side.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "base/log.h"
@@ -26,7 +28,44 @@ bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanIn
     return false;
   }
   s.trial.state = SENTINEL_TRIAL_RUNNING;
+  s.trial.emulated = emu_clock_.is_open();
   return true;
+}
+
+void Tiering::open_trial_clock() {
+  const char* why = nullptr;
+  LineBuf b;
+  b.str("SENTINEL_TRIAL_CLOCK: ").str(cfg_.trial_clock.counts_path).str(": ");
+  if (emu_clock_.open(cfg_.trial_clock, getpid(), &why)) {
+    b.str("the step-time trial is timed in emulated time");
+    log_line(LogLevel::info, b);
+  } else {
+    b.str(why).str("; the step-time trial is timed in wall time");
+    log_line(LogLevel::warn, b);
+  }
+}
+
+bool Tiering::trial_clock(PlanSlot& s, uint64_t* now) {
+  Trial& t = s.trial;
+  if (!t.emulated) return true;
+  uint64_t lap = 0;
+  const char* why = nullptr;
+  if (emu_clock_.lap(&lap, &why)) {
+    emu_now_ns_ += lap;
+    *now = emu_now_ns_;
+    return true;
+  }
+  // Times of two clocks cannot be compared: every candidate is timed again, in wall time.
+  emu_clock_.close();
+  LineBuf b;
+  b.str("SENTINEL_TRIAL_CLOCK: ").str(cfg_.trial_clock.counts_path).str(": ").str(why);
+  b.str("; phase ").u64(s.phase).str("'s step-time trial starts again, timed in wall time");
+  log_line(LogLevel::warn, b);
+  const uint32_t state = t.state;
+  t = Trial{};
+  t.state = state;
+  use_candidate(static_cast<uint32_t>(&s - slots_), kFixed);
+  return false;
 }
 
 bool Tiering::make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c,
@@ -58,6 +97,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
   Trial& t = s.trial;
   if (t.state != SENTINEL_TRIAL_RUNNING) return;
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
+  if (!trial_clock(s, &now)) return;  // begun again: this step is its first, not timed
   const uint32_t cand = t.timing;
   if (t.step_start && now > t.step_start) {
     if (++t.complete > kCatchUpSteps || t.start_caught_up) {
@@ -96,7 +136,8 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now) {
     const uint64_t ns = mean_step_ns(t, c);
     b.u64(ns / 1000000).chr('.').u64(ns / 100000 % 10).str(" ms/step");
   };
-  b.str("phase ").u64(s.phase).str(" step-time trial: moving schedule ");
+  b.str("phase ").u64(s.phase).str(" step-time trial").str(t.emulated ? " (emulated time)" : "");
+  b.str(": moving schedule ");
   ms_per_step(kMoving);
   b.str(", without moves ");
   ms_per_step(kFixed);
@@ -158,6 +199,7 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
 uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
   if (!t.timed[c]) return 0;
   const uint64_t ticks = t.sum[c] / t.timed[c];
+  if (t.emulated) return ticks;  // ns already
   return clock_ ? clock_->ticks_to_duration_ns_now(ticks) : ticks;
 }
 
@@ -188,6 +230,7 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.achieved_bytes_per_s = t.achieved_bytes_per_s;
   r.replan = t.replan;
   r.kept = s.active.load(std::memory_order_acquire);
+  r.clock = t.emulated ? SENTINEL_TRIAL_CLOCK_EMULATED : SENTINEL_TRIAL_CLOCK_WALL;
   if (t.replan == SENTINEL_REPLAN_DONE) {
     r.replanned_step_ns = mean_step_ns(t, kReplanned);
     r.replanned_steps = t.timed[kReplanned];

@@ -77,6 +77,7 @@ void Tiering::init(const Config& cfg, const Topology& topo, uint32_t ranks_shari
     return;
   }
   numa::set_fault_injection(cfg.faults, fast_node_);
+  if (cfg.trial_clock.emulated && !dry_run_) open_trial_clock();
   if (cfg.policy == SENTINEL_POLICY_INTERLEAVE) start_interleave();
 }
 

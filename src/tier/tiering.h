@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/emu_clock.h"
 #include "sentinel/format.h"
 #include "tier/migrator.h"
 #include "tier/planner.h"
@@ -162,6 +163,7 @@ class Tiering {
     uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the moving one began
     uint64_t achieved_bytes_per_s = 0;
     uint32_t replan = SENTINEL_REPLAN_NONE;
+    bool emulated = false;  // timed by the emulated clock: step_start and sum are its ns, not ticks
   };
   // One schedule of a phase: the plan, the migrator's view of it, its birth tiers.
   struct Candidate {
@@ -211,6 +213,10 @@ class Tiering {
   // Plans `in` into `c` (its tokens, its exec from the slot's); false with *error on failure.
   bool make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c, const char** error);
   void trial_step(PlanSlot& s, uint64_t now);
+  // The trial's clock at a step start: `now` (ticks), or with SENTINEL_TRIAL_CLOCK=emulated the emulated
+  // ns so far. False when the emulated clock failed: said once, and the trial starts again in wall time.
+  bool trial_clock(PlanSlot& s, uint64_t* now);
+  void open_trial_clock();
   // The moving candidate's timed steps are done: measure the migrator's bandwidth over them and re-plan
   // when it is 1.5x off. True when there is a re-planned candidate to time.
   bool replan_with_measured_bandwidth(PlanSlot& s);
@@ -241,6 +247,8 @@ class Tiering {
   Arena* arena_ = nullptr;
   ObjectLog* log_ = nullptr;
   const TickClock* clock_ = nullptr;
+  EmuClock emu_clock_;       // SENTINEL_TRIAL_CLOCK=emulated, while it works (sequencer side)
+  uint64_t emu_now_ns_ = 1;  // the emulated clock: the sum of its laps (never 0, a step start's "none")
   Migrator migrator_;
   bool migrator_started_ = false;
   PlanSlot slots_[kMaxPlans];

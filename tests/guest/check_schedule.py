@@ -17,6 +17,11 @@ import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.environ.get('SENTINEL_SOURCE_ROOT', os.path.dirname(os.path.dirname(HERE))),
+                                'scripts', 'guest'))
+import emutime  # noqa: E402
+
 FAST_NODE = 0
 
 
@@ -31,6 +36,25 @@ def checksum_of(stdout):
     return None
 
 
+def check_emulated_trial(tag, trial, counts, skip, stderr):
+    """The trial was timed by the emulated clock: the dump says so, and each candidate's mean step lies
+    within the laps the counts file holds for the runtime's markers (recomputed here with emutime)."""
+    if trial.get("clock") != "emulated":
+        return [f"{tag} the trial was timed in {trial.get('clock')} time, not emulated; stderr: {stderr[-600:]}"]
+    header, records = emutime.read(counts)
+    laps = emutime.runtime_laps(records[skip:], emutime.trial_clock_prices(header))[1:]  # the first: since open
+    if len(laps) < 4:
+        return [f"{tag} {len(laps)} laps of the runtime's emulated clock in the counts file"]
+    lo, hi = min(laps), max(laps)
+    print(f"{'':12s} emulated clock: {len(laps)} laps, {lo / 1e6:.1f}-{hi / 1e6:.1f} ms")
+    out = []
+    for name in ("moving_step_ns", "no_moves_step_ns", "replanned_step_ns"):
+        v = trial.get(name, 0)
+        if v and not lo <= v <= hi:
+            out.append(f"{tag} the trial's {name} {v} is outside the clock's laps in the counts file ({lo}-{hi})")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--policies", default="sentinel,first-touch,all-slow,all-fast,hot")
@@ -41,6 +65,10 @@ def main():
     ap.add_argument("--trial-steps", type=int,
                     help="SENTINEL_TRIAL_STEPS (default: the runtime's); with a trial the sentinel policy's must end "
                          "before the checked steps")
+    ap.add_argument("--trial-clock", choices=("wall", "emulated"), default="wall",
+                    help="what times the sentinel policy's step-time trial (SENTINEL_TRIAL_CLOCK): emulated reads the "
+                         "slow-tier plugin's counts ($GUEST_COUNTS) at T_emu's prices, and the check recomputes its "
+                         "laps from the counts file")
     ap.add_argument("--keep", help="copy each policy's dump and observations into this directory")
     ap.add_argument("--thp", choices=("always", "madvise", "never"),
                     help="set transparent huge pages to this mode first (the guest's /sys), and run the loop with "
@@ -54,6 +82,10 @@ def main():
         print("SKIP: no second NUMA node")
         return 77
 
+    counts = os.environ.get("GUEST_COUNTS")
+    if args.trial_clock == "emulated" and not counts:
+        print("SKIP: --trial-clock emulated needs the slow-tier plugin ($GUEST_COUNTS unset)")
+        return 77
     base = [prog, "--steps", str(args.steps), "--reps", str(args.reps)]
     if args.thp:
         with open("/sys/kernel/mm/transparent_hugepage/enabled", "w") as f:
@@ -74,6 +106,9 @@ def main():
                        SENTINEL_FAST_BYTES=args.budget, SENTINEL_DUMP=dump, SENTINEL_LOG="info")
             if args.trial_steps is not None:
                 env["SENTINEL_TRIAL_STEPS"] = str(args.trial_steps)
+            if args.trial_clock == "emulated":
+                header, before = emutime.read(counts)
+                env["SENTINEL_TRIAL_CLOCK"] = emutime.trial_clock_setting(counts, header)
             p = run(base + ["--out", obs], env=env)
             tag = f"{policy}:"
             if p.returncode:
@@ -166,6 +201,8 @@ def main():
                           f"{trial.get('achieved_bytes_per_s', 0) / 1e6:.1f} MB/s "
                           f"({trial.get('replanned_step_ns', 0) / 1e6:.1f} ms/step, predicted "
                           f"{trial.get('replanned_predicted_hit_share', 0):.3f}): kept {trial['kept']}")
+                    if args.trial_clock == "emulated":
+                        failures += check_emulated_trial(tag, trial, counts, len(before), p.stderr)
                     if trial["kept"] == "no-moves":
                         static = True  # nothing moves in the checked steps: every observation must match
                         # Nor do births depend on timing then: the placement check must measure what the

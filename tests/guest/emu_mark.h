@@ -9,6 +9,7 @@
  * line misses (it slows node 0's emulation, so the plugin counts only node 1's unless asked). */
 #define SENTINEL_EMU_FAST_OFF 0xff00
 #define SENTINEL_EMU_FAST_ON 0xff01
+/* Tags 0xfe00-0xfe0f are libsentinel.so's own (SENTINEL_TRIAL_CLOCK=emulated: src/base/emu_clock.h). */
 
 /* A marker with a constant tag (0-65535), inline: no call, no register touched. */
 #define SENTINEL_EMU_MARK(tag) \

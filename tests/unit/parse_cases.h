@@ -121,4 +121,36 @@ inline constexpr StepCostsCase kStepCostsCases[] = {
     {"auto,1", false, 0, 0, 0},
 };
 
+struct TrialClockCase {
+  const char* text;
+  bool ok;
+  bool emulated;
+  uint32_t ps_insn, ps_read1;  // the first price and node 1's read
+  const char* path;
+};
+inline constexpr TrialClockCase kTrialClockCases[] = {
+    {"wall", true, false, 0, 0, ""},
+    {"emulated:11500,0,0,0,300000,170000,450000:/run/sentinel-guest/counts", true, true, 11500, 300000,
+     "/run/sentinel-guest/counts"},
+    {"emulated:250,10150,8140,16280,30450,22792,73260:/a:b/c", true, true, 250, 30450, "/a:b/c"},  // colons in a path
+    {"emulated:0,0,0,0,1,0,0:/c", true, true, 0, 1, "/c"},
+    {"emulated:1000000000,0,0,0,0,0,0:/c", true, true, 1000000000, 0, "/c"},
+    {"", false, false, 0, 0, ""},
+    {"Wall", false, false, 0, 0, ""},
+    {"walls", false, false, 0, 0, ""},
+    {"emulated", false, false, 0, 0, ""},
+    {"emulated:", false, false, 0, 0, ""},
+    {"emulated:/run/counts", false, false, 0, 0, ""},     // no prices
+    {"emulated:1,2,3,4,5,6:/c", false, false, 0, 0, ""},  // six prices
+    {"emulated:1,2,3,4,5,6,7,8:/c", false, false, 0, 0, ""},
+    {"emulated:0,0,0,0,0,0,0:/c", false, false, 0, 0, ""},      // nothing priced: no time
+    {"emulated:1,2,3,4,5,6,7:", false, false, 0, 0, ""},        // no path
+    {"emulated:1,2,3,4,5,6,7:counts", false, false, 0, 0, ""},  // relative
+    {"emulated:1,2,3,4,5,6,1000000001:/c", false, false, 0, 0, ""},
+    {"emulated:1.5,2,3,4,5,6,7:/c", false, false, 0, 0, ""},  // whole picoseconds
+    {"emulated:1,,3,4,5,6,7:/c", false, false, 0, 0, ""},
+    {"emulated:-1,2,3,4,5,6,7:/c", false, false, 0, 0, ""},
+    {"emulated:1,2,3,4,5,6,7/c", false, false, 0, 0, ""},
+};
+
 }  // namespace sentinel::test

@@ -369,6 +369,31 @@ TEST_CASE("format reader 1.6: the re-plan with the measured bandwidth in the tri
   CHECK(has(error_of(plan_bytes(0, 3, 0, 88)).what(), "PLAN record: unknown kept schedule 3"));
 }
 
+TEST_CASE("format reader 1.7: the trial's clock; older trials read as wall time", "[format]") {
+  auto plan_bytes = [](uint32_t trial_size, uint32_t clock) {
+    Bytes b;
+    sentinel_plan_header h = sample_header();
+    b.u32(sizeof h);
+    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
+    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
+    b.u32(0).u32(sizeof(sentinel_plan_entry)).u32(0);  // no entries, no interval durations
+    b.u32(trial_size);
+    b.u32(SENTINEL_TRIAL_DONE).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
+    b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_WITHIN).u32(SENTINEL_TRIAL_KEPT_FIXED);
+    if (trial_size >= 96) b.u32(clock).u32(0);
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PLAN, b);
+    d.end();
+    return d.bytes();
+  };
+  Profile p = parse_profile(plan_bytes(96, SENTINEL_TRIAL_CLOCK_EMULATED));
+  REQUIRE(p.plans.size() == 1);
+  CHECK((p.plans[0].trial.clock == SENTINEL_TRIAL_CLOCK_EMULATED && p.plans[0].trial.fixed_step_ns == 1200000 &&
+         p.plans[0].trial.kept == SENTINEL_TRIAL_KEPT_FIXED));
+  CHECK(parse_profile(plan_bytes(88, 0)).plans[0].trial.clock == SENTINEL_TRIAL_CLOCK_WALL);
+  CHECK(has(error_of(plan_bytes(96, 2)).what(), "PLAN record: unknown trial clock 2"));
+}
+
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
   sentinel_plan_header h = sample_header();
   h.slow_ns_per_kib = 200;

@@ -45,6 +45,26 @@ TEST_CASE("step costs: off, auto, or SLOW,MOVE in ns per KiB", "[parse]") {
   }
 }
 
+TEST_CASE("trial clocks: wall, or emulated with seven prices and an absolute path", "[parse]") {
+  for (const auto& c : test::kTrialClockCases) {
+    CAPTURE(c.text);
+    TrialClockText t;
+    t.ps_per_count[0] = 7;
+    REQUIRE(parse_trial_clock(c.text, &t) == c.ok);
+    if (!c.ok) {
+      CHECK(t.ps_per_count[0] == 7);  // untouched
+      continue;
+    }
+    CHECK((t.emulated == c.emulated && t.ps_per_count[0] == c.ps_insn && t.ps_per_count[4] == c.ps_read1 &&
+           std::string(t.counts_path) == c.path));
+  }
+  // A path that fills the buffer is refused, one byte less is taken.
+  std::string prefix = "emulated:1,2,3,4,5,6,7:/";
+  TrialClockText t;
+  CHECK(parse_trial_clock((prefix + std::string(sizeof(t.counts_path) - 2, 'x')).c_str(), &t));
+  CHECK_FALSE(parse_trial_clock((prefix + std::string(sizeof(t.counts_path) - 1, 'x')).c_str(), &t));
+}
+
 TEST_CASE("shares and counts", "[parse]") {
   uint32_t ppm = 0;
   CHECK((parse_share("20%", &ppm) && ppm == 200000));

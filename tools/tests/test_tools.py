@@ -219,7 +219,7 @@ def test_view(a, tmp):
     # Bad dumps: exit 1, exactly one line on stderr naming the file and the offset.
     for name, needle in [("truncated.prof", "runs past end of file"),
                          ("corrupt.prof", "checksum mismatch in PROCESS record"),
-                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.6)"),
+                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.7)"),
                          ("empty.prof", "file header truncated")]:
         for extra in ([], ["--json"]):
             r = run([view, "summary"] + extra + [d(name)])
@@ -418,7 +418,7 @@ def test_profile(a, tmp):
     r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
     j = json.loads(r.stdout)
-    expect = {"version": "1.6", "objects": 87, "steps": 15, "allocations_per_step": 6,
+    expect = {"version": "1.7", "objects": 87, "steps": 15, "allocations_per_step": 6,
               "intervals_per_step": 3, "profiled_steps": 2, "granularity_bytes": 65536,
               "faults": 530, "identity_count": 9, "group_count": 8,
               "touched_bytes_per_step": 16 * MiB + 512 * KiB + 64 * KiB, "dropped_touches": 0,
