@@ -1,12 +1,25 @@
 #include "base/thread.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace sentinel {
+
+namespace {
+cpu_set_t g_start_cpus;
+bool g_have_start_cpus = false;
+}  // namespace
+
+void note_start_cpus() {
+  // More than CPU_SETSIZE CPUs: EINVAL, and threads keep their creator's CPUs.
+  g_have_start_cpus = sched_getaffinity(0, sizeof(g_start_cpus), &g_start_cpus) == 0;
+}
 
 int start_quiet_thread(pthread_t* thread, void* (*fn)(void*), void* arg, size_t stack_bytes, const char* name) {
   sigset_t all, old;
@@ -15,7 +28,15 @@ int start_quiet_thread(pthread_t* thread, void* (*fn)(void*), void* arg, size_t 
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, stack_bytes);
-  const int rc = pthread_create(thread, &attr, fn, arg);
+  int rc = EINVAL;
+  if (g_have_start_cpus && pthread_attr_setaffinity_np(&attr, sizeof(g_start_cpus), &g_start_cpus) == 0)
+    rc = pthread_create(thread, &attr, fn, arg);
+  if (rc == EINVAL) {  // none of those CPUs allowed any more (a cpuset cgroup changed): the creator's
+    pthread_attr_destroy(&attr);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, stack_bytes);
+    rc = pthread_create(thread, &attr, fn, arg);
+  }
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc == 0) pthread_setname_np(*thread, name);

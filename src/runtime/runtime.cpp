@@ -19,6 +19,7 @@
 #include "base/numa_ops.h"
 #include "base/own_pid.h"
 #include "base/parse.h"
+#include "base/thread.h"
 #include "base/vm_region.h"
 #include "profile/papi_counters.h"
 #include "profile/signal_stack.h"
@@ -329,6 +330,7 @@ void setup(const char* const* envp, bool for_tests) {
   g_state.modules.refresh();
   g_state.owner_pid = getpid();
   note_own_pid();
+  note_start_cpus();
   g_state.start_mono_ns = monotonic_ns();
   g_state.start_real_ns = realtime_ns();
   if (g_state.topology.numa_balancing > 0 && g_state.topology.slow_node >= 0) {
