@@ -69,6 +69,7 @@ HW_SLOW_RATIO = {'optane': (3.0, 2.8, 4.5), 'cxl': (1.8, 1.8, 1.8)}
 # The presets by the delays the counts' header holds (read, stream, write; scripts/guest/machine.sh,
 # slow_tier_delays).
 PRESET_BY_DELAYS = {(300, 170, 450): 'optane', (170, 40, 100): 'cxl'}
+PRESET_DELAYS = {preset: delays for delays, preset in PRESET_BY_DELAYS.items()}
 
 
 class CountsError(Exception):
@@ -131,7 +132,12 @@ def t_vcpus_ns(rec, header, ns_per_insn=NS_PER_INSN, fast_ns=FAST_NS):
 def hw_slow_ns(header):
     """T_hw's cost per node-1 line miss (read, stream, write) for the counts' preset; None for a preset the
     model has no ratios for (custom delays)."""
-    ratio = HW_SLOW_RATIO.get(PRESET_BY_DELAYS.get(slow_ns(header)))
+    return hw_slow_ns_of(slow_ns(header))
+
+
+def hw_slow_ns_of(delays):
+    """hw_slow_ns for the preset of these node-1 delays (read, stream, write)."""
+    ratio = HW_SLOW_RATIO.get(PRESET_BY_DELAYS.get(tuple(delays)))
     return None if ratio is None else tuple(f * r for f, r in zip(HW_FAST_NS, ratio))
 
 
@@ -149,25 +155,25 @@ def t_hw_vcpu_ns(rec, header, i):
 RUNTIME_TAG_BASE = 0xfe00
 
 
-def trial_clock_prices(header, measure='emu', ns_per_insn=NS_PER_INSN):
+def trial_clock_prices(delays, measure='emu', ns_per_insn=NS_PER_INSN):
     """SENTINEL_TRIAL_CLOCK's seven prices, whole ps per count: an instruction, node 0's read, stream and
-    write misses, node 1's. measure 'emu': T_emu's (ns_per_insn, FAST_NS, the preset's delays); 'hw': T_hw's
-    (needs node 0's counting on to price node 0, and a known preset)."""
+    write misses, node 1's. `delays`: the preset's node-1 delays (read, stream, write; slow_ns(header), or
+    PRESET_DELAYS). measure 'emu': T_emu's (ns_per_insn, FAST_NS, the delays); 'hw': T_hw's (node 0 priced
+    too, so the plugin must count its misses; a known preset)."""
     if measure == 'hw':
-        slow = hw_slow_ns(header)
+        slow = hw_slow_ns_of(delays)
         if slow is None:
-            raise CountsError('T_hw has no ratios for these delays (a custom preset)')
+            raise CountsError(f'T_hw has no ratios for the delays {tuple(delays)} (a custom preset)')
         ns = (HW_NS_PER_INSN, *HW_FAST_NS, *slow)
     elif measure == 'emu':
-        ns = (ns_per_insn, *FAST_NS, *slow_ns(header))
+        ns = (ns_per_insn, *FAST_NS, *delays)
     else:
         raise ValueError(f'unknown measure {measure}')
     return [int(round(x * 1000)) for x in ns]
 
 
-def trial_clock_setting(path, header, measure='emu', ns_per_insn=NS_PER_INSN):
-    """The value of SENTINEL_TRIAL_CLOCK that times the trial in `measure` from the counts file `path`."""
-    prices = trial_clock_prices(header, measure, ns_per_insn)
+def trial_clock_value(prices, path):
+    """The value of SENTINEL_TRIAL_CLOCK for these prices and the counts file `path`."""
     return 'emulated:' + ','.join(str(p) for p in prices) + ':' + path
 
 

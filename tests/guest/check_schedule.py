@@ -42,7 +42,7 @@ def check_emulated_trial(tag, trial, counts, skip, stderr):
     if trial.get("clock") != "emulated":
         return [f"{tag} the trial was timed in {trial.get('clock')} time, not emulated; stderr: {stderr[-600:]}"]
     header, records = emutime.read(counts)
-    laps = emutime.runtime_laps(records[skip:], emutime.trial_clock_prices(header))[1:]  # the first: since open
+    laps = emutime.runtime_laps(records[skip:], emutime.trial_clock_prices(emutime.slow_ns(header)))[1:]  # the first: since open
     if len(laps) < 4:
         return [f"{tag} {len(laps)} laps of the runtime's emulated clock in the counts file"]
     lo, hi = min(laps), max(laps)
@@ -108,7 +108,8 @@ def main():
                 env["SENTINEL_TRIAL_STEPS"] = str(args.trial_steps)
             if args.trial_clock == "emulated":
                 header, before = emutime.read(counts)
-                env["SENTINEL_TRIAL_CLOCK"] = emutime.trial_clock_setting(counts, header)
+                env["SENTINEL_TRIAL_CLOCK"] = emutime.trial_clock_value(
+                    emutime.trial_clock_prices(emutime.slow_ns(header)), counts)
             p = run(base + ["--out", obs], env=env)
             tag = f"{policy}:"
             if p.returncode:
