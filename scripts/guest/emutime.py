@@ -177,6 +177,19 @@ def trial_clock_value(prices, path):
     return 'emulated:' + ','.join(str(p) for p in prices) + ':' + path
 
 
+def merged(records):
+    """One record of the counts of several consecutive ones (the last one's marker, tag, vCPU and times): the
+    interval from the marker before the first to the last one's, when other markers fell inside it (the
+    runtime's trial clock, RUNTIME_TAG_BASE)."""
+    out = dict(records[-1])
+    for key in ('insn', 'n0', 'n1', 'cpu_ns'):
+        if all(key in r for r in records):
+            out[key] = [sum(vals) for vals in zip(*(r[key] for r in records))]
+    if all('vcpus' in r for r in records):
+        out['vcpus'] = [[sum(vals) for vals in zip(*per)] for per in zip(*(r['vcpus'] for r in records))]
+    return out
+
+
 def runtime_laps(records, prices_ps):
     """What the runtime's emulated clock measured: one lap per marker of the runtime's (tags RUNTIME_TAG_BASE
     to +15), each the busiest vCPU's counts summed over the records since the previous one, priced at
