@@ -150,7 +150,8 @@ void Stepper::update_sync() {
     want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
                  (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
                   p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
-                  tiering_->trial_settled(p->id)));
+                  tiering_->trial_settled(p->id)) ||
+                 (tiering_ && tiering_->trial_wants_sync(p->id)));
   }
   sync_wanted_ = want;
 }
@@ -197,7 +198,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     }
     // The trial first: the step that ends its last candidate also settles it (trial_settled), and where
     // the schedule timed last is kept, the check may open on this very step.
-    if (tiering_) tiering_->on_step_start(phase, now);
+    if (tiering_) tiering_->on_step_start(phase, now, behind_);
     // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
     // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
     // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and

@@ -93,19 +93,22 @@ void Tiering::use_candidate(uint32_t slot, uint32_t c) {
 // that pass and the other's leftovers, never is), or after kCatchUpSteps steps without; cfg.trial_steps
 // of them each: the schedule without moves, the moving one, then the re-planned one if the moving
 // one's bandwidth called for it.
-void Tiering::trial_step(PlanSlot& s, uint64_t now) {
+void Tiering::trial_step(PlanSlot& s, uint64_t now, bool behind) {
   Trial& t = s.trial;
   if (t.state != SENTINEL_TRIAL_RUNNING) return;
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
   if (!trial_clock(s, &now)) return;  // begun again: this step is its first, not timed
+  // The emulated clock is read as the step start is sequenced: late, neither the step that ends nor the
+  // one that begins has its time.
+  const bool exact = !(t.emulated && behind);
   const uint32_t cand = t.timing;
-  if (t.step_start && now > t.step_start) {
+  if (t.step_start && now > t.step_start && exact) {
     if (++t.complete > kCatchUpSteps || t.start_caught_up) {
       t.sum[cand] += now - t.step_start;
       ++t.timed[cand];
     }
   }
-  t.step_start = now;
+  t.step_start = exact ? now : 0;
   t.start_caught_up = migrator_.caught_up(slot);  // false again below when this step switches
   if (t.timed[cand] < cfg_.trial_steps) return;
   if (cand == kFixed) {  // the no-move schedule is timed: now the moving one
@@ -201,6 +204,11 @@ uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
   const uint64_t ticks = t.sum[c] / t.timed[c];
   if (t.emulated) return ticks;  // ns already
   return clock_ ? clock_->ticks_to_duration_ns_now(ticks) : ticks;
+}
+
+bool Tiering::trial_wants_sync(uint16_t phase) const {
+  int32_t slot = slot_of_phase(phase);
+  return slot >= 0 && slots_[slot].trial.state == SENTINEL_TRIAL_RUNNING && slots_[slot].trial.emulated;
 }
 
 bool Tiering::trial_settled(uint16_t phase) const {

@@ -81,8 +81,9 @@ class Tiering {
   void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
                      uint16_t tier, bool pinned);
   void on_free(uint32_t log_index, uint16_t flags);
-  // `now`: the step's start (ticks), which times the step-time trial's steps.
-  void on_step_start(uint16_t phase, uint64_t now);
+  // `now`: the step's start (ticks), which times the step-time trial's steps; `behind`: it is sequenced
+  // after its thread went on (the emulated clock, read as it is sequenced, is not at the step's start).
+  void on_step_start(uint16_t phase, uint64_t now, bool behind);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
   void on_phase_left();
   // The placement check runs: the migrator also verifies where objects are at each boundary.
@@ -94,6 +95,9 @@ class Tiering {
   // over (the migrator has not caught up: up to kCatchUpSteps steps): the placement check waits for
   // it, so that it checks the schedule that stays, in its steady state.
   bool trial_settled(uint16_t phase) const;
+  // The phase's trial runs on the emulated clock, which reads its counts when a step start is sequenced:
+  // sequencing must be synchronous then, on the allocating thread, so that its laps begin at step starts.
+  bool trial_wants_sync(uint16_t phase) const;
 
   // The tracked path: the tier a new object of (site, size) is born on. A birth on the fast tier is
   // counted against the budget at once (*reserved), so that the fast node never holds more than the
@@ -212,7 +216,7 @@ class Tiering {
   bool prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in);
   // Plans `in` into `c` (its tokens, its exec from the slot's); false with *error on failure.
   bool make_candidate(PlanSlot& s, const PhaseProfileView& p, const PlanInput& in, Candidate& c, const char** error);
-  void trial_step(PlanSlot& s, uint64_t now);
+  void trial_step(PlanSlot& s, uint64_t now, bool behind);
   // The trial's clock at a step start: `now` (ticks), or with SENTINEL_TRIAL_CLOCK=emulated the emulated
   // ns so far. False when the emulated clock failed: said once, and the trial starts again in wall time.
   bool trial_clock(PlanSlot& s, uint64_t* now);
