@@ -655,13 +655,13 @@ def test_plan(a, tmp):
           f"plan tiered-replanned: recomputed ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")
     r = run([view, "summary", d("tiered-replanned.prof")])
     check(r.returncode == 0 and "under the moving schedule: re-planned with it 25.0 ms/step over 2 steps" in r.stdout
-          and ": kept the re-planned schedule" in r.stdout,
-          f"summary shows the re-plan ({[l for l in r.stdout.splitlines() if 'trial' in l]})")
+          and ": kept the re-planned schedule" in r.stdout and "phase 0: in emulated time, moving schedule" in r.stdout,
+          f"summary shows the re-plan, timed in emulated time ({[l for l in r.stdout.splitlines() if 'trial' in l]})")
     r = run([view, "summary", "--json", d("tiered-replanned.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     tr = (j.get("plan") or {}).get("trial") or {}
     check(tr.get("kept") == "replanned" and tr.get("replan") == "replanned" and tr.get("replanned_step_ns") == 25000000
-          and tr.get("replanned_steps") == 2 and tr.get("achieved_bytes_per_s", 0) > 0,
+          and tr.get("replanned_steps") == 2 and tr.get("achieved_bytes_per_s", 0) > 0 and tr.get("clock") == "emulated",
           f"summary --json plan.trial re-planned ({tr})")
 
     r = run([view, "plan", d("tiered-differs.prof")])

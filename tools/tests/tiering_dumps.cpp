@@ -184,7 +184,8 @@ bool write_tiering_dumps(const std::string& dir) {
   }
 
   // The trial re-planned with the migrator's measured bandwidth (1.6) and kept that schedule: the PLAN
-  // record is it, its header holds the measured bandwidth, and sentinel-view plan recomputes it so.
+  // record is it, its header holds the measured bandwidth, and sentinel-view plan recomputes it so. Its
+  // steps were timed in emulated time (1.7).
   {
     sentinel::PlanInput in = src.in;
     in.migrate_bytes_per_s = kBandwidth / 4;
@@ -207,6 +208,7 @@ bool write_tiering_dumps(const std::string& dir) {
     trial.replanned_hit_ppm = rh.predicted_hit_ppm;
     trial.replan = SENTINEL_REPLAN_DONE;
     trial.kept = SENTINEL_TRIAL_KEPT_REPLANNED;
+    trial.clock = SENTINEL_TRIAL_CLOCK_EMULATED;  // 1.7: timed by the slow-tier guest's counts
     spec.extra = [&](DumpBuilder& d, const LoopDump&) {
       d.tiering(tiering_of(header));
       d.plan(rh, re, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &trial);
