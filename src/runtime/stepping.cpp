@@ -257,6 +257,8 @@ void Stepper::end_clock_interval(uint64_t now) {
   if (!p || static_cast<uint32_t>(tier_interval_) >= kMaxIntervals || now < tier_interval_ticks_) return;
   p->plain_ticks[tier_interval_] += now - tier_interval_ticks_;
   ++p->plain_count[tier_interval_];
+  if (tiering_)
+    tiering_->on_interval_timed(locked_phase_, static_cast<uint32_t>(tier_interval_), now - tier_interval_ticks_);
 }
 
 void Stepper::prepare_counters() {

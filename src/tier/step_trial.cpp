@@ -13,6 +13,7 @@ namespace sentinel {
 
 bool Tiering::prepare_trial(PlanSlot& s, const PhaseProfileView& p, const PlanInput& moving) {
   s.trial = Trial{};
+  s.has_replan_interval_ns = false;
   // Only the sentinel policy has two schedules to choose from, only a moving one needs timing, and
   // only real moves can be timed.
   const sentinel_plan_header& h = s.moving().plan.header;
@@ -154,6 +155,33 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now, bool behind) {
   log_line(LogLevel::info, b);
 }
 
+void Tiering::on_interval_timed(uint16_t phase, uint32_t interval, uint64_t ticks) {
+  if (!enabled_) return;
+  int32_t slot = slot_of_phase(phase);
+  if (slot < 0 || interval >= 64) return;
+  Trial& t = slots_[slot].trial;
+  // The steps the trial times (trial_step's rule), of the moving schedule: the re-plan's clock.
+  if (t.state != SENTINEL_TRIAL_RUNNING || t.timing != kMoving || !t.step_start ||
+      !(t.start_caught_up || t.complete >= kCatchUpSteps))
+    return;
+  t.moving_interval_ticks[interval] += ticks;
+  ++t.moving_interval_count[interval];
+}
+
+// The re-plan's interval durations: the moving schedule's timed steps' (their mean per interval), where
+// every interval was measured; false where not (then the plan's stay).
+bool Tiering::measured_intervals(PlanSlot& s) {
+  const Trial& t = s.trial;
+  const uint32_t n = s.input.intervals;
+  if (!clock_ || !n || n > 64) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    if (!t.moving_interval_count[i]) return false;
+  for (uint32_t i = 0; i < n; ++i)
+    s.replan_interval_ns[i] = clock_->ticks_to_duration_ns_now(t.moving_interval_ticks[i] / t.moving_interval_count[i]);
+  s.has_replan_interval_ns = true;
+  return true;
+}
+
 bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   Trial& t = s.trial;
   const uint64_t bytes = migrator_.migrated_bytes() - t.moved_at_start;
@@ -171,6 +199,13 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   }
   PlanInput in = s.input;
   in.migrate_bytes_per_s = t.achieved_bytes_per_s;
+  // The steps before the plan ran under another placement (slower, where the plan pays): the moves'
+  // time budget is the moving schedule's intervals, as its timed steps measured them.
+  uint64_t planned_ns = 0, measured_ns = 0;
+  if (s.has_interval_ns && measured_intervals(s)) {
+    for (uint32_t i = 0; i < in.intervals; ++i) planned_ns += s.interval_ns[i], measured_ns += s.replan_interval_ns[i];
+    in.interval_ns = s.replan_interval_ns;
+  }
   in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
   // auto's move cost is the probe's time per byte moved (step_costs.h): the measured one replaces it.
   uint32_t slow = 0, move = 0;
@@ -183,7 +218,12 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   const char* error = nullptr;
   LineBuf b;
   b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(t.achieved_bytes_per_s).str("/s, the plan assumed ");
-  b.bytes(moving.header.migrate_bytes_per_s).str("/s: ");
+  b.bytes(moving.header.migrate_bytes_per_s).str("/s");
+  if (measured_ns) {
+    b.str(", and its steps' intervals took ").u64(measured_ns / 1000000).str(" ms against ");
+    b.u64(planned_ns / 1000000).str(" ms");
+  }
+  b.str(": ");
   if (!make_candidate(s, p, in, s.candidates[kReplanned], &error)) {
     t.replan = SENTINEL_REPLAN_FAILED;
     b.str("no re-plan (").str(error ? error : "out of memory").chr(')');

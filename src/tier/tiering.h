@@ -85,6 +85,9 @@ class Tiering {
   // after its thread went on (the emulated clock, read as it is sequenced, is not at the step's start).
   void on_step_start(uint16_t phase, uint64_t now, bool behind);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
+  // A plain step's interval ended after `ticks`: under the moving schedule's timed trial steps, what the
+  // re-plan takes for the interval's duration (the steps before the plan ran slower or faster).
+  void on_interval_timed(uint16_t phase, uint32_t interval, uint64_t ticks);
   void on_phase_left();
   // The placement check runs: the migrator also verifies where objects are at each boundary.
   void set_verify(bool on) {
@@ -127,7 +130,9 @@ class Tiering {
   sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
   const uint64_t* plan_interval_ns(uint32_t slot) const {
-    return slots_[slot].has_interval_ns ? slots_[slot].interval_ns : nullptr;
+    const PlanSlot& s = slots_[slot];
+    if (s.has_replan_interval_ns && s.active.load(std::memory_order_acquire) == kReplanned) return s.replan_interval_ns;
+    return s.has_interval_ns ? s.interval_ns : nullptr;
   }
   const Migrator& migrator() const { return migrator_; }
   uint64_t budget_guarded() const { return budget_guarded_.load(std::memory_order_relaxed); }
@@ -168,6 +173,9 @@ class Tiering {
     uint64_t achieved_bytes_per_s = 0;
     uint32_t replan = SENTINEL_REPLAN_NONE;
     bool emulated = false;  // timed by the emulated clock: step_start and sum are its ns, not ticks
+    // Wall ticks of each interval over the moving schedule's timed steps (on_interval_timed).
+    uint64_t moving_interval_ticks[64] = {};
+    uint32_t moving_interval_count[64] = {};
   };
   // One schedule of a phase: the plan, the migrator's view of it, its birth tiers.
   struct Candidate {
@@ -195,6 +203,9 @@ class Tiering {
     uint32_t token_mask = 0;        // of each candidate's (site, size) -> birth tiers
     uint64_t interval_ns[64] = {};  // the planner's clock, as given
     bool has_interval_ns = false;
+    // The re-plan's clock: the intervals as the moving schedule's steps measured them.
+    uint64_t replan_interval_ns[64] = {};
+    bool has_replan_interval_ns = false;
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<uint32_t> active{kMoving};          // the candidate in effect
     Trial trial;
@@ -224,6 +235,7 @@ class Tiering {
   // The moving candidate's timed steps are done: measure the migrator's bandwidth over them and re-plan
   // when it is 1.5x off. True when there is a re-planned candidate to time.
   bool replan_with_measured_bandwidth(PlanSlot& s);
+  bool measured_intervals(PlanSlot& s);
   void use_candidate(uint32_t slot, uint32_t c);
   uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
