@@ -199,8 +199,9 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   }
   PlanInput in = s.input;
   in.migrate_bytes_per_s = t.achieved_bytes_per_s;
-  // The steps before the plan ran under another placement (slower, where the plan pays): the moves'
-  // time budget is the moving schedule's intervals, as its timed steps measured them.
+  // The steps before the plan ran under another placement (slower where the plan pays; faster where the
+  // moves make the training thread wait on pages under migration): the moves' time budget is the moving
+  // schedule's intervals, as its timed steps measured them.
   uint64_t planned_ns = 0, measured_ns = 0;
   if (s.has_interval_ns && measured_intervals(s)) {
     for (uint32_t i = 0; i < in.intervals; ++i) planned_ns += s.interval_ns[i], measured_ns += s.replan_interval_ns[i];
