@@ -194,16 +194,13 @@ def runtime_laps(records, prices_ps):
     """What the runtime's emulated clock measured: one lap per marker of the runtime's (tags RUNTIME_TAG_BASE
     to +15), each the busiest vCPU's counts summed over the records since the previous one, priced at
     prices_ps (trial_clock_prices), in ns as the runtime rounds them."""
-    laps, acc = [], []
+    laps, since = [], []
     for rec in records:
-        for i, v in enumerate(rec.get('vcpus', [])):
-            while len(acc) <= i:
-                acc.append([0] * 8)
-            acc[i] = [a + b for a, b in zip(acc[i], v)]
+        since.append(rec)
         if RUNTIME_TAG_BASE <= rec.get('tag', -1) < RUNTIME_TAG_BASE + 16:
-            priced = [(c[0] + c[1]) * prices_ps[0] + sum(m * p for m, p in zip(c[2:], prices_ps[1:])) for c in acc]
-            laps.append(max(priced, default=0) // 1000)
-            acc = []
+            per = merged(since).get('vcpus', [])  # whole ps: priced_ns stays in integers
+            laps.append(max((priced_ns(c, prices_ps[0], prices_ps[1:4], prices_ps[4:]) for c in per), default=0) // 1000)
+            since = []
     return laps
 
 

@@ -62,9 +62,8 @@ bool Tiering::trial_clock(PlanSlot& s, uint64_t* now) {
   b.str("SENTINEL_TRIAL_CLOCK: ").str(cfg_.trial_clock.counts_path).str(": ").str(why);
   b.str("; phase ").u64(s.phase).str("'s step-time trial starts again, timed in wall time");
   log_line(LogLevel::warn, b);
-  const uint32_t state = t.state;
   t = Trial{};
-  t.state = state;
+  t.state = SENTINEL_TRIAL_RUNNING;  // trial_step only reads the clock while it runs
   use_candidate(static_cast<uint32_t>(&s - slots_), kFixed);
   return false;
 }
