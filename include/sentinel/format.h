@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 7
+#define SENTINEL_FORMAT_MINOR 8
 
 struct sentinel_file_header {
   char magic[8];
@@ -158,7 +158,9 @@ struct sentinel_touch {
   uint32_t step; /* index of the profiled step (0-based among profiled steps) */
   /* 1.5 */
   uint32_t chunk; /* the chunk of a chunked identity (its chunk_bytes), 0 otherwise */
-  uint32_t reserved;
+  /* 1.8: access intensity, the mean number of profiling passes (SENTINEL_PROFILE_PASSES) in which a
+     touched byte was touched, x 256; 0: not profiled in passes (read as 1) */
+  uint32_t passes_x256;
 }; /* 32 bytes (24 before 1.5) */
 
 struct sentinel_group {

@@ -233,7 +233,10 @@ struct Layout<sentinel_touch> {
       SENTINEL_FIELD(S, 20, u32, step, 1, "index among the profiled steps, 0-based"),
       SENTINEL_APPENDED(S, 24, u32, chunk, 5, zero, nullptr,
                         "the chunk of a chunked identity (`chunk_bytes`), 0-based; 0 for an identity planned whole"),
-      SENTINEL_RESERVED(S, 28, u32, reserved, 1, 5, zero),
+      SENTINEL_APPENDED(S, 28, u32, passes_x256, 8, zero, nullptr,
+                        "access intensity: the mean number of profiling passes (SENTINEL_PROFILE_PASSES) in which a "
+                        "touched byte of the entry was touched, × 256 (256: once per interval); 0: the interval was "
+                        "not profiled in passes (a reserved 0 before 1.8), read as 256"),
   };
 };
 

@@ -188,21 +188,40 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
   return true;
 }
 
-// Pass 2: touches per (identity, chunk, interval, profiled step), each granule counted once.
+// Per touch entry while classifying: its distinct granules, and its distinct (granule, pass) pairs.
+struct PassCount {
+  uint32_t granules;
+  uint32_t visits;
+};
+
+// An entry's access intensity: its visits per granule, x 256 (docs/profiling.md, "Passes").
+uint32_t passes_x256(const PassCount& c) {
+  if (!c.granules) return 0;
+  const uint64_t x = (uint64_t{c.visits} * 256 + c.granules / 2) / c.granules;
+  return static_cast<uint32_t>(x < 256 ? 256 : x);
+}
+
+// Pass 2: touches per (identity, chunk, interval, profiled step), each granule counted once (and once
+// per pass, for the access intensity).
 bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, Classification* out) {
   const uint64_t objects = in.log->size();
-  ScratchTable<uint8_t> granules;
+  ScratchTable<uint8_t> granules, visits;
   ScratchTable<TouchSlot> agg;
   if (!granules.init(in.touch_count) || !agg.init(in.touch_count)) return false;
+  if (in.passes && !visits.init(in.touch_count)) return false;
   out->touches = map_array<sentinel_touch>(in.touch_count, &out->bytes);
   if (!out->touches) return false;
+  uint64_t count_bytes = 0;
+  auto* counts = in.passes ? map_array<PassCount>(in.touch_count, &count_bytes) : nullptr;
+  if (in.passes && !counts) return false;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const TouchRecord& r = in.touches[t];
     if (r.log_index >= objects || !identity_of_log[r.log_index]) continue;
     uint32_t identity = identity_of_log[r.log_index] - 1;
-    bool fresh;
+    bool fresh, fresh_visit = false;
     uint64_t gkey = combine_key(combine_key(r.log_index, r.granule), (uint64_t{r.step} << 16) | r.interval);
     if (!granules.find_or_add(gkey, &fresh)) return false;
+    if (in.passes && !visits.find_or_add(combine_key(gkey, touch_pass(r)), &fresh_visit)) return false;
     const sentinel_object* o = in.log->at(r.log_index);
     const uint64_t start = uint64_t{r.granule} * in.granularity;
     const uint32_t chunk_bytes = out->identities[identity].chunk_bytes;
@@ -218,6 +237,10 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     }
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];
     ++st.faults;
+    if (counts) {
+      counts[ts->index_plus_one - 1].granules += fresh;
+      counts[ts->index_plus_one - 1].visits += fresh_visit;
+    }
     if (fresh && start < o->size) {
       // A sampled granule's weight can overshoot: a touch never counts more than its chunk (or object) holds.
       const uint64_t unit = chunk_size(out->identities[identity], chunk);
@@ -226,6 +249,10 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
       st.bytes += bytes;
       out->identities[identity].touched_bytes += bytes;
     }
+  }
+  if (counts) {
+    for (uint64_t t = 0; t < out->touch_count; ++t) out->touches[t].passes_x256 = passes_x256(counts[t]);
+    vm_unmap(counts, count_bytes);
   }
   return true;
 }

@@ -43,6 +43,8 @@ struct ClassifyInput {
   uint32_t chunk_bytes = 0;
   // Objects profiled in a sample: each recorded granule stands for sample.rate granules (page_sample.h).
   PageSample sample;
+  // The window was profiled in passes (Profiler::start_passes): each touch gets its passes_x256.
+  bool passes = false;
 };
 
 inline constexpr uint64_t kChunkedMinChunks = 8;

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/numa_ops.h"
+#include "base/thread.h"
 #include "base/vm_region.h"
 
 namespace sentinel {
@@ -126,22 +127,69 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
   if (new_round) round_.fetch_add(1, std::memory_order_acq_rel);
   last_step_ = step;
   last_interval_ = interval;
+  pthread_mutex_lock(&pass_lock_);  // a pass in progress finishes in the interval it began in
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
+  pass_.store(0, std::memory_order_relaxed);
   epoch_.fetch_add(1, std::memory_order_relaxed);  // every sweep cursor is stale from here
   armed_ever_.store(true, std::memory_order_relaxed);
   armed_.store(true, std::memory_order_seq_cst);
   recording_.store(true, std::memory_order_release);
+  protect_live(new_round);
+  pthread_mutex_unlock(&pass_lock_);
+  errno = saved;
+  protect_ticks_ += now_ticks() - t0;
+}
+
+void Profiler::protect_live(bool moved) {
   for (unsigned c = 0; c < kNumClasses; ++c) {
     uint32_t hw = arena_->high_water(c);
     for (uint32_t i = 0; i < hw; ++i) {
       Slot* s = arena_->slot(c, i);
       uintptr_t user = s->user.load(std::memory_order_acquire);
-      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed), new_round);
+      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed), moved);
     }
   }
+}
+
+void Profiler::rearm() {
+  int saved = errno;
+  pthread_mutex_lock(&pass_lock_);
+  // finish() stops this thread before it gives access back, so recording cannot end during the sweep.
+  if (recording() && pass_.load(std::memory_order_relaxed) < kTouchMaxPass) {
+    pass_.fetch_add(1, std::memory_order_relaxed);
+    epoch_.fetch_add(1, std::memory_order_relaxed);  // a sweep starts over in the new pass
+    protect_live(false);
+    rearms_.fetch_add(1, std::memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&pass_lock_);
   errno = saved;
-  protect_ticks_ += now_ticks() - t0;
+}
+
+void* Profiler::pass_main(void* self) {
+  auto* p = static_cast<Profiler*>(self);
+  while (!p->pass_stop_.load(std::memory_order_acquire)) {
+    futex_wait(&p->pass_stop_, 0, p->pass_period_ns_);
+    if (p->pass_stop_.load(std::memory_order_acquire)) break;
+    p->rearm();
+  }
+  return nullptr;
+}
+
+bool Profiler::start_passes(uint64_t period_ns) {
+  if (pass_running_ || !period_ns) return pass_running_;
+  pass_period_ns_ = period_ns;
+  pass_stop_.store(0, std::memory_order_release);
+  pass_running_ = start_quiet_thread(&pass_thread_, &Profiler::pass_main, this, 64 * 1024, "sentinel-pass") == 0;
+  return pass_running_;
+}
+
+void Profiler::stop_passes() {
+  if (!pass_running_) return;
+  pass_stop_.store(1, std::memory_order_release);
+  futex_wake(&pass_stop_);
+  pthread_join(pass_thread_, nullptr);
+  pass_running_ = false;
 }
 
 void Profiler::protect_new(unsigned cls, uint32_t index, uintptr_t user, size_t size) {
@@ -182,6 +230,8 @@ void Profiler::discard_touches() {
 }
 
 void Profiler::after_fork_child() {
+  pass_running_ = false;  // the pass thread stayed in the parent
+  pass_lock_ = PTHREAD_MUTEX_INITIALIZER;
   if (!arena_) return;
   for (unsigned c = 0; c < kNumClasses; ++c) {
     uint32_t hw = arena_->high_water(c);
@@ -192,6 +242,7 @@ void Profiler::after_fork_child() {
 void Profiler::finish() {
   uint64_t t0 = now_ticks();
   int saved = errno;
+  stop_passes();
   recording_.store(false, std::memory_order_release);
   last_step_ = -1;
   for (unsigned c = 0; c < kNumClasses; ++c) {
@@ -218,6 +269,8 @@ void Profiler::record(uint32_t log_index, uint32_t granule, uint8_t flags) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  const uint32_t pass = pass_.load(std::memory_order_relaxed);
+  flags = static_cast<uint8_t>(flags | (pass << kTouchPassShift));
   touches_[i] = TouchRecord{log_index, static_cast<uint16_t>(interval_.load(std::memory_order_relaxed)),
                             static_cast<uint8_t>(step_.load(std::memory_order_relaxed)), flags, granule};
 }

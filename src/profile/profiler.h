@@ -11,6 +11,8 @@
 // pins run anywhere, lock-free. Protect-all versus pin: protect, then re-check the pin count and undo
 // if a pin arrived in between, so a pinned object is never left protected.
 #pragma once
+#include <pthread.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -30,7 +32,13 @@ struct TouchRecord {
 enum : uint8_t {
   kTouchChecked = 1u << 0,  // the placement check asked where the page was
   kTouchOnFast = 1u << 1,   // ...and it was on the fast node
+  // Bits 2-7: the pass of the interval the touch was recorded in (rearm()); 0 without passes.
+  kTouchPassShift = 2,
+  kTouchMaxPass = 63,
 };
+inline uint32_t touch_pass(const TouchRecord& r) {
+  return r.flags >> kTouchPassShift;
+}
 
 class Profiler {
  public:
@@ -49,7 +57,15 @@ class Profiler {
   // The placement check: while set (fast_node >= 0), each recorded touch also says whether its page was
   // on the fast node at touch time (a page not yet present counts where its slot's tier puts it).
   void set_node_check(int fast_node) { check_fast_node_.store(fast_node, std::memory_order_release); }
-  // Step lock held. Gives all access back and stops recording.
+  // Access intensity (docs/profiling.md, "Passes"): while a profiling window records, a thread of
+  // Sentinel's takes access away again every period_ns within the interval, so a granule used
+  // throughout an interval is recorded once per pass, one used in a burst once. Step lock held; false
+  // (nothing started) when the thread cannot be created. finish() stops it.
+  bool start_passes(uint64_t period_ns);
+  // Re-protects every live object within the current interval and starts its next pass (the pass thread).
+  void rearm();
+  uint64_t rearms() const { return rearms_.load(std::memory_order_relaxed); }
+  // Step lock held. Stops the passes, gives all access back and stops recording.
   void finish();
   bool recording() const { return recording_.load(std::memory_order_acquire); }
   // True from the first protection until finish(): the I/O hooks check this first.
@@ -75,7 +91,7 @@ class Profiler {
   void unpin(const Pinned* pins, uint32_t count);
 
   // In a forked child: slot locks held by threads of the parent would never be released.
-  void after_fork_child();
+  void after_fork_child();  // also forgets the pass thread, which the child does not have
   // Forgets the touches recorded so far (the window they belong to was voided, or has been classified), and
   // gives the log's pages back: a large model's window records millions (12 bytes each).
   void discard_touches();
@@ -108,6 +124,9 @@ class Profiler {
   uint32_t sweep_granules(unsigned cls, uint32_t index, uint32_t position, uint32_t** cursor_out);
   uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
+  void protect_live(bool moved);  // every live slot, as at an interval start
+  void stop_passes();
+  static void* pass_main(void* self);
 
   Arena* arena_ = nullptr;
   uint32_t granularity_ = 0;
@@ -120,7 +139,15 @@ class Profiler {
   // backed, one mapping; sweep_[cls] is that class's part (null: no sweeps).
   static constexpr unsigned kCursors = 4;
   std::atomic<uint64_t>* sweep_[kNumClasses] = {};
-  std::atomic<uint32_t> epoch_{0};  // one per begin_interval: cursors of older intervals are stale
+  std::atomic<uint32_t> epoch_{0};  // one per begin_interval and rearm: cursors of older passes are stale
+  // Passes: the current one (reset at each interval start), and the thread that starts the next ones.
+  std::atomic<uint32_t> pass_{0};
+  pthread_mutex_t pass_lock_ = PTHREAD_MUTEX_INITIALIZER;  // begin_interval against rearm: never in a handler
+  pthread_t pass_thread_{};
+  bool pass_running_ = false;           // step lock held
+  std::atomic<uint32_t> pass_stop_{0};  // a futex word: 1 asks the pass thread to end
+  uint64_t pass_period_ns_ = 0;
+  std::atomic<uint64_t> rearms_{0};
   TouchRecord* touches_ = nullptr;
   uint64_t capacity_ = 0;
   std::atomic<uint64_t> next_{0};

@@ -291,6 +291,8 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   faults_at_open_ = profiler_->faults();
   fault_ticks_at_open_ = profiler_->fault_ns();
   unprotects_at_open_ = profiler_->syscall_unprotects();
+  rearms_at_open_ = profiler_->rearms();
+  window_passes_ = false;
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
   if (kind == Window::check && tiering_) tiering_->set_verify(true);
@@ -303,7 +305,26 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
       counter_count_ = static_cast<uint32_t>(papi::num_events());
       papi::read_this_thread(last_counters_);
     }
+    start_passes(p);
   }
+}
+
+// SENTINEL_PROFILE_PASSES: the pass period is the mean plain interval over the passes asked for. Without a
+// plain interval measured (a phase profiled at its first chance) there is no period: one pass.
+void Stepper::start_passes(const PhaseRecord& p) {
+  if (cfg_.profile_passes <= 1 || !clock_ || !p.intervals) return;
+  uint64_t sum = 0;
+  uint32_t measured = 0;
+  for (uint32_t i = 0; i < p.intervals; ++i)
+    if (p.plain_count[i]) {
+      sum += p.plain_ticks[i] / p.plain_count[i];
+      ++measured;
+    }
+  if (!measured) return;
+  uint64_t period = clock_->ticks_to_duration_ns_now(sum / measured) / cfg_.profile_passes;
+  if (period < kMinPassPeriodNs) period = kMinPassPeriodNs;
+  window_passes_ = profiler_->start_passes(period);
+  if (!window_passes_) log_line(LogLevel::warn, "profiling: no pass thread; one pass per interval");
 }
 
 void Stepper::sample_counters(uint64_t now) {
@@ -388,6 +409,7 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
                        ? static_cast<uint32_t>(cfg_.chunk_bytes > in.granularity ? cfg_.chunk_bytes : in.granularity)
                        : 0;
   in.sample = profiler_->sample();
+  in.passes = window_passes_;
   uint64_t t0 = now_ticks();
   bool ok = classify(in, &p.classification);
   classify_ticks_ += now_ticks() - t0;
@@ -411,6 +433,7 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   b.str("phase ").u64(p.id).str(": profiled ").u64(window_steps_).str(" step(s) of ").u64(p.period);
   b.str(" allocations: ").u64(p.classification.identity_count).str(" identities, ");
   b.u64(p.classification.group_count).str(" groups, ").u64(p.faults).str(" faults");
+  if (window_passes_) b.str(", ").u64(profiler_->rearms() - rearms_at_open_).str(" passes after interval starts");
   log_line(LogLevel::info, b);
   if (tiering_ && tiering_->enabled()) {
     PhaseProfileView v;

@@ -99,6 +99,8 @@ class Stepper final : public SequenceListener {
   static constexpr uint32_t kMaxPhases = 64;
   // A phase of one allocation a step has nothing to schedule (one object, one interval).
   static constexpr uint32_t kMinProfiledPeriod = 2;
+  // Passes closer than this cost more in protection calls than they tell (SENTINEL_PROFILE_PASSES).
+  static constexpr uint64_t kMinPassPeriodNs = 200'000;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
@@ -151,6 +153,7 @@ class Stepper final : public SequenceListener {
   bool mark_if_set_up_loop(PhaseRecord& p) const;
   void enter_interval(uint32_t interval, uint64_t now);
   void open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t now);
+  void start_passes(const PhaseRecord& p);  // SENTINEL_PROFILE_PASSES, in a profiling window
   enum class Outcome { complete, partial, voided };
   void close_window(uint64_t now, Outcome outcome);
   void finish_profile(PhaseRecord& p, Outcome outcome);
@@ -192,6 +195,8 @@ class Stepper final : public SequenceListener {
   int32_t current_interval_ = -1;
   uint64_t interval_start_ticks_ = 0;
   uint64_t faults_at_open_ = 0, fault_ticks_at_open_ = 0, unprotects_at_open_ = 0;
+  uint64_t rearms_at_open_ = 0;
+  bool window_passes_ = false;  // the open profiling window runs in passes (SENTINEL_PROFILE_PASSES)
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};

@@ -173,6 +173,28 @@ TEST_CASE("format reader: a complete dump parses", "[format]") {
   CHECK(p.marks[1].monotonic_ns == 1004500000);
 }
 
+TEST_CASE("format reader: a touch's access intensity (1.8), and the 1.5-1.7 reserved zero", "[format]") {
+  const std::vector<sentinel_touch> touches = {sentinel_touch{1, 0, 8192, 1, 0, 0, 0},
+                                               sentinel_touch{1, 1, 65536, 8, 1, 2, 3 * 256 + 64}};
+  for (uint16_t minor : {7, 8}) {
+    DumpBuilder d(1, minor);
+    d.touches(touches, 32);
+    d.end();
+    Profile p = parse_profile(d.bytes());
+    REQUIRE(p.touches.size() == 2);
+    CHECK(p.touches[0].passes_x256 == 0);  // not profiled in passes
+    CHECK(p.touches[1].chunk == 2);
+    CHECK(p.touches[1].passes_x256 == 3 * 256 + 64);
+  }
+  DumpBuilder old(1, 4);  // 24-byte entries: neither chunk nor intensity
+  old.touches(touches, 24);
+  old.end();
+  Profile p = parse_profile(old.bytes());
+  REQUIRE(p.touches.size() == 2);
+  CHECK(p.touches[1].bytes == 65536);
+  CHECK(p.touches[1].passes_x256 == 0);
+}
+
 TEST_CASE("format reader: the minimal dump is a header and END", "[format]") {
   DumpBuilder d;
   d.end();

@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "profile/classify.h"
@@ -404,4 +405,50 @@ TEST_CASE("classification weighs a sampled object's granules, clipped to each ch
   }
   CHECK(chunk0 == (2u << 20));
   CHECK(chunk1 == 8 * 65536);
+}
+
+TEST_CASE("classification gives each touch its access intensity: passes per granule", "[classify]") {
+  ObjectLog log;
+  REQUIRE(log.init(16));
+  uint64_t starts[] = {10, 12, 14};
+  sentinel_object weight{};
+  weight.size = 4u << 20;  // born before the steps, two chunks' worth: planned whole
+  weight.site = 7;
+  weight.death_seq = UINT64_MAX;
+  REQUIRE(log.append(weight) == 0);
+  sentinel_object other = weight;
+  other.site = 8;
+  REQUIRE(log.append(other) == 1);
+  uint32_t ends[] = {2};
+  auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
+  // Object 0: granules 0-3 in pass 0, 0-1 again in pass 1, granule 0 twice in pass 2 (one visit): 7
+  // visits of 4 granules. Object 1: granule 0 in pass 3 only (the first pass of a touch need not be 0).
+  TouchRecord touches[] = {{0, 0, 0, 0, 0},       {0, 0, 0, 0, 1},       {0, 0, 0, 0, 2},
+                           {0, 0, 0, 0, 3},       {0, 0, 0, pass(1), 0}, {0, 0, 0, pass(1), 1},
+                           {0, 0, 0, pass(2), 0}, {0, 0, 0, pass(2), 0}, {1, 0, 0, pass(3), 0}};
+  ClassifyInput in;
+  in.log = &log;
+  in.step_starts = starts;
+  in.step_bounds = 3;
+  in.profiled = 2;
+  in.period = 2;
+  in.interval_ends = ends;
+  in.intervals = 1;
+  in.touches = touches;
+  in.touch_count = sizeof touches / sizeof touches[0];
+  in.granularity = 65536;
+  for (bool passes : {false, true}) {
+    in.passes = passes;
+    Classification c;
+    REQUIRE(classify(in, &c));
+    std::map<uint64_t, const sentinel_touch*> by_site;
+    for (uint64_t t = 0; t < c.touch_count; ++t)
+      for (uint32_t i = 0; i < c.identity_count; ++i)
+        if (c.identities[i].id == c.touches[t].identity) by_site[c.identities[i].site] = &c.touches[t];
+    REQUIRE(by_site.size() == 2);
+    CHECK(by_site[7]->bytes == 4 * 65536);  // distinct granules, whatever the passes
+    CHECK(by_site[8]->bytes == 65536);
+    CHECK(by_site[7]->passes_x256 == (passes ? 7u * 256 / 4 : 0u));
+    CHECK(by_site[8]->passes_x256 == (passes ? 256u : 0u));
+  }
 }

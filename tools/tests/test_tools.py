@@ -38,6 +38,19 @@ import subprocess
 import sys
 import tempfile
 
+
+def format_version():
+    """SENTINEL_FORMAT_MAJOR.MINOR, from the format's one header."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'include', 'sentinel', 'format.h')
+    with open(header) as f:
+        text = f.read()
+    major = re.search(r'#define SENTINEL_FORMAT_MAJOR (\d+)', text).group(1)
+    minor = re.search(r'#define SENTINEL_FORMAT_MINOR (\d+)', text).group(1)
+    return f'{major}.{minor}'
+
+
+FORMAT_VERSION = format_version()
+
 failures = []
 
 
@@ -219,7 +232,7 @@ def test_view(a, tmp):
     # Bad dumps: exit 1, exactly one line on stderr naming the file and the offset.
     for name, needle in [("truncated.prof", "runs past end of file"),
                          ("corrupt.prof", "checksum mismatch in PROCESS record"),
-                         ("newer.prof", "format version 2.1 is newer than this reader supports (1.7)"),
+                         ("newer.prof", f"format version 2.1 is newer than this reader supports ({FORMAT_VERSION})"),
                          ("empty.prof", "file header truncated")]:
         for extra in ([], ["--json"]):
             r = run([view, "summary"] + extra + [d(name)])
@@ -418,7 +431,7 @@ def test_profile(a, tmp):
     r = run([view, "summary", "--json", "--no-symbols", d("loop.prof")])
     check(r.returncode == 0 and r.stderr == "", f"summary --json loop: exit 0 ({r.stderr.strip()})")
     j = json.loads(r.stdout)
-    expect = {"version": "1.7", "objects": 87, "steps": 15, "allocations_per_step": 6,
+    expect = {"version": FORMAT_VERSION, "objects": 87, "steps": 15, "allocations_per_step": 6,
               "intervals_per_step": 3, "profiled_steps": 2, "granularity_bytes": 65536,
               "faults": 530, "identity_count": 9, "group_count": 8,
               "touched_bytes_per_step": 16 * MiB + 512 * KiB + 64 * KiB, "dropped_touches": 0,
