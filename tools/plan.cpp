@@ -93,6 +93,19 @@ std::string percent(uint32_t ppm) {
   return b;
 }
 
+std::string fixed2(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", x);
+  return b;
+}
+
+// The share of the access-weighted bytes (touched bytes x access intensity) the plan has fast, ppm.
+uint32_t weighted_ppm(const Plan& p) {
+  return p.weighted_bytes
+             ? static_cast<uint32_t>(static_cast<unsigned __int128>(p.fast_hit_weighted) * 1000000u / p.weighted_bytes)
+             : 0;
+}
+
 std::string budget_text(const FastBudget& b, uint64_t resolved) {
   if (!b.share_ppm) return human_bytes(resolved);
   char s[64];
@@ -349,7 +362,10 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << ",\"fast_pool_bytes\":" << h.fast_pool_bytes << ",\"moved_bytes_per_step\":" << h.moved_bytes_per_step
      << ",\"moves_per_step\":" << plan.moves_per_step << ",\"late_moves\":" << plan.late_moves
      << ",\"touched_bytes_per_step\":" << plan.touched_bytes << ",\"predicted_hit_ppm\":" << h.predicted_hit_ppm
-     << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6 << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
+     << ",\"predicted_hit_share\":" << h.predicted_hit_ppm / 1e6
+     << ",\"intensity\":" << (plan.intensity ? "true" : "false")
+     << ",\"weighted_bytes_per_step\":" << plan.weighted_bytes
+     << ",\"predicted_weighted_hit_ppm\":" << weighted_ppm(plan) << ",\"migrate_bytes_per_s\":" << h.migrate_bytes_per_s
      << ",\"bandwidth_measured\":" << (pl.measured_bw ? "true" : "false")
      << ",\"interval_durations\":" << (pl.src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags;
 }
@@ -466,6 +482,10 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
   os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of " << human_bytes(plan.touched_bytes)
      << " touched per step\n";
+  if (plan.intensity)
+    os << "access intensity " << percent(weighted_ppm(plan)) << " of " << human_bytes(plan.weighted_bytes)
+       << " access-weighted per step fast (" << fixed2(static_cast<double>(plan.weighted_bytes) / plan.touched_bytes)
+       << " passes a touched byte, SENTINEL_PROFILE_PASSES)\n";
   print_text_step_time(os, pl);
   if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";

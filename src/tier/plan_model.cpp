@@ -109,8 +109,9 @@ uint64_t item_count(const PlanInput& in) {
   return c - in.identity_count > kMaxChunks ? 0 : c;  // the chunks of all identities together
 }
 
-// The items (and their zeroed touched bytes, n per item), with `index` sorted by id for the touches.
-const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, IdIndex* index) {
+// The items (and their zeroed touched and weighted bytes, n per item), with `index` sorted by id for the
+// touches.
+const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, uint64_t* weight, IdIndex* index) {
   const uint32_t n = m->n;
   uint32_t i = 0;
   for (uint32_t d_i = 0; d_i < in.identity_count; ++d_i) {
@@ -123,7 +124,8 @@ const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, IdIndex* 
       Item& it = m->items[i];
       it = Item{};
       it.bytes = bytes + size_t{i} * n;
-      for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = 0;
+      it.weight = weight + size_t{i} * n;
+      for (uint32_t k = 0; k < n; ++k) bytes[size_t{i} * n + k] = weight[size_t{i} * n + k] = 0;
       if (const char* why = make_item(*m, d, &it)) return why;
       it.size = chunk_size(d, c);
       it.chunk = c;
@@ -136,8 +138,15 @@ const char* make_items(const PlanInput& in, Model* m, uint64_t* bytes, IdIndex* 
   return nullptr;
 }
 
+// A touch's access-weighted bytes: its bytes times its intensity (1 where it has none).
+uint64_t weighted_bytes(const sentinel_touch& x) {
+  if (x.passes_x256 <= 256) return x.bytes;
+  const unsigned __int128 w = static_cast<unsigned __int128>(x.bytes) * x.passes_x256 / 256;
+  return w > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(w);
+}
+
 // The touches, summed per item and interval; touches of identities not in the input are ignored.
-const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const IdIndex* index) {
+const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, uint64_t* weight, const IdIndex* index) {
   const uint32_t n = m->n;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const sentinel_touch& x = in.touches[t];
@@ -158,6 +167,9 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
     uint64_t* b = bytes + size_t{item} * n;
     if (x.bytes == 0) continue;
     b[x.interval] = sat_add(b[x.interval], x.bytes);
+    uint64_t* w = weight + size_t{item} * n;
+    w[x.interval] = sat_add(w[x.interval], weighted_bytes(x));
+    if (x.passes_x256) m->intensity = true;
     it.touch |= bit(x.interval);
     // A touch past the classified death (or before the birth: into the next step) is real: the
     // object was alive then, so its timeline grows to cover it.
@@ -184,7 +196,7 @@ const char* add_touches(const PlanInput& in, Model* m, uint64_t* bytes, const Id
 // optimism is small (predicted 0.538 for 0.531; unshrunk, 0.613).
 constexpr double kMinKeep = 0.2;
 
-void shrink_sampled(const PlanInput& in, Model* m, uint64_t* bytes) {
+void shrink_sampled(const PlanInput& in, Model* m, uint64_t* bytes, uint64_t* weights) {
   const uint32_t n = m->n;
   const double steps = in.profiled_steps;
   uint32_t first = 0;
@@ -219,9 +231,15 @@ void shrink_sampled(const PlanInput& in, Model* m, uint64_t* bytes) {
       for (uint32_t c = 0; c < chunks; ++c) {
         Item& it = m->items[first + c];
         uint64_t& b = bytes[size_t{first + c} * n + k];
+        uint64_t& w = weights[size_t{first + c} * n + k];
         const double size = static_cast<double>(it.size) * steps;
         const double density = mean + keep * (static_cast<double>(b) / size - mean);
-        b = static_cast<uint64_t>(std::llround(density * size));
+        const uint64_t shrunk = static_cast<uint64_t>(std::llround(density * size));
+        // The chunk's intensity stays what it was measured (none measured: the touched bytes).
+        w = b ? static_cast<uint64_t>(
+                    std::llround(static_cast<double>(w) * static_cast<double>(shrunk) / static_cast<double>(b)))
+              : shrunk;
+        b = shrunk;
         if (!b) continue;
         it.touch |= bit(k);
         const uint32_t p = pos_of(*m, it, k);
@@ -240,7 +258,9 @@ void derive(const PlanInput& in, Model* m) {
     Item& it = m->items[i];
     it.alive = timeline_mask(*m, it);
     for (uint32_t k = 0; k < n; ++k) it.touched = sat_add(it.touched, it.bytes[k]);
+    for (uint32_t k = 0; k < n; ++k) it.weighted = sat_add(it.weighted, it.weight[k]);
     m->total_touched = sat_add(m->total_touched, it.touched);
+    m->total_weighted = sat_add(m->total_weighted, it.weighted);
     for (uint32_t k = 0; k < n; ++k)
       if (it.alive & bit(k)) alive_at[k] = sat_add(alive_at[k], it.size);
   }
@@ -292,22 +312,23 @@ bool build_model(const PlanInput& in, PlanScratch& scratch, Model* m, const char
   m->no_moves = in.policy == SENTINEL_POLICY_SENTINEL && (in.flags & SENTINEL_TIER_NO_MOVES);
   m->items = scratch.array<Item>(m->count);
   uint64_t* bytes = scratch.array<uint64_t>(size_t{m->count} * n);
+  uint64_t* weight = scratch.array<uint64_t>(size_t{m->count} * n);
   IdIndex* index = scratch.array<IdIndex>(in.identity_count);
-  if (!m->items || !bytes || !index) return fail("planner scratch memory exhausted");
-  if (const char* why = make_items(in, m, bytes, index)) return fail(why);
-  if (const char* why = add_touches(in, m, bytes, index)) return fail(why);
-  shrink_sampled(in, m, bytes);
+  if (!m->items || !bytes || !weight || !index) return fail("planner scratch memory exhausted");
+  if (const char* why = make_items(in, m, bytes, weight, index)) return fail(why);
+  if (const char* why = add_touches(in, m, bytes, weight, index)) return fail(why);
+  shrink_sampled(in, m, bytes, weight);
   derive(in, m);
   return true;
 }
 
-StepTime step_time(const Model& m, uint64_t slow_bytes, uint64_t moved_bytes) {
+StepTime step_time(const Model& m, uint64_t slow_weight, uint64_t moved_bytes) {
   StepTime t;
   if (!m.timed) return t;  // no interval durations: no time base, the model says 0 (unknown)
   // The durations were measured with the step's touched bytes where the fallback placement put
   // them; the model takes them as the step with every touched byte fast and charges the rest.
   t.base = m.interval_start[m.n];
-  t.slow = cost_ns(static_cast<double>(slow_bytes) / m.profiled_steps, m.costs.slow_ns_per_byte);
+  t.slow = cost_ns(static_cast<double>(slow_weight) / m.profiled_steps, m.costs.slow_ns_per_byte);
   t.move = cost_ns(static_cast<double>(moved_bytes), m.costs.move_ns_per_byte);
   t.total = sat_add(sat_add(t.base, t.slow), t.move);
   return t;
@@ -431,15 +452,20 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
     const uint64_t f = sat_add(occ[k], reserved);
     if (f > out->fast_peak) out->fast_peak = f;
   }
-  uint64_t slow_bytes = 0;  // the complement of the hit bytes: touched while slow or waiting for a move
+  // The complement of the hits: touched while slow or waiting for a move, in access-weighted bytes.
   for (uint32_t i = 0; i < m.count; ++i) {
     const Item& it = m.items[i];
     const uint64_t hit = it.touch & masks[i] & ~late[i];
-    for (uint64_t b = hit; b; b &= b - 1) out->hit_bytes = sat_add(out->hit_bytes, it.bytes[__builtin_ctzll(b)]);
-    for (uint64_t b = it.touch & ~hit; b; b &= b - 1) slow_bytes = sat_add(slow_bytes, it.bytes[__builtin_ctzll(b)]);
+    for (uint64_t b = hit; b; b &= b - 1) {
+      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+      out->hit_bytes = sat_add(out->hit_bytes, it.bytes[k]);
+      out->hit_weight = sat_add(out->hit_weight, it.weight[k]);
+    }
+    for (uint64_t b = it.touch & ~hit; b; b &= b - 1)
+      out->slow_weight = sat_add(out->slow_weight, it.weight[__builtin_ctzll(b)]);
     if (late_out) late_out[i] = late[i];
   }
-  out->step = step_time(m, slow_bytes, out->moved_bytes);
+  out->step = step_time(m, out->slow_weight, out->moved_bytes);
   scratch.rewind(mark);
   return true;
 }

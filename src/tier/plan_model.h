@@ -31,6 +31,12 @@ struct Item {
   uint64_t touch = 0;               // interval bits touched in the profile
   uint64_t touched = 0;             // bytes touched over all intervals (and profiled steps)
   const uint64_t* bytes = nullptr;  // touched bytes per interval (n entries)
+  // Access-weighted bytes per interval (n entries): touched bytes x their access intensity, the mean
+  // passes a touched byte was touched in (sentinel_touch.passes_x256); the touched bytes where the
+  // profile has no passes. What a slow placement costs and what ranks placements; the fast-hit share
+  // stays a share of touched bytes, which is what the placement check measures.
+  const uint64_t* weight = nullptr;
+  uint64_t weighted = 0;  // over all intervals (and profiled steps)
   uint32_t start = 0;
   uint32_t len = 0;
   uint32_t id = 0;
@@ -50,6 +56,8 @@ struct Model {
   Item* items = nullptr;
   uint64_t footprint_peak = 0;  // max over intervals of the bytes alive
   uint64_t total_touched = 0;
+  uint64_t total_weighted = 0;  // access-weighted bytes (Item::weight) of every item
+  bool intensity = false;       // some touch has an access intensity (the profile was taken in passes)
   uint64_t budget = 0;
   // Cost model: interval start offsets (ns from the step start) and the step length; timed is
   // false when no durations are known (then a move is late only when it has no lead at all).
@@ -87,12 +95,15 @@ struct StepTime {
   uint64_t total = 0;
 };
 
-// slow_bytes: touched bytes counted slow, summed over the profiled steps; moved_bytes: per step.
-StepTime step_time(const Model& m, uint64_t slow_bytes, uint64_t moved_bytes);
+// slow_weight: access-weighted bytes counted slow (touched bytes where the profile has no intensity),
+// summed over the profiled steps; moved_bytes: per step.
+StepTime step_time(const Model& m, uint64_t slow_weight, uint64_t moved_bytes);
 
 // What one schedule achieves under the cost model.
 struct Outcome {
   uint64_t hit_bytes = 0;    // touched bytes while fast and not waiting for a late move-in
+  uint64_t hit_weight = 0;   // their access-weighted bytes (Item::weight)
+  uint64_t slow_weight = 0;  // the access-weighted bytes of every other touch
   uint64_t moved_bytes = 0;  // per step, both directions
   uint32_t moves = 0;
   uint32_t late = 0;

@@ -34,7 +34,7 @@ struct Unit {
 // a..b. level 0 spans several touched runs, 1 one run, 2 one touched interval (or a pinned unit).
 struct Segment {
   uint64_t mask = 0;
-  uint64_t benefit = 0;  // bytes touched in it
+  uint64_t benefit = 0;  // access-weighted bytes touched in it (Item::weight)
   uint64_t cost = 0;     // size x intervals
   uint32_t unit = 0;
   uint32_t a = 0, b = 0;
@@ -45,7 +45,7 @@ struct Planner {
   const Model& m;
   uint32_t* members = nullptr;  // item indices grouped by unit
   Unit* units = nullptr;
-  uint64_t* ubytes = nullptr;  // units x n touched bytes
+  uint64_t* ubytes = nullptr;  // units x n access-weighted bytes (Item::weight)
   uint32_t unit_count = 0;
   Segment* segs = nullptr;  // two lists of capacity seg_cap each
   Segment* next = nullptr;
@@ -107,7 +107,7 @@ struct Planner {
         const Item& it = m.items[members[q]];
         u.size += it.size;
         u.touch |= it.touch;
-        for (uint32_t k = 0; k < m.n; ++k) b[k] += it.bytes[k];
+        for (uint32_t k = 0; k < m.n; ++k) b[k] += it.weight[k];  // what a fast residency saves
       }
       if (u.cyclic) u.origin = rotation(u.touch);
       ++unit_count;
@@ -224,7 +224,7 @@ struct Planner {
     return x.a < y.a;
   }
 
-  // Greedy fill: residencies by touched bytes per byte-interval of fast memory, each taken when it
+  // Greedy fill: residencies by access-weighted bytes per byte-interval of fast memory, each taken when it
   // fits under the capacity at every interval it adds; a rejected one is split and tried again.
   void fill(size_t n, uint32_t lead, const uint64_t* cap) {
     for (uint32_t u = 0; u < unit_count; ++u) umask[u] = 0;
@@ -292,17 +292,19 @@ struct Planner {
 };
 
 // The ordering of candidate schedules: by step time, the least modeled step time first; then (the
-// only order without the step-time model) more touched bytes while fast, then fewer bytes moved, then
-// fewer moves; on a tie the earlier candidate stays.
+// only order without the step-time model) more access-weighted bytes while fast (touched bytes where
+// the profile has no intensity), then more touched bytes, then fewer bytes moved, then fewer moves; on
+// a tie the earlier candidate stays.
 bool wins(const Outcome& o, const Outcome& best, bool by_step_time) {
   if (by_step_time && o.step.total != best.step.total) return o.step.total < best.step.total;
+  if (o.hit_weight != best.hit_weight) return o.hit_weight > best.hit_weight;
   if (o.hit_bytes != best.hit_bytes) return o.hit_bytes > best.hit_bytes;
   if (o.moved_bytes != best.moved_bytes) return o.moved_bytes < best.moved_bytes;
   return o.moves < best.moves;
 }
 
 // The pool's candidates: touched short-lived objects (eligible[i]), in shorts[0..*ns) per interval by
-// touched bytes per byte. Returns their peak: the most bytes of them born in one interval.
+// access-weighted bytes per byte. Returns their peak: the most bytes of them born in one interval.
 uint64_t pool_candidates(const Model& m, uint8_t* eligible, uint32_t* shorts, uint32_t* ns) {
   *ns = 0;
   uint64_t per_interval[kMaxIntervals] = {};
@@ -317,8 +319,8 @@ uint64_t pool_candidates(const Model& m, uint8_t* eligible, uint32_t* shorts, ui
     const Item& x = m.items[a];
     const Item& y = m.items[b];
     if (x.start != y.start) return x.start < y.start;
-    const unsigned __int128 l = static_cast<unsigned __int128>(x.touched) * y.size;
-    const unsigned __int128 r = static_cast<unsigned __int128>(y.touched) * x.size;
+    const unsigned __int128 l = static_cast<unsigned __int128>(x.weighted) * y.size;
+    const unsigned __int128 r = static_cast<unsigned __int128>(y.weighted) * x.size;
     if (l != r) return l > r;
     return a < b;
   });

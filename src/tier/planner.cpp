@@ -144,6 +144,9 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   out->first_fit = choice.first_fit ? 1 : 0;
   out->touched_bytes = m.total_touched / m.profiled_steps;
   out->fast_hit_bytes = o.hit_bytes / m.profiled_steps;
+  out->weighted_bytes = m.total_weighted / m.profiled_steps;
+  out->fast_hit_weighted = o.hit_weight / m.profiled_steps;
+  out->intensity = m.intensity ? 1 : 0;
   out->modeled_step_ns = o.step.total;
   out->modeled_base_ns = o.step.base;
   out->modeled_slow_ns = o.step.slow;

@@ -143,6 +143,11 @@ struct Plan {
   uint32_t first_fit = 0;       // sentinel: 1 when placing at first touch won the trial
   uint64_t touched_bytes = 0;   // bytes touched per profiled step (sum over identities)
   uint64_t fast_hit_bytes = 0;  // of those, touched while fast (the model): hit share = ratio
+  // Access-weighted bytes (touched bytes x access intensity, docs/planner.md) per profiled step, and of
+  // those, fast: equal to the two above where the profile has no intensity (intensity 0).
+  uint64_t weighted_bytes = 0;
+  uint64_t fast_hit_weighted = 0;
+  uint32_t intensity = 0;  // 1: the profile was taken in passes (SENTINEL_PROFILE_PASSES)
   // The step-time model (docs/planner.md), ns per step, each part rounded to the nearest ns; all 0
   // when there is no time base (no interval durations). modeled_step_ns = base + slow + move.
   uint64_t modeled_step_ns = 0;

@@ -296,8 +296,9 @@ struct Synth {
   uint32_t weight(uint64_t size, uint32_t flags = 0) {
     return add(size, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL, flags);
   }
-  void touch(uint32_t id, uint32_t interval, uint64_t bytes, uint32_t step = 0, uint32_t chunk = 0) {
-    touches.push_back(sentinel_touch{id, interval, bytes, 1, step, chunk, 0});
+  void touch(uint32_t id, uint32_t interval, uint64_t bytes, uint32_t step = 0, uint32_t chunk = 0,
+             uint32_t passes_x256 = 0) {
+    touches.push_back(sentinel_touch{id, interval, bytes, 1, step, chunk, passes_x256});
   }
   PlanInput input(sentinel_policy policy, FastBudget budget) const {
     PlanInput in;
@@ -516,7 +517,8 @@ uint64_t sum_ns(const PlanInput& in) {
 void check_step_time(const PlanInput& in, const Plan& p) {
   CHECK(p.modeled_base_ns == sum_ns(in));
   CHECK(p.modeled_step_ns == p.modeled_base_ns + p.modeled_slow_ns + p.modeled_move_ns);
-  const double slow = static_cast<double>(p.touched_bytes - p.fast_hit_bytes) * in.costs.slow_ns_per_byte;
+  // Slow accesses are priced in access-weighted bytes (the touched bytes where the profile has no intensity).
+  const double slow = static_cast<double>(p.weighted_bytes - p.fast_hit_weighted) * in.costs.slow_ns_per_byte;
   CHECK(std::abs(static_cast<double>(p.modeled_slow_ns) - slow) <= 2 * in.costs.slow_ns_per_byte + 1);
   const double move = static_cast<double>(p.header.moved_bytes_per_step) * in.costs.move_ns_per_byte;
   CHECK(std::abs(static_cast<double>(p.modeled_move_ns) - move) <= 1);
@@ -639,6 +641,58 @@ TEST_CASE("planner: the step-time objective moves only where a move pays", "[pla
     CHECK(hits.plan.objective == PlanObjective::kFastHitBytes);
     CHECK(hits.plan.header.predicted_hit_ppm == 1000000);
     CHECK(hits.plan.header.moved_bytes_per_step > 0);
+  }
+}
+
+TEST_CASE("planner: access intensity ranks placements and prices slow accesses", "[planner]") {
+  // Two 1 MiB weights touched whole in interval 0 of 8 (10 ms each), room for one, no moves: by touched
+  // bytes they tie (the first stays fast); the one touched in 4 passes is worth 4 times as much.
+  auto profile = [](uint32_t a_passes, uint32_t b_passes) {
+    Synth s;
+    const uint32_t a = s.weight(MiB), b = s.weight(MiB);
+    s.touch(a, 0, MiB, 0, 0, a_passes);
+    s.touch(b, 0, MiB, 0, 0, b_passes);
+    s.interval_ns.assign(8, 10'000'000);
+    return s;
+  };
+  const uint32_t a = 100, b = 101;  // Synth's ids
+  auto plan_of = [](const Synth& s, StepCosts costs) {
+    PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0});
+    in.flags = SENTINEL_TIER_NO_MOVES;
+    in.costs = costs;
+    Planned p = run_plan(in);
+    REQUIRE(p.ok);
+    check_plan(in, p.plan);
+    check_step_time(in, p.plan);
+    return p;
+  };
+  SECTION("no intensity, or one pass everywhere: the plan of touched bytes") {
+    Planned none = plan_of(profile(0, 0), {});
+    Planned once = plan_of(profile(256, 256), {});
+    CHECK(same_plan(none.plan, once.plan));
+    CHECK(none.plan.intensity == 0);
+    CHECK(once.plan.intensity == 1);
+    CHECK(entry_of(none.plan, a).fast_mask != 0);
+    CHECK(entry_of(none.plan, b).fast_mask == 0);
+    CHECK(none.plan.weighted_bytes == none.plan.touched_bytes);
+  }
+  for (StepCosts costs : {StepCosts{}, StepCosts{1, 0}}) {
+    SECTION(std::string("the intense weight is the fast one, ") +
+            (costs.slow_ns_per_byte ? "by step time" : "by hits")) {
+      Planned p = plan_of(profile(256, 4 * 256), costs);
+      CHECK(entry_of(p.plan, a).fast_mask == 0);
+      CHECK(entry_of(p.plan, b).fast_mask != 0);
+      CHECK(share(p.plan) == 0.5);  // the hit share stays a share of touched bytes
+      CHECK(p.plan.weighted_bytes == 5 * MiB);
+      CHECK(p.plan.fast_hit_weighted == 4 * MiB);
+      if (costs.slow_ns_per_byte) CHECK(p.plan.modeled_slow_ns == MiB);  // a's one pass, slow
+    }
+  }
+  SECTION("slow accesses are priced by intensity") {
+    Synth s = profile(3 * 256, 3 * 256);
+    Planned p = plan_of(s, StepCosts{1, 0});
+    CHECK(p.plan.modeled_slow_ns == 3 * MiB);  // one weight slow, touched in 3 passes
+    CHECK(share(p.plan) == 0.5);
   }
 }
 
