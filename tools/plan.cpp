@@ -27,7 +27,8 @@ namespace {
 struct Options : SharedOptions {
   bool json = false;
   bool have_policy = false, have_budget = false;
-  bool whole = false;  // --whole: objects the profile has in chunks planned whole
+  bool whole = false;         // --whole: objects the profile has in chunks planned whole
+  bool no_intensity = false;  // --no-intensity: touched bytes alone, as a profile without passes
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
   size_t top = 40;  // SIZE_MAX: all
@@ -39,7 +40,8 @@ struct Options : SharedOptions {
 
 void print_help() {
   std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--slow-ns-per-kib N]\n"
-               "                         [--move-ns-per-kib M] [--whole] [--phase N] [--top N] [--json] DUMP\n"
+               "                         [--move-ns-per-kib M] [--whole] [--no-intensity] [--phase N]\n"
+               "                         [--top N] [--json] DUMP\n"
                "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
                "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
                "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
@@ -63,6 +65,9 @@ void print_help() {
                "  --whole            plan the objects profiled in chunks (SENTINEL_CHUNK_BYTES) as one\n"
                "                     object each, their chunks' touches added up: the plan a run with\n"
                "                     SENTINEL_CHUNK_BYTES=0 would make of the same profile\n"
+               "  --no-intensity     plan a profile taken in passes (SENTINEL_PROFILE_PASSES) by touched\n"
+               "                     bytes alone, without its access intensity: the plan a run with\n"
+               "                     SENTINEL_PROFILE_PASSES=1 would make of the same profile\n"
                "  --top N            entries listed, largest first (default 40; 0: all)\n"
                "  --json             print one JSON object instead of text\n"
                "  -h, --help         show this help\n";
@@ -167,7 +172,7 @@ int cost_value(size_t n, uint32_t* out, bool* given) {
   return 0;
 }
 
-// --json, --whole, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
+// --json, --whole, --no-intensity, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
   size_t n = 0;
@@ -176,6 +181,8 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.json = true;
   } else if (args.arg() == "--whole") {
     o.whole = true;
+  } else if (args.arg() == "--no-intensity") {
+    o.no_intensity = true;
   } else if (args.is("--policy")) {
     if (!args.value("--policy", v)) return args.error("--policy needs a value");
     if (!parse_policy(v.c_str(), &o.policy)) {
@@ -213,7 +220,8 @@ struct Planned {
   std::string policy_source, budget_source, costs_source;
   uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;  // the costs planned with (0: unknown)
   bool measured_bw = false;
-  uint32_t chunks_merged = 0;  // --whole: identities the profile had in chunks, planned whole
+  uint32_t chunks_merged = 0;      // --whole: identities the profile had in chunks, planned whole
+  uint64_t intensity_dropped = 0;  // --no-intensity: touches whose access intensity was left out
   PlanScratch scratch;
   Plan plan;
   const fmt::PlanRecord* recorded = nullptr;  // the dump's PLAN of the phase
@@ -287,6 +295,7 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
     return 1;
   }
   if (o.whole) pl.chunks_merged = offline::plan_whole(&pl.src);
+  if (o.no_intensity) pl.intensity_dropped = offline::plan_without_intensity(&pl.src);
   const offline::RecordedSettings rec = offline::recorded_settings(p);
   pl.src.in.policy = o.have_policy ? o.policy : rec.policy;
   pl.src.in.budget = o.have_budget ? o.budget : rec.budget;
@@ -321,7 +330,8 @@ void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
   pl.comparable = pl.recorded && pl.recorded->header.policy == h.policy &&
                   pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes &&
                   pl.recorded->header.slow_ns_per_kib == h.slow_ns_per_kib &&
-                  pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib && !pl.chunks_merged;
+                  pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib && !pl.chunks_merged &&
+                  !pl.intensity_dropped;
   pl.differences = pl.comparable ? compare(pl.plan, *pl.recorded) : "";
   pl.order.resize(pl.plan.entry_count);
   for (uint32_t i = 0; i < pl.plan.entry_count; ++i) pl.order[i] = i;
@@ -493,7 +503,8 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
     os << "recorded plan    policy " << policy_name(pl.recorded->header.policy) << ", budget "
        << human_bytes(pl.recorded->header.fast_budget_bytes) << ", step costs " << pl.recorded->header.slow_ns_per_kib
        << "," << pl.recorded->header.move_ns_per_kib << " ns/KiB"
-       << (pl.chunks_merged ? ", objects in chunks (planned whole here)" : "") << ": other settings, not compared\n";
+       << (pl.chunks_merged ? ", objects in chunks (planned whole here)" : "")
+       << (pl.intensity_dropped ? ", access intensity (left out here)" : "") << ": other settings, not compared\n";
   else if (pl.differences.empty())
     os << "recorded plan    identical to the recomputed one\n";
   else

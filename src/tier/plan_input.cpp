@@ -126,6 +126,16 @@ uint32_t plan_whole(PlanSource* s) {
   return merged;
 }
 
+uint64_t plan_without_intensity(PlanSource* s) {
+  uint64_t dropped = 0;
+  for (auto& t : s->touches)
+    if (t.passes_x256) {
+      t.passes_x256 = 0;
+      ++dropped;
+    }
+  return dropped;
+}
+
 bool parse_fast_bytes(const std::string& text, FastBudget* out) {
   BudgetText b;
   if (text.find('\0') != std::string::npos || !parse_budget(text.c_str(), false, &b)) return false;

@@ -35,6 +35,9 @@ PageSample recorded_sample(const fmt::Profile& p, uint32_t granularity);
 // and step (each chunk's bytes are distinct bytes of the object). The plan of a run with
 // SENTINEL_CHUNK_BYTES=0 on the same profile. Returns how many identities were in chunks.
 uint32_t plan_whole(PlanSource* s);
+// The profile as if taken in one pass (SENTINEL_PROFILE_PASSES=1): every touch's access intensity dropped,
+// so touched bytes alone rank and price placements. Returns how many touches had one.
+uint64_t plan_without_intensity(PlanSource* s);
 
 // A budget in SENTINEL_FAST_BYTES's syntax without "auto" (base/parse.h): a size above 0 ("4G",
 // "512MiB", "1048576": binary units) or a share of the peak footprint ("20%", "12.5%").

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Profiling in passes (SENTINEL_PROFILE_PASSES): the weight re-read throughout an interval has a higher
 # access intensity (sentinel_touch.passes_x256) than the one read once in it; without passes every touch
-# says "not profiled in passes" (0). The program's output is the same under the library.
+# says "not profiled in passes" (0). The program's output is the same under the library. sentinel-view plan
+# reports the access-weighted share of a profile with passes, and --no-intensity plans it by touched bytes.
 set -euo pipefail
 loop=$1
 dir=$(mktemp -d)
@@ -36,4 +37,25 @@ hot, cold = on[3 << 20][1] / on[3 << 20][0] / 256, on[2 << 20][1] / on[2 << 20][
 print(f'access intensity: hot weight {hot:.2f} passes, cold weight {cold:.2f}')
 assert hot >= 3, f'the weight re-read for 30 ms has {hot:.2f} passes (expected 3 or more)'
 assert cold <= 2 and hot >= 2 * cold, f'the weight read once has {cold:.2f} passes against {hot:.2f}'
+PY
+view_plan() { "$SENTINEL_VIEW" plan --fast-bytes 4M "$@"; }
+view_plan "$dir/intensity-4.prof" | grep -q '^access intensity ' || { echo "plan: no access intensity line"; exit 1; }
+if view_plan --no-intensity "$dir/intensity-4.prof" | grep -q '^access intensity '; then
+  echo "plan --no-intensity: an access intensity line"; exit 1
+fi
+if view_plan "$dir/intensity-1.prof" | grep -q '^access intensity '; then
+  echo "plan of a profile without passes: an access intensity line"; exit 1
+fi
+python3 - "$dir" "$SENTINEL_VIEW" <<'PY'
+import json, subprocess, sys
+d, view = sys.argv[1], sys.argv[2]
+def plan(*args):
+    return json.loads(subprocess.run([view, 'plan', '--json', '--fast-bytes', '4M', *args], check=True,
+                                     capture_output=True, text=True).stdout)
+on, off = plan(f'{d}/intensity-4.prof'), plan('--no-intensity', f'{d}/intensity-4.prof')
+assert on['intensity'] and not off['intensity'], (on['intensity'], off['intensity'])
+assert on['weighted_bytes_per_step'] > on['touched_bytes_per_step'], on
+assert off['weighted_bytes_per_step'] == off['touched_bytes_per_step'], off
+print(f"plan: {on['predicted_weighted_hit_ppm'] / 1e4:.1f}% of the access-weighted bytes fast with intensity, "
+      f"{off['predicted_weighted_hit_ppm'] / 1e4:.1f}% of the touched ones without")
 PY
