@@ -152,14 +152,33 @@ void Profiler::protect_live(bool moved) {
   }
 }
 
+// Whether a fault of the given epoch gave back pages of the slot: one of its sweep cursors carries the
+// epoch. Without sweeps (no cursors) every slot counts as touched.
+bool Profiler::faulted_in(unsigned cls, uint32_t index, uint32_t epoch) const {
+  if (!sweep_[cls]) return true;
+  const std::atomic<uint64_t>* cur = sweep_[cls] + size_t{index} * kCursors;
+  for (unsigned k = 0; k < kCursors; ++k)
+    if ((cur[k].load(std::memory_order_relaxed) >> 40) == (epoch & 0xFFFFFFu)) return true;
+  return false;
+}
+
 void Profiler::rearm() {
   int saved = errno;
   pthread_mutex_lock(&pass_lock_);
   // finish() stops this thread before it gives access back, so recording cannot end during the sweep.
   if (recording() && pass_.load(std::memory_order_relaxed) < kTouchMaxPass) {
     pass_.fetch_add(1, std::memory_order_relaxed);
-    epoch_.fetch_add(1, std::memory_order_relaxed);  // a sweep starts over in the new pass
-    protect_live(false);
+    // A sweep starts over in the new pass. Only the slots that faulted in the pass that ends have pages
+    // to take back: the others are still protected since the interval start or their last pass.
+    const uint32_t ended = epoch_.fetch_add(1, std::memory_order_relaxed);
+    for (unsigned c = 0; c < kNumClasses; ++c) {
+      const uint32_t hw = arena_->high_water(c);
+      for (uint32_t i = 0; i < hw; ++i) {
+        Slot* s = arena_->slot(c, i);
+        const uintptr_t user = s->user.load(std::memory_order_acquire);
+        if (user && faulted_in(c, i, ended)) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed));
+      }
+    }
     rearms_.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&pass_lock_);

@@ -125,6 +125,7 @@ class Profiler {
   uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
   void protect_live(bool moved);  // every live slot, as at an interval start
+  bool faulted_in(unsigned cls, uint32_t index, uint32_t epoch) const;
   void stop_passes();
   static void* pass_main(void* self);
 

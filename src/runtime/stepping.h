@@ -100,7 +100,7 @@ class Stepper final : public SequenceListener {
   // A phase of one allocation a step has nothing to schedule (one object, one interval).
   static constexpr uint32_t kMinProfiledPeriod = 2;
   // Passes closer than this cost more in protection calls than they tell (SENTINEL_PROFILE_PASSES).
-  static constexpr uint64_t kMinPassPeriodNs = 200'000;
+  static constexpr uint64_t kMinPassPeriodNs = 1'000'000;
 
   bool init(const Config& cfg, Profiler* profiler, const ObjectLog* log, Tiering* tiering, const TickClock* clock);
   // One tracked allocation, in sequence order. now: ticks. tier: where its slot's pages are.
