@@ -127,6 +127,17 @@ StepModel model_steps(const fmt::Profile& p) {
   }
   for (const auto& g : p.groups)
     if (phases.count(g.phase)) groups[g.phase].insert(g.id);
+  // Access intensity: per phase, touched bytes and their passes, over the touches that have passes.
+  std::map<uint32_t, uint32_t> phase_of;  // identity id -> phase
+  for (const auto& d : p.identities) phase_of[d.id] = d.phase;
+  std::map<uint32_t, std::pair<double, double>> passes;  // phase -> (bytes, bytes x passes)
+  for (const auto& t : p.touches) {
+    auto it = phase_of.find(t.identity);
+    if (t.passes_x256 == 0 || it == phase_of.end()) continue;
+    auto& [bytes, weighted] = passes[it->second];
+    bytes += static_cast<double>(t.bytes);
+    weighted += static_cast<double>(t.bytes) * t.passes_x256 / 256.0;
+  }
   for (const auto& s : p.sessions) {
     PhaseSummary& ph = phases[s.phase];
     if (!ph.session) ph.session = &s;
@@ -154,6 +165,8 @@ StepModel model_steps(const fmt::Profile& p) {
     ph.profiled = ph.session || ph.profiled_steps;
     ph.identities = ids[id].size();
     ph.groups = groups[id].size();
+    if (auto it = passes.find(id); it != passes.end() && it->second.first > 0)
+      ph.mean_passes = it->second.second / it->second.first;
     m.phases.push_back(ph);
   }
   // The main phase: among the profiled phases (else all), the most time in steps when every

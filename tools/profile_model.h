@@ -43,6 +43,9 @@ struct PhaseSummary {
   bool profiled = false;                         // a PROFILE record or steps flagged profiled
   uint64_t identities = 0;                       // distinct identity ids of the phase
   uint64_t groups = 0;                           // distinct group ids of the phase
+  // Access intensity (format 1.8, SENTINEL_PROFILE_PASSES): the mean passes a touched byte of the phase was
+  // touched in; 0 when its profile was not taken in passes.
+  double mean_passes = 0;
 };
 
 struct StepModel {

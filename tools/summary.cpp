@@ -180,6 +180,11 @@ std::string phase_status(const PhaseSummary& ph, const PhaseTiering* t) {
     out += "profiled, ";
   if (ph.profiled || ph.identities)
     out += std::to_string(ph.identities) + " identities, " + std::to_string(ph.groups) + " groups";
+  if (ph.mean_passes > 0) {
+    char b[96];
+    std::snprintf(b, sizeof b, ", access intensity %.2f passes a touched byte", ph.mean_passes);
+    out += b;
+  }
   if (t && t->plan) {
     const sentinel_plan_header& h = t->plan->header;
     out += std::string(out.empty() ? "" : "; ") + "planned " + policy_name(h.policy) + ", budget " +
@@ -537,7 +542,7 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
     os << "],\"main\":" << (&ph == sm.main() ? "true" : "false") << ",\"profiled\":" << (ph.profiled ? "true" : "false")
        << ",\"set_up_loop\":" << (v.tm.set_up_loop(ph.phase) ? "true" : "false") << ",\"profile\":";
     session_json(os, ph.session);
-    os << ",\"identities\":" << ph.identities << ",\"groups\":" << ph.groups;
+    os << ",\"identities\":" << ph.identities << ",\"groups\":" << ph.groups << ",\"mean_passes\":" << ph.mean_passes;
     // The phase's wall-clock span, and where its steady state starts: the warm-up's end (warmup.h;
     // 0: unknown, it never ended, or that step has no time), or the phase's start without a live step.
     uint64_t first_ns = 0, last_ns = 0;
