@@ -38,17 +38,22 @@ print(f'access intensity: hot weight {hot:.2f} passes, cold weight {cold:.2f}')
 assert hot >= 3, f'the weight re-read for 30 ms has {hot:.2f} passes (expected 3 or more)'
 assert cold <= 2 and hot >= 2 * cold, f'the weight read once has {cold:.2f} passes against {hot:.2f}'
 PY
-"$SENTINEL_VIEW" summary "$dir/intensity-4.prof" | grep -q 'access intensity [0-9.]* passes a touched byte' ||
+# Outputs are read whole before grep: with pipefail, grep -q ending early fails the pipeline (SIGPIPE).
+summary_on=$("$SENTINEL_VIEW" summary "$dir/intensity-4.prof")
+summary_off=$("$SENTINEL_VIEW" summary "$dir/intensity-1.prof")
+grep -q 'access intensity [0-9.]* passes a touched byte' <<<"$summary_on" ||
   { echo "summary: no access intensity on the profile line"; exit 1; }
-if "$SENTINEL_VIEW" summary "$dir/intensity-1.prof" | grep -q 'access intensity'; then
+if grep -q 'access intensity' <<<"$summary_off"; then
   echo "summary of a profile without passes: an access intensity"; exit 1
 fi
-view_plan() { "$SENTINEL_VIEW" plan --fast-bytes 4M "$@"; }
-view_plan "$dir/intensity-4.prof" | grep -q '^access intensity ' || { echo "plan: no access intensity line"; exit 1; }
-if view_plan --no-intensity "$dir/intensity-4.prof" | grep -q '^access intensity '; then
+plan_on=$("$SENTINEL_VIEW" plan --fast-bytes 4M "$dir/intensity-4.prof")
+plan_flat=$("$SENTINEL_VIEW" plan --fast-bytes 4M --no-intensity "$dir/intensity-4.prof")
+plan_off=$("$SENTINEL_VIEW" plan --fast-bytes 4M "$dir/intensity-1.prof")
+grep -q '^access intensity ' <<<"$plan_on" || { echo "plan: no access intensity line"; exit 1; }
+if grep -q '^access intensity ' <<<"$plan_flat"; then
   echo "plan --no-intensity: an access intensity line"; exit 1
 fi
-if view_plan "$dir/intensity-1.prof" | grep -q '^access intensity '; then
+if grep -q '^access intensity ' <<<"$plan_off"; then
   echo "plan of a profile without passes: an access intensity line"; exit 1
 fi
 python3 - "$dir" "$SENTINEL_VIEW" <<'PY'
