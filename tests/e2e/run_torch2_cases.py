@@ -3,6 +3,7 @@
 
 usage: run_torch2_cases.py CASE --preload LIBSENTINEL --view SENTINEL_VIEW [--python PY]
                            [--modes track,profile,run] [--steps N] [--keep DIR] [--exact-count]
+                           [--env NAME=VALUE ...]
 
 Runs torch2_cases.py CASE (compile, adamw-foreach, adamw-fused, checkpoint, autocast-bf16) with PY
 (`venv`, the default: PyTorch 2.x from scripts/setup; `debian`; or a path; tests/torch_builds.py) once
@@ -17,6 +18,9 @@ without the library, then once under LD_PRELOAD=LIBSENTINEL per mode, no steps m
     host has one NUMA node), as run_e2e.py --mode run checks.
   - the dump directory holds exactly one dump, the training process's: no child process (compile: g++,
     cc1plus, as, ld, Inductor's helpers, which inherit LD_PRELOAD) wrote one.
+--env NAME=VALUE (repeatable) sets a variable of the runs under the library, e.g.
+SENTINEL_PROFILE_PASSES=4; with passes above 1, profile and run mode also check that the profile has its
+access intensity (`sentinel-view summary`: a phase's mean passes above 0).
 compile: every run gets an Inductor cache of its own (TORCHINDUCTOR_CACHE_DIR), so the run without the
 library and the track run each generate and compile their C++ (with g++, itself started under the
 library in the track run); profile and run mode reuse the track run's cache (compiling costs 25-40 s
@@ -77,6 +81,12 @@ def check_steps(mode, truth, dump_steps, nsteps, view, dump, issue, exact_count=
     return [f"{mode}: {e}" for e in errors]
 
 
+def passes_asked(env):
+    """SENTINEL_PROFILE_PASSES among --env's NAME=VALUE (1 when not given)."""
+    values = [kv.split("=", 1)[1] for kv in env if kv.split("=", 1)[0] == "SENTINEL_PROFILE_PASSES"]
+    return int(values[-1]) if values else 1
+
+
 def check_case(args, modes, python, tmp):
     """The plain run, then one run per mode, each checked; results and dumps in tmp. Raises Failure
     (every mode's failures together)."""
@@ -96,6 +106,7 @@ def check_case(args, modes, python, tmp):
                        SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
             if mode == "run":
                 env["SENTINEL_FAST_BYTES"] = "20%"  # as run_e2e.py --mode run
+            env.update(kv.split("=", 1) for kv in args.env)
         out = os.path.join(tmp, f"{label}.json")
         run(script + ["--out", out], env, label, args.timeout, log)
         with open(out) as f:
@@ -138,6 +149,13 @@ def check_case(args, modes, python, tmp):
                 check_run_mode(summary(args.view, dumps[0]))
             except Failure as e:
                 failures.append(f"run: {e}")
+        if mode in ("profile", "run") and passes_asked(args.env) > 1:
+            passes = [ph.get("mean_passes", 0) for ph in summary(args.view, dumps[0])["phases"]]
+            if not any(p > 0 for p in passes):
+                failures.append(f"{mode}: SENTINEL_PROFILE_PASSES above 1, but no phase has an access "
+                                f"intensity (mean passes {passes})")
+            else:
+                log(f"{mode}: access intensity, mean passes a touched byte {max(passes):.2f}")
     if failures:  # every mode was run and checked: all their failures are reported
         raise Failure("\n  ".join([""] + failures))
 
@@ -154,10 +172,14 @@ def main():
     ap.add_argument("--keep", help="keep results and dumps in this directory")
     ap.add_argument("--exact-count", action="store_true",
                     help="every step counted, the first ones included (else the first WARMUP may be missed)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="a variable for the runs under the library (repeatable)")
     ap.add_argument("--known-issue", choices=known_issues.ISSUES,
                     help="the step starts are expected to be wrong in exactly this known way (known_issues.py)")
     args = ap.parse_args()
     modes = args.modes.split(",")
+    if any("=" not in kv or not kv.split("=", 1)[0] for kv in args.env):
+        ap.error(f"--env: not NAME=VALUE: {args.env}")
     if any(m not in ("track", "profile", "run") for m in modes):
         ap.error(f"bad --modes {args.modes!r}")
     python = torch_builds.resolve(args.python)
