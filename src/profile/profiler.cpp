@@ -164,6 +164,7 @@ bool Profiler::faulted_in(unsigned cls, uint32_t index, uint32_t epoch) const {
 
 void Profiler::rearm() {
   int saved = errno;
+  const uint64_t t0 = now_ticks();
   pthread_mutex_lock(&pass_lock_);
   // finish() stops this thread before it gives access back, so recording cannot end during the sweep.
   if (recording() && pass_.load(std::memory_order_relaxed) < kTouchMaxPass) {
@@ -182,6 +183,7 @@ void Profiler::rearm() {
     rearms_.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&pass_lock_);
+  rearm_ticks_.fetch_add(now_ticks() - t0, std::memory_order_relaxed);
   errno = saved;
 }
 

@@ -65,6 +65,7 @@ class Profiler {
   // Re-protects every live object within the current interval and starts its next pass (the pass thread).
   void rearm();
   uint64_t rearms() const { return rearms_.load(std::memory_order_relaxed); }
+  uint64_t rearm_ticks() const { return rearm_ticks_.load(std::memory_order_relaxed); }  // spent in rearm()
   // Step lock held. Stops the passes, gives all access back and stops recording.
   void finish();
   bool recording() const { return recording_.load(std::memory_order_acquire); }
@@ -148,7 +149,7 @@ class Profiler {
   bool pass_running_ = false;           // step lock held
   std::atomic<uint32_t> pass_stop_{0};  // a futex word: 1 asks the pass thread to end
   uint64_t pass_period_ns_ = 0;
-  std::atomic<uint64_t> rearms_{0};
+  std::atomic<uint64_t> rearms_{0}, rearm_ticks_{0};
   TouchRecord* touches_ = nullptr;
   uint64_t capacity_ = 0;
   std::atomic<uint64_t> next_{0};

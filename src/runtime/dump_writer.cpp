@@ -455,6 +455,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"migrator_probe_mbind_ns", s.tiering.migrator().probe_ns(1)},
       {"numa_calls_denied", s.tiering.denied_calls()},  // numa::DeniedCall bits
       {"profile_sweep_faults", s.profiler.sweep_faults()},
+      {"profile_passes", s.profiler.rearms()},
+      {"profile_pass_ns", s.clock.ticks_to_duration_ns(s.profiler.rearm_ticks())},
       {"profile_protect_ns", s.clock.ticks_to_duration_ns(s.profiler.protect_ticks())},
       {"profile_release_ns", s.clock.ticks_to_duration_ns(s.profiler.release_ticks())},
       {"classify_ns", s.clock.ticks_to_duration_ns(s.stepper.classify_ticks())},
