@@ -141,13 +141,14 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
   protect_ticks_ += now_ticks() - t0;
 }
 
-void Profiler::protect_live(bool moved) {
+void Profiler::protect_live(bool moved, int64_t faulted_epoch) {
   for (unsigned c = 0; c < kNumClasses; ++c) {
     uint32_t hw = arena_->high_water(c);
     for (uint32_t i = 0; i < hw; ++i) {
       Slot* s = arena_->slot(c, i);
       uintptr_t user = s->user.load(std::memory_order_acquire);
-      if (user) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed), moved);
+      if (!user || (faulted_epoch >= 0 && !faulted_in(c, i, static_cast<uint32_t>(faulted_epoch)))) continue;
+      protect_slot(c, i, user, s->size.load(std::memory_order_relaxed), moved);
     }
   }
 }
@@ -171,15 +172,7 @@ void Profiler::rearm() {
     pass_.fetch_add(1, std::memory_order_relaxed);
     // A sweep starts over in the new pass. Only the slots that faulted in the pass that ends have pages
     // to take back: the others are still protected since the interval start or their last pass.
-    const uint32_t ended = epoch_.fetch_add(1, std::memory_order_relaxed);
-    for (unsigned c = 0; c < kNumClasses; ++c) {
-      const uint32_t hw = arena_->high_water(c);
-      for (uint32_t i = 0; i < hw; ++i) {
-        Slot* s = arena_->slot(c, i);
-        const uintptr_t user = s->user.load(std::memory_order_acquire);
-        if (user && faulted_in(c, i, ended)) protect_slot(c, i, user, s->size.load(std::memory_order_relaxed));
-      }
-    }
+    protect_live(false, epoch_.fetch_add(1, std::memory_order_relaxed));
     rearms_.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&pass_lock_);

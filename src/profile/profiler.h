@@ -62,7 +62,8 @@ class Profiler {
   // throughout an interval is recorded once per pass, one used in a burst once. Step lock held; false
   // (nothing started) when the thread cannot be created. finish() stops it.
   bool start_passes(uint64_t period_ns);
-  // Re-protects every live object within the current interval and starts its next pass (the pass thread).
+  // Starts the current interval's next pass (the pass thread): re-protects the live objects that faulted
+  // in the pass that ends.
   void rearm();
   uint64_t rearms() const { return rearms_.load(std::memory_order_relaxed); }
   uint64_t rearm_ticks() const { return rearm_ticks_.load(std::memory_order_relaxed); }  // spent in rearm()
@@ -125,7 +126,9 @@ class Profiler {
   uint32_t sweep_granules(unsigned cls, uint32_t index, uint32_t position, uint32_t** cursor_out);
   uint8_t node_flags(const Slot* s, uintptr_t page) const;
   bool relieve(unsigned cls);
-  void protect_live(bool moved);  // every live slot, as at an interval start
+  // Every live slot, as at an interval start; with faulted_epoch >= 0 only those that faulted in that
+  // epoch (a pass: the others are still protected).
+  void protect_live(bool moved, int64_t faulted_epoch = -1);
   bool faulted_in(unsigned cls, uint32_t index, uint32_t epoch) const;
   void stop_passes();
   static void* pass_main(void* self);

@@ -453,6 +453,7 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
     if (f > out->fast_peak) out->fast_peak = f;
   }
   // The complement of the hits: touched while slow or waiting for a move, in access-weighted bytes.
+  uint64_t slow_weight = 0;
   for (uint32_t i = 0; i < m.count; ++i) {
     const Item& it = m.items[i];
     const uint64_t hit = it.touch & masks[i] & ~late[i];
@@ -461,11 +462,10 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
       out->hit_bytes = sat_add(out->hit_bytes, it.bytes[k]);
       out->hit_weight = sat_add(out->hit_weight, it.weight[k]);
     }
-    for (uint64_t b = it.touch & ~hit; b; b &= b - 1)
-      out->slow_weight = sat_add(out->slow_weight, it.weight[__builtin_ctzll(b)]);
+    for (uint64_t b = it.touch & ~hit; b; b &= b - 1) slow_weight = sat_add(slow_weight, it.weight[__builtin_ctzll(b)]);
     if (late_out) late_out[i] = late[i];
   }
-  out->step = step_time(m, out->slow_weight, out->moved_bytes);
+  out->step = step_time(m, slow_weight, out->moved_bytes);
   scratch.rewind(mark);
   return true;
 }

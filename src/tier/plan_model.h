@@ -103,7 +103,6 @@ StepTime step_time(const Model& m, uint64_t slow_weight, uint64_t moved_bytes);
 struct Outcome {
   uint64_t hit_bytes = 0;    // touched bytes while fast and not waiting for a late move-in
   uint64_t hit_weight = 0;   // their access-weighted bytes (Item::weight)
-  uint64_t slow_weight = 0;  // the access-weighted bytes of every other touch
   uint64_t moved_bytes = 0;  // per step, both directions
   uint32_t moves = 0;
   uint32_t late = 0;
