@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "read_pages.h"
+
 namespace {
 constexpr size_t kHot = 3u << 20, kCold = 2u << 20, kActivation = 1u << 20;
 constexpr int kSteps = 40, kActivations = 4;
@@ -19,12 +21,6 @@ uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
-
-uint64_t read_all(const unsigned char* p, size_t n) {
-  uint64_t s = 0;
-  for (size_t k = 0; k < n; k += 512) s += p[k];
-  return s;
 }
 }  // namespace
 

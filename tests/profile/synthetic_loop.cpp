@@ -4,17 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "read_pages.h"
 #include "synthetic_pattern.h"
 
 using namespace synthetic;
-
-namespace {
-uint64_t read_all(const unsigned char* p, size_t n) {
-  uint64_t s = 0;
-  for (size_t k = 0; k < n; k += 512) s += p[k];
-  return s;
-}
-}  // namespace
 
 int main() {
   unsigned char* w[kWeights];

@@ -352,6 +352,26 @@ TEST_CASE("classification: identities, lifetimes, touches and groups", "[classif
   CHECK(members == c.identity_count);
 }
 
+namespace {
+// Classification of two profiled steps of two allocations each, the whole step one interval (starts: the
+// three step bounds; ends: {2}), at 64 KiB granules.
+ClassifyInput two_steps_one_interval(const ObjectLog& log, const uint64_t* starts, const uint32_t* ends,
+                                     const TouchRecord* touches, uint64_t touch_count) {
+  ClassifyInput in;
+  in.log = &log;
+  in.step_starts = starts;
+  in.step_bounds = 3;
+  in.profiled = 2;
+  in.period = 2;
+  in.interval_ends = ends;
+  in.intervals = 1;
+  in.touches = touches;
+  in.touch_count = touch_count;
+  in.granularity = 65536;
+  return in;
+}
+}  // namespace
+
 TEST_CASE("classification weighs a sampled object's granules, clipped to each chunk", "[classify][sample]") {
   ObjectLog log;
   REQUIRE(log.init(16));
@@ -377,17 +397,7 @@ TEST_CASE("classification weighs a sampled object's granules, clipped to each ch
   // one granule, 8 x 64 KiB.
   TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 0, 0, 0, 1}, {0, 0, 0, 0, 2},
                            {0, 0, 0, 0, 3}, {0, 0, 0, 0, 5}, {0, 0, 0, 0, 32}};
-  ClassifyInput in;
-  in.log = &log;
-  in.step_starts = starts;
-  in.step_bounds = 3;
-  in.profiled = 2;
-  in.period = 2;
-  in.interval_ends = ends;
-  in.intervals = 1;
-  in.touches = touches;
-  in.touch_count = 6;
-  in.granularity = 65536;
+  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, 6);
   in.chunk_bytes = 2u << 20;
   in.sample = make_page_sample(8, 16u << 20, in.chunk_bytes, in.granularity);
   Classification c;
@@ -426,17 +436,7 @@ TEST_CASE("classification gives each touch its access intensity: passes per gran
   TouchRecord touches[] = {{0, 0, 0, 0, 0},       {0, 0, 0, 0, 1},       {0, 0, 0, 0, 2},
                            {0, 0, 0, 0, 3},       {0, 0, 0, pass(1), 0}, {0, 0, 0, pass(1), 1},
                            {0, 0, 0, pass(2), 0}, {0, 0, 0, pass(2), 0}, {1, 0, 0, pass(3), 0}};
-  ClassifyInput in;
-  in.log = &log;
-  in.step_starts = starts;
-  in.step_bounds = 3;
-  in.profiled = 2;
-  in.period = 2;
-  in.interval_ends = ends;
-  in.intervals = 1;
-  in.touches = touches;
-  in.touch_count = sizeof touches / sizeof touches[0];
-  in.granularity = 65536;
+  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, sizeof touches / sizeof touches[0]);
   for (bool passes : {false, true}) {
     in.passes = passes;
     Classification c;
