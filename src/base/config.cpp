@@ -57,10 +57,14 @@ const VarSpec kTable[] = {
     {"SENTINEL_PROFILE_SAMPLE_MIN", VarType::size, "256M",
      "objects at least this large are profiled in a sample (SENTINEL_PROFILE_SAMPLE)", &Config::profile_sample_min, 1,
      uint64_t{1} << 40},
-    {"SENTINEL_PROFILE_PASSES", VarType::count, "1",
+    {"SENTINEL_PROFILE_PASSES", VarType::count, "4",
      "access intensity: profiled steps take access away again this many times per mean interval, so a page used "
      "throughout an interval is counted once per pass and one used in a burst once (1 to 32; 1: once per interval)",
      &Config::profile_passes, 1, 32},
+    {"SENTINEL_PROFILE_PASS_COST", VarType::count, "100",
+     "the passes (SENTINEL_PROFILE_PASSES) may add at most this percentage of a plain step to a profiled one; "
+     "past it their period doubles (1 to 100000)",
+     &Config::profile_pass_cost, 1, 100000},
     {"SENTINEL_STEP", VarType::step, "auto",
      "step boundaries: auto (detected from allocations), marks (sentinel_step() only) or a fixed period N"},
     {"SENTINEL_INTERVALS", VarType::count, "16", "intervals a step is cut into on the in-step allocation clock (1-64)",

@@ -43,6 +43,7 @@ struct Config {
   uint64_t profile_sample = 0;      // SENTINEL_PROFILE_SAMPLE: 1 in N of a large object's pages profiled
   uint64_t profile_sample_min = 0;  // SENTINEL_PROFILE_SAMPLE_MIN: objects at least this large are sampled
   uint64_t profile_passes = 0;      // SENTINEL_PROFILE_PASSES: profiling passes per mean interval (1: none)
+  uint64_t profile_pass_cost = 0;   // SENTINEL_PROFILE_PASS_COST: % of a plain step the passes may add
   StepSource step_source = StepSource::automatic;
   uint64_t step_period = 0;  // StepSource::fixed
   uint64_t intervals = 0;

@@ -188,17 +188,32 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
   return true;
 }
 
-// Per touch entry while classifying: its distinct granules, and its distinct (granule, pass) pairs.
+// Per touch entry while classifying: its distinct granules, and what its granules' later passes stand for.
 struct PassCount {
   uint32_t granules;
-  uint32_t visits;
+  uint64_t later;  // per distinct (granule, pass) pair after a granule's first: 2^shift first periods
 };
 
-// An entry's access intensity: its visits per granule, x 256 (docs/profiling.md, "Passes").
+// An entry's access intensity, x 256 (docs/profiling.md, "Passes"): a granule's first pass counts once (a
+// burst is one pass at any period), each later one the first periods it stood for.
 uint32_t passes_x256(const PassCount& c) {
   if (!c.granules) return 0;
-  const uint64_t x = (uint64_t{c.visits} * 256 + c.granules / 2) / c.granules;
-  return static_cast<uint32_t>(x < 256 ? 256 : x);
+  const uint64_t x = ((c.granules + c.later) * 256 + c.granules / 2) / c.granules;
+  return static_cast<uint32_t>(x > UINT32_MAX ? UINT32_MAX : x);
+}
+
+// The period's shift in force in a pass: the doublings at or before it, in the window's order.
+uint32_t pass_shift_at(const ClassifyInput& in, const TouchRecord& r) {
+  const uint32_t pass = touch_pass(r);
+  uint32_t shift = 0;
+  for (uint32_t k = 0; k < in.pass_shift_count; ++k) {
+    const Profiler::PassShift& d = in.pass_shifts[k];
+    const bool at_or_before = d.step != r.step           ? d.step < r.step
+                              : d.interval != r.interval ? d.interval < r.interval
+                                                         : d.pass <= pass;
+    if (at_or_before) shift = d.shift;
+  }
+  return shift;
 }
 
 // Pass 2: touches per (identity, chunk, interval, profiled step), each granule counted once (and once
@@ -238,8 +253,9 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];
     ++st.faults;
     if (counts) {
-      counts[ts->index_plus_one - 1].granules += fresh;
-      counts[ts->index_plus_one - 1].visits += fresh_visit;
+      PassCount& c = counts[ts->index_plus_one - 1];
+      c.granules += fresh;
+      if (fresh_visit && !fresh) c.later += uint64_t{1} << pass_shift_at(in, r);
     }
     if (fresh && start < o->size) {
       // A sampled granule's weight can overshoot: a touch never counts more than its chunk (or object) holds.

@@ -45,6 +45,9 @@ struct ClassifyInput {
   PageSample sample;
   // The window was profiled in passes (Profiler::start_passes): each touch gets its passes_x256.
   bool passes = false;
+  // Where the pass period doubled (SENTINEL_PROFILE_PASS_COST), in the window's order.
+  const Profiler::PassShift* pass_shifts = nullptr;
+  uint32_t pass_shift_count = 0;
 };
 
 inline constexpr uint64_t kChunkedMinChunks = 8;

@@ -131,6 +131,7 @@ void Profiler::begin_interval(uint32_t step, uint32_t interval) {
   step_.store(step, std::memory_order_relaxed);
   interval_.store(interval, std::memory_order_relaxed);
   pass_.store(0, std::memory_order_relaxed);
+  interval_start_ticks_ = t0;
   epoch_.fetch_add(1, std::memory_order_relaxed);  // every sweep cursor is stale from here
   armed_ever_.store(true, std::memory_order_relaxed);
   armed_.store(true, std::memory_order_seq_cst);
@@ -168,8 +169,18 @@ void Profiler::rearm() {
   const uint64_t t0 = now_ticks();
   pthread_mutex_lock(&pass_lock_);
   // finish() stops this thread before it gives access back, so recording cannot end during the sweep.
-  if (recording() && pass_.load(std::memory_order_relaxed) < kTouchMaxPass) {
-    pass_.fetch_add(1, std::memory_order_relaxed);
+  const uint32_t pass = pass_.load(std::memory_order_relaxed);
+  if (recording() && pass < kTouchMaxPass && passes_over_budget(t0)) {
+    // Over budget: no pass now (the current one goes on), and the next ones at twice the period. Past the
+    // last doubling the passes have in effect stopped.
+    if (pass_shift_count_ < kMaxPassShifts) {
+      const uint32_t shift = pass_shift_.fetch_add(1, std::memory_order_relaxed) + 1;
+      pass_shifts_[pass_shift_count_++] = {step_.load(std::memory_order_relaxed),
+                                           interval_.load(std::memory_order_relaxed), pass + 1, shift};
+      pass_slowdowns_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } else if (recording() && pass < kTouchMaxPass) {
+    pass_.store(pass + 1, std::memory_order_relaxed);
     // A sweep starts over in the new pass. Only the slots that faulted in the pass that ends have pages
     // to take back: the others are still protected since the interval start or their last pass.
     protect_live(false, epoch_.fetch_add(1, std::memory_order_relaxed));
@@ -180,19 +191,47 @@ void Profiler::rearm() {
   errno = saved;
 }
 
+void Profiler::set_pass_budget(const PassBudget& b) {
+  pthread_mutex_lock(&pass_lock_);
+  pass_budget_ = b;
+  pthread_mutex_unlock(&pass_lock_);
+}
+
+// The window's intervals so far, as profiled and as plain: the completed ones as the step-lock holder gave
+// them, the current one as long as it has run and as its plain mean (as long as it has run while within
+// that mean, or when the mean is unknown).
+bool Profiler::passes_over_budget(uint64_t now) const {
+  const uint64_t faults = faults_.load(std::memory_order_relaxed) - faults_at_passes_;
+  const uint64_t pass_faults = pass_faults_.load(std::memory_order_relaxed) - pass_faults_at_passes_;
+  if (!faults || !pass_faults) return false;
+  const uint64_t ran = now > interval_start_ticks_ ? now - interval_start_ticks_ : 0;
+  const uint64_t mean = pass_budget_.interval_plain_ticks;
+  const uint64_t plain = pass_budget_.plain_ticks + (mean && mean < ran ? mean : ran);
+  const uint64_t profiled = pass_budget_.profiled_ticks + ran;
+  if (!plain || profiled <= plain) return false;
+  const unsigned __int128 pass_cost = static_cast<unsigned __int128>(profiled - plain) * pass_faults / faults;
+  return pass_cost * 100 > static_cast<unsigned __int128>(plain) * pass_cost_percent_;
+}
+
 void* Profiler::pass_main(void* self) {
   auto* p = static_cast<Profiler*>(self);
   while (!p->pass_stop_.load(std::memory_order_acquire)) {
-    futex_wait(&p->pass_stop_, 0, p->pass_period_ns_);
+    futex_wait(&p->pass_stop_, 0, p->pass_period_ns_ << p->pass_shift_.load(std::memory_order_relaxed));
     if (p->pass_stop_.load(std::memory_order_acquire)) break;
     p->rearm();
   }
   return nullptr;
 }
 
-bool Profiler::start_passes(uint64_t period_ns) {
+bool Profiler::start_passes(uint64_t period_ns, uint64_t cost_percent) {
   if (pass_running_ || !period_ns) return pass_running_;
   pass_period_ns_ = period_ns;
+  pass_shift_.store(0, std::memory_order_relaxed);
+  pass_cost_percent_ = cost_percent;
+  pass_budget_ = PassBudget{};
+  faults_at_passes_ = faults_.load(std::memory_order_relaxed);
+  pass_faults_at_passes_ = pass_faults_.load(std::memory_order_relaxed);
+  pass_shift_count_ = 0;
   pass_stop_.store(0, std::memory_order_release);
   pass_running_ = start_quiet_thread(&pass_thread_, &Profiler::pass_main, this, 64 * 1024, "sentinel-pass") == 0;
   return pass_running_;
@@ -387,6 +426,7 @@ bool Profiler::handle_fault(void* addr) {
   }
   faults_.fetch_add(1, std::memory_order_relaxed);
   if (n > 1) sweep_faults_.fetch_add(1, std::memory_order_relaxed);
+  if (pass_.load(std::memory_order_relaxed)) pass_faults_.fetch_add(1, std::memory_order_relaxed);
   uintptr_t user = s->user.load(std::memory_order_acquire);
   // A fault outside a sampled slot's windows raced with the pages being given back: not a sample.
   if (recording() && user && room) {

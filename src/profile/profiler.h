@@ -61,12 +61,32 @@ class Profiler {
   // Sentinel's takes access away again every period_ns within the interval, so a granule used
   // throughout an interval is recorded once per pass, one used in a burst once. Step lock held; false
   // (nothing started) when the thread cannot be created. finish() stops it.
-  bool start_passes(uint64_t period_ns);
+  bool start_passes(uint64_t period_ns, uint64_t cost_percent);
   // Starts the current interval's next pass (the pass thread): re-protects the live objects that faulted
   // in the pass that ends.
   void rearm();
   uint64_t rearms() const { return rearms_.load(std::memory_order_relaxed); }
-  uint64_t rearm_ticks() const { return rearm_ticks_.load(std::memory_order_relaxed); }  // spent in rearm()
+  // Faults in a pass after the first of their interval.
+  uint64_t pass_faults() const { return pass_faults_.load(std::memory_order_relaxed); }
+  // What the passes may cost (SENTINEL_PROFILE_PASS_COST, docs/profiling.md "What passes cost"): before
+  // each pass the pass thread estimates the passes' cost so far, the time the window's intervals took
+  // beyond their plain means in the share of the window's faults taken in passes, and past cost_percent
+  // of the plain means it doubles the period from that pass on. The step-lock holder gives, at each
+  // interval start, the window's completed intervals as profiled and as their plain means, and the plain
+  // mean of the interval that starts (0: unknown).
+  struct PassBudget {
+    uint64_t profiled_ticks = 0, plain_ticks = 0, interval_plain_ticks = 0;
+  };
+  void set_pass_budget(const PassBudget& b);
+  // Where the period doubled: from (step, interval, pass) on, visits stand for 2^shift first periods.
+  struct PassShift {
+    uint32_t step, interval, pass, shift;
+  };
+  static constexpr uint32_t kMaxPassShifts = 8;  // 256 first periods: past any interval, the passes stopped
+  const PassShift* pass_shifts() const { return pass_shifts_; }
+  uint32_t pass_shift_count() const { return pass_shift_count_; }  // in the current (or last) window
+  uint64_t pass_slowdowns() const { return pass_slowdowns_.load(std::memory_order_relaxed); }  // over the run
+  uint64_t rearm_ticks() const { return rearm_ticks_.load(std::memory_order_relaxed); }        // spent in rearm()
   // Step lock held. Stops the passes, gives all access back and stops recording.
   void finish();
   bool recording() const { return recording_.load(std::memory_order_acquire); }
@@ -132,6 +152,7 @@ class Profiler {
   bool faulted_in(unsigned cls, uint32_t index, uint32_t epoch) const;
   void stop_passes();
   static void* pass_main(void* self);
+  bool passes_over_budget(uint64_t now) const;  // pass_lock_ held
 
   Arena* arena_ = nullptr;
   uint32_t granularity_ = 0;
@@ -152,6 +173,15 @@ class Profiler {
   bool pass_running_ = false;           // step lock held
   std::atomic<uint32_t> pass_stop_{0};  // a futex word: 1 asks the pass thread to end
   uint64_t pass_period_ns_ = 0;
+  std::atomic<uint32_t> pass_shift_{0};  // the period is pass_period_ns_ << pass_shift_
+  // The budget (pass_lock_): SENTINEL_PROFILE_PASS_COST, the step-lock holder's figures, when the current
+  // interval began, and the window's fault counts at its start.
+  uint64_t pass_cost_percent_ = 0;
+  PassBudget pass_budget_;
+  uint64_t interval_start_ticks_ = 0, faults_at_passes_ = 0, pass_faults_at_passes_ = 0;
+  PassShift pass_shifts_[kMaxPassShifts] = {};
+  uint32_t pass_shift_count_ = 0;
+  std::atomic<uint64_t> pass_slowdowns_{0};
   std::atomic<uint64_t> rearms_{0}, rearm_ticks_{0};
   TouchRecord* touches_ = nullptr;
   uint64_t capacity_ = 0;
@@ -163,7 +193,7 @@ class Profiler {
   std::atomic<uint32_t> interval_{0};
   std::atomic<int> check_fast_node_{-1};
   std::atomic<uint64_t> faults_{0}, fault_ns_{0}, dropped_{0}, syscall_unprotects_{0}, protect_calls_{0};
-  std::atomic<uint64_t> mprotect_failures_{0}, sweep_faults_{0};
+  std::atomic<uint64_t> mprotect_failures_{0}, sweep_faults_{0}, pass_faults_{0};
   std::atomic<bool> warned_{false};
   uint64_t protect_ticks_ = 0, release_ticks_ = 0;  // step lock held
 };

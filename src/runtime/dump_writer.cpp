@@ -457,6 +457,8 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
       {"profile_sweep_faults", s.profiler.sweep_faults()},
       {"profile_passes", s.profiler.rearms()},
       {"profile_pass_ns", s.clock.ticks_to_duration_ns(s.profiler.rearm_ticks())},
+      {"profile_pass_faults", s.profiler.pass_faults()},
+      {"profile_pass_slowdowns", s.profiler.pass_slowdowns()},
       {"profile_protect_ns", s.clock.ticks_to_duration_ns(s.profiler.protect_ticks())},
       {"profile_release_ns", s.clock.ticks_to_duration_ns(s.profiler.release_ticks())},
       {"classify_ns", s.clock.ticks_to_duration_ns(s.stepper.classify_ticks())},

@@ -293,6 +293,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   unprotects_at_open_ = profiler_->syscall_unprotects();
   rearms_at_open_ = profiler_->rearms();
   window_passes_ = false;
+  window_profiled_ticks_ = window_plain_ticks_ = 0;
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
   if (kind == Window::check && tiering_) tiering_->set_verify(true);
@@ -323,7 +324,7 @@ void Stepper::start_passes(const PhaseRecord& p) {
   if (!measured) return;
   uint64_t period = clock_->ticks_to_duration_ns_now(sum / measured) / cfg_.profile_passes;
   if (period < kMinPassPeriodNs) period = kMinPassPeriodNs;
-  window_passes_ = profiler_->start_passes(period);
+  window_passes_ = profiler_->start_passes(period, cfg_.profile_pass_cost);
   if (!window_passes_) log_line(LogLevel::warn, "profiling: no pass thread; one pass per interval");
 }
 
@@ -331,8 +332,13 @@ void Stepper::sample_counters(uint64_t now) {
   if (window_ != Window::profile || current_interval_ < 0 || window_steps_ >= kMaxWindowSteps) return;
   PhaseRecord* p = record(window_phase_);
   if (!p || !p->samples) return;
-  IntervalSample& s = p->samples[window_steps_ * kMaxIntervals + static_cast<uint32_t>(current_interval_)];
+  const uint32_t i = static_cast<uint32_t>(current_interval_);
+  IntervalSample& s = p->samples[window_steps_ * kMaxIntervals + i];
   s.ticks += now - interval_start_ticks_;
+  if (window_passes_ && i < p->intervals && p->plain_count[i]) {
+    window_profiled_ticks_ += now - interval_start_ticks_;
+    window_plain_ticks_ += p->plain_ticks[i] / p->plain_count[i];
+  }
   interval_start_ticks_ = now;
   if (counter_count_ && papi::attached_this_thread()) {
     uint64_t cur[8] = {}, d[8] = {};
@@ -350,6 +356,13 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   sample_counters(now);
   if (current_interval_ < 0) interval_start_ticks_ = now;
   current_interval_ = static_cast<int32_t>(interval);
+  if (window_ == Window::profile && window_passes_) {
+    const PhaseRecord* p = record(window_phase_);
+    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0};
+    if (p && interval < p->intervals && p->plain_count[interval])
+      b.interval_plain_ticks = p->plain_ticks[interval] / p->plain_count[interval];
+    profiler_->set_pass_budget(b);
+  }
   profiler_->begin_interval(window_steps_, interval);
 }
 
@@ -410,6 +423,8 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
                        : 0;
   in.sample = profiler_->sample();
   in.passes = window_passes_;
+  in.pass_shifts = window_passes_ ? profiler_->pass_shifts() : nullptr;
+  in.pass_shift_count = window_passes_ ? profiler_->pass_shift_count() : 0;
   uint64_t t0 = now_ticks();
   bool ok = classify(in, &p.classification);
   classify_ticks_ += now_ticks() - t0;
@@ -434,6 +449,12 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   b.str(" allocations: ").u64(p.classification.identity_count).str(" identities, ");
   b.u64(p.classification.group_count).str(" groups, ").u64(p.faults).str(" faults");
   if (window_passes_) b.str(", ").u64(profiler_->rearms() - rearms_at_open_).str(" passes after interval starts");
+  if (window_passes_ && profiler_->pass_shift_count())
+    b.str(" (their period doubled ")
+        .u64(profiler_->pass_shift_count())
+        .str(" time(s) to keep them within ")
+        .u64(cfg_.profile_pass_cost)
+        .str("% of a plain step, SENTINEL_PROFILE_PASS_COST)");
   log_line(LogLevel::info, b);
   if (tiering_ && tiering_->enabled()) {
     PhaseProfileView v;

@@ -135,6 +135,7 @@ class Stepper final : public SequenceListener {
   // Windows not opened at a step start sequenced late (the program was already past it): opened at a
   // later step instead.
   uint64_t windows_deferred() const { return windows_deferred_; }
+
   // Profiles taken of phases that were later absorbed into a longer step (void_if_empty): not written.
   uint64_t absorbed_profiles() const { return absorbed_profiles_; }
   // Ticks spent classifying profiles and planning them (Tiering::on_profiled), over all phases.
@@ -197,6 +198,9 @@ class Stepper final : public SequenceListener {
   uint64_t faults_at_open_ = 0, fault_ticks_at_open_ = 0, unprotects_at_open_ = 0;
   uint64_t rearms_at_open_ = 0;
   bool window_passes_ = false;  // the open profiling window runs in passes (SENTINEL_PROFILE_PASSES)
+  // For the passes' budget (SENTINEL_PROFILE_PASS_COST): the window's completed intervals that have a
+  // plain mean, as profiled and as that mean.
+  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};

@@ -2,7 +2,11 @@
 // access intensity of profiling in passes (SENTINEL_PROFILE_PASSES, docs/profiling.md "Passes"). Each
 // step allocates 4 activations (4 intervals at SENTINEL_INTERVALS=4); in the first interval it reads the
 // cold weight (2 MiB) once and then re-reads the hot weight (3 MiB) for 30 ms. Prints a checksum of one
-// read of each, which does not depend on how many times the hot weight was re-read.
+// read of each, which does not depend on how many times the hot weight was re-read. With the argument
+// "scattered" the re-reads visit the hot weight's pages in a scattered order, so that no sweep carries on
+// and every pass re-faults each of its granules, and they are a fixed count (as many as fitted in 30 ms in
+// the first step, before any profiling), so that the faults lengthen the step: passes that cost
+// (SENTINEL_PROFILE_PASS_COST).
 #include <time.h>
 
 #include <cstdint>
@@ -17,6 +21,14 @@ constexpr size_t kHot = 3u << 20, kCold = 2u << 20, kActivation = 1u << 20;
 constexpr int kSteps = 40, kActivations = 4;
 constexpr uint64_t kHotNs = 30'000'000;
 
+// Every page of p, in an order of strides of 97 pages (prime: each page once), one byte of each.
+uint64_t read_scattered(const unsigned char* p, size_t n) {
+  const size_t pages = n / 4096;
+  uint64_t s = 0;
+  for (size_t k = 0, page = 0; k < pages; ++k, page = (page + 97) % pages) s += p[page * 4096];
+  return s;
+}
+
 uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -24,12 +36,13 @@ uint64_t now_ns() {
 }
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool scattered = argc > 1 && strcmp(argv[1], "scattered") == 0;
   auto* hot = static_cast<unsigned char*>(malloc(kHot));
   auto* cold = static_cast<unsigned char*>(malloc(kCold));
   memset(hot, 3, kHot);
   memset(cold, 5, kCold);
-  uint64_t sum = 0;
+  uint64_t sum = 0, rereads = 0;
   volatile uint64_t sink = 0;
   for (int step = 0; step < kSteps; ++step) {
     unsigned char* a[kActivations];
@@ -39,7 +52,13 @@ int main() {
       memset(a[i], (step + i) & 0xFF, size);
       if (i == 0) {
         sum += read_all(cold, kCold) + read_all(hot, kHot);
-        for (uint64_t t0 = now_ns(); now_ns() - t0 < kHotNs;) sink = sink + read_all(hot, kHot);
+        if (!scattered) {
+          for (uint64_t t0 = now_ns(); now_ns() - t0 < kHotNs;) sink = sink + read_all(hot, kHot);
+        } else if (step == 0) {
+          for (uint64_t t0 = now_ns(); now_ns() - t0 < kHotNs; ++rereads) sink = sink + read_scattered(hot, kHot);
+        } else {
+          for (uint64_t k = 0; k < rereads; ++k) sink = sink + read_scattered(hot, kHot);
+        }
       }
     }
     for (int i = 0; i < kActivations; ++i) {

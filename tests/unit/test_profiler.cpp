@@ -452,3 +452,40 @@ TEST_CASE("classification gives each touch its access intensity: passes per gran
     CHECK(by_site[8]->passes_x256 == (passes ? 256u : 0u));
   }
 }
+
+TEST_CASE("classification counts a pass at a doubled period as the first periods it stands for", "[classify]") {
+  ObjectLog log;
+  REQUIRE(log.init(16));
+  uint64_t starts[] = {10, 12, 14};
+  sentinel_object weight{};
+  weight.size = 4u << 20;
+  weight.site = 7;
+  weight.death_seq = UINT64_MAX;
+  REQUIRE(log.append(weight) == 0);
+  uint32_t ends[] = {2};
+  auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
+  // Step 0: granules 0-1 in passes 0, 1 and 2. Step 1: granule 0 in passes 0 and 1, granule 1 in pass 3.
+  TouchRecord touches[] = {{0, 0, 0, 0, 0},       {0, 0, 0, 0, 1},       {0, 0, 0, pass(1), 0},
+                           {0, 0, 0, pass(1), 1}, {0, 0, 0, pass(2), 0}, {0, 0, 0, pass(2), 1},
+                           {0, 0, 1, 0, 0},       {0, 0, 1, pass(1), 0}, {0, 0, 1, pass(3), 1}};
+  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, sizeof touches / sizeof touches[0]);
+  in.passes = true;
+  // The period doubled from step 0's pass 2 on, and again from step 1's pass 3 on (the throttle's order).
+  const Profiler::PassShift shifts[] = {{0, 0, 2, 1}, {1, 0, 3, 2}};
+  auto intensity = [&](uint32_t count, uint8_t step) {
+    in.pass_shifts = count ? shifts : nullptr;
+    in.pass_shift_count = count;
+    Classification c;
+    REQUIRE(classify(in, &c));
+    for (uint64_t t = 0; t < c.touch_count; ++t)
+      if (c.touches[t].step == step) return c.touches[t].passes_x256;
+    return 0u;
+  };
+  // Without doublings: step 0 has 6 visits of 2 granules, step 1 3 of 2.
+  CHECK(intensity(0, 0) == 3u * 256);
+  CHECK(intensity(0, 1) == 3u * 128);
+  // Step 0: first passes 2, pass 1 twice at shift 0, pass 2 twice at shift 1: (2 + 2 + 4) / 2 granules.
+  CHECK(intensity(2, 0) == 4u * 256);
+  // Step 1: granule 0's pass 1 at shift 1 (2), granule 1's pass 3 is its first (1): (2 + 2) / 2.
+  CHECK(intensity(2, 1) == 2u * 256);
+}
