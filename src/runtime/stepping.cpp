@@ -196,6 +196,11 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
       p->lock_live = live_;
       p->lock_allocated = 0;
     }
+    if (p->steps_in_lock == 2 && p->profile == PhaseRecord::kNotYet) {
+      // The lock step ended: its intervals are not the plain reference (kProfileStepInLock).
+      memset(p->plain_ticks, 0, sizeof p->plain_ticks);
+      memset(p->plain_count, 0, sizeof p->plain_count);
+    }
     // The trial first: the step that ends its last candidate also settles it (trial_settled), and where
     // the schedule timed last is kept, the check may open on this very step.
     if (tiering_) tiering_->on_step_start(phase, now, behind_);
@@ -207,7 +212,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     bool lock_ok = detector_.confirmed() || detector_.mode() != StepMode::kAuto;
     Window due = Window::none;
     if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
-      if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= 2 && previous_regular) {
+      if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= kProfileStepInLock && previous_regular) {
         due = mark_if_set_up_loop(*p) ? Window::none : Window::profile;
       } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
                  !tiering_->dry_run() && p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
@@ -293,7 +298,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   unprotects_at_open_ = profiler_->syscall_unprotects();
   rearms_at_open_ = profiler_->rearms();
   window_passes_ = false;
-  window_profiled_ticks_ = window_plain_ticks_ = 0;
+  window_profiled_ticks_ = window_plain_ticks_ = window_step_plain_ticks_ = 0;
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
   if (kind == Window::check && tiering_) tiering_->set_verify(true);
@@ -322,6 +327,7 @@ void Stepper::start_passes(const PhaseRecord& p) {
       ++measured;
     }
   if (!measured) return;
+  window_step_plain_ticks_ = sum;
   uint64_t period = clock_->ticks_to_duration_ns_now(sum / measured) / cfg_.profile_passes;
   if (period < kMinPassPeriodNs) period = kMinPassPeriodNs;
   window_passes_ = profiler_->start_passes(period, cfg_.profile_pass_cost);
@@ -358,7 +364,7 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   current_interval_ = static_cast<int32_t>(interval);
   if (window_ == Window::profile && window_passes_) {
     const PhaseRecord* p = record(window_phase_);
-    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0};
+    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0, window_step_plain_ticks_};
     if (p && interval < p->intervals && p->plain_count[interval])
       b.interval_plain_ticks = p->plain_ticks[interval] / p->plain_count[interval];
     profiler_->set_pass_budget(b);

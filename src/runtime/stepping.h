@@ -99,6 +99,11 @@ class Stepper final : public SequenceListener {
   static constexpr uint32_t kMaxPhases = 64;
   // A phase of one allocation a step has nothing to schedule (one object, one interval).
   static constexpr uint32_t kMinProfiledPeriod = 2;
+  // A phase's profiling window opens on this step since its lock. The lock step carries Sentinel's own
+  // start-up (PAPI's probe of the counters, the tiering's set-up and probes), so the plain reference of
+  // each interval (the pass period, the passes' budget, the planner's interval durations) is timed in the
+  // steps after it.
+  static constexpr uint32_t kProfileStepInLock = 3;
   // Passes closer than this cost more in protection calls than they tell (SENTINEL_PROFILE_PASSES).
   static constexpr uint64_t kMinPassPeriodNs = 1'000'000;
 
@@ -200,7 +205,7 @@ class Stepper final : public SequenceListener {
   bool window_passes_ = false;  // the open profiling window runs in passes (SENTINEL_PROFILE_PASSES)
   // For the passes' budget (SENTINEL_PROFILE_PASS_COST): the window's completed intervals that have a
   // plain mean, as profiled and as that mean.
-  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0;
+  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0, window_step_plain_ticks_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};
