@@ -460,7 +460,7 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
         .u64(profiler_->pass_shift_count())
         .str(" time(s) to keep them within ")
         .u64(cfg_.profile_pass_cost)
-        .str("% of a plain step, SENTINEL_PROFILE_PASS_COST)");
+        .str("% of the plain time, SENTINEL_PROFILE_PASS_COST)");
   log_line(LogLevel::info, b);
   if (tiering_ && tiering_->enabled()) {
     PhaseProfileView v;

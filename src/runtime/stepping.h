@@ -140,7 +140,6 @@ class Stepper final : public SequenceListener {
   // Windows not opened at a step start sequenced late (the program was already past it): opened at a
   // later step instead.
   uint64_t windows_deferred() const { return windows_deferred_; }
-
   // Profiles taken of phases that were later absorbed into a longer step (void_if_empty): not written.
   uint64_t absorbed_profiles() const { return absorbed_profiles_; }
   // Ticks spent classifying profiles and planning them (Tiering::on_profiled), over all phases.

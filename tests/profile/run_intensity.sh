@@ -88,7 +88,7 @@ for cost in 100000 default; do
   "$SENTINEL_VIEW" records "$dir/cost-$cost.prof" > "$dir/cost-$cost.json"
 done
 log=$(cat "$dir/cost-default.log")
-grep -q 'their period doubled [0-9]* time(s) to keep them within 100% of a plain step' <<<"$log" ||
+grep -q 'their period doubled [0-9]* time(s) to keep them within 100% of the plain time' <<<"$log" ||
   { echo "scattered at the default cost: no doubling on the profiling line"; echo "$log"; exit 1; }
 python3 - "$dir" <<'PY'
 import json, statistics, sys
