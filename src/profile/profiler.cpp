@@ -199,8 +199,7 @@ void Profiler::set_pass_budget(const PassBudget& b) {
 
 // The window's intervals so far, as profiled and as plain: the completed ones as the step-lock holder gave
 // them, the current one as long as it has run and as its plain mean (as long as it has run while within
-// that mean, or when the mean is unknown). The budget is a share of that plain time, or of one plain step
-// while the window has not reached one.
+// that mean, or when the mean is unknown). The budget is a share of the window's whole plain time.
 bool Profiler::passes_over_budget(uint64_t now) const {
   const uint64_t faults = faults_.load(std::memory_order_relaxed) - faults_at_passes_;
   const uint64_t pass_faults = pass_faults_.load(std::memory_order_relaxed) - pass_faults_at_passes_;
@@ -211,7 +210,7 @@ bool Profiler::passes_over_budget(uint64_t now) const {
   const uint64_t profiled = pass_budget_.profiled_ticks + ran;
   if (!plain || profiled <= plain) return false;
   const unsigned __int128 pass_cost = static_cast<unsigned __int128>(profiled - plain) * pass_faults / faults;
-  const uint64_t allowed = plain > pass_budget_.step_plain_ticks ? plain : pass_budget_.step_plain_ticks;
+  const uint64_t allowed = plain > pass_budget_.window_plain_ticks ? plain : pass_budget_.window_plain_ticks;
   return pass_cost * 100 > static_cast<unsigned __int128>(allowed) * pass_cost_percent_;
 }
 

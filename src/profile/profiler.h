@@ -73,11 +73,11 @@ class Profiler {
   // beyond their plain means in the share of the window's faults taken in passes, and past cost_percent
   // of the plain means it doubles the period from that pass on. The step-lock holder gives, at each
   // interval start, the window's completed intervals as profiled and as their plain means, and the plain
-  // mean of the interval that starts (0: unknown), and a plain step (the sum of the means): the first
-  // step's passes may spend that step's share of the budget from its start, not only what the intervals
-  // so far earned (a few short intervals would otherwise allow next to nothing).
+  // mean of the interval that starts (0: unknown), and the window's whole plain time (its steps x the sum
+  // of the means): the budget is a share of that from the window's start, so that passes that cost early
+  // (the first intervals' faults) are not throttled for the rest of the window while it stays within.
   struct PassBudget {
-    uint64_t profiled_ticks = 0, plain_ticks = 0, interval_plain_ticks = 0, step_plain_ticks = 0;
+    uint64_t profiled_ticks = 0, plain_ticks = 0, interval_plain_ticks = 0, window_plain_ticks = 0;
   };
   void set_pass_budget(const PassBudget& b);
   // Where the period doubled: from (step, interval, pass) on, visits stand for 2^shift first periods.

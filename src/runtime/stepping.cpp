@@ -298,7 +298,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   unprotects_at_open_ = profiler_->syscall_unprotects();
   rearms_at_open_ = profiler_->rearms();
   window_passes_ = false;
-  window_profiled_ticks_ = window_plain_ticks_ = window_step_plain_ticks_ = 0;
+  window_profiled_ticks_ = window_plain_ticks_ = window_whole_plain_ticks_ = 0;
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
   if (kind == Window::check && tiering_) tiering_->set_verify(true);
@@ -327,7 +327,7 @@ void Stepper::start_passes(const PhaseRecord& p) {
       ++measured;
     }
   if (!measured) return;
-  window_step_plain_ticks_ = sum;
+  window_whole_plain_ticks_ = sum * window_target_;
   uint64_t period = clock_->ticks_to_duration_ns_now(sum / measured) / cfg_.profile_passes;
   if (period < kMinPassPeriodNs) period = kMinPassPeriodNs;
   window_passes_ = profiler_->start_passes(period, cfg_.profile_pass_cost);
@@ -364,7 +364,7 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   current_interval_ = static_cast<int32_t>(interval);
   if (window_ == Window::profile && window_passes_) {
     const PhaseRecord* p = record(window_phase_);
-    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0, window_step_plain_ticks_};
+    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0, window_whole_plain_ticks_};
     if (p && interval < p->intervals && p->plain_count[interval])
       b.interval_plain_ticks = p->plain_ticks[interval] / p->plain_count[interval];
     profiler_->set_pass_budget(b);

@@ -204,7 +204,7 @@ class Stepper final : public SequenceListener {
   bool window_passes_ = false;  // the open profiling window runs in passes (SENTINEL_PROFILE_PASSES)
   // For the passes' budget (SENTINEL_PROFILE_PASS_COST): the window's completed intervals that have a
   // plain mean, as profiled and as that mean.
-  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0, window_step_plain_ticks_ = 0;
+  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0, window_whole_plain_ticks_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};
