@@ -210,7 +210,7 @@ bool Profiler::passes_over_budget(uint64_t now) const {
   const uint64_t profiled = pass_budget_.profiled_ticks + ran;
   if (!plain || profiled <= plain) return false;
   const unsigned __int128 pass_cost = static_cast<unsigned __int128>(profiled - plain) * pass_faults / faults;
-  const uint64_t allowed = plain > pass_budget_.window_plain_ticks ? plain : pass_budget_.window_plain_ticks;
+  const uint64_t allowed = plain > pass_window_plain_ticks_ ? plain : pass_window_plain_ticks_;
   return pass_cost * 100 > static_cast<unsigned __int128>(allowed) * pass_cost_percent_;
 }
 
@@ -224,11 +224,12 @@ void* Profiler::pass_main(void* self) {
   return nullptr;
 }
 
-bool Profiler::start_passes(uint64_t period_ns, uint64_t cost_percent) {
+bool Profiler::start_passes(uint64_t period_ns, uint64_t cost_percent, uint64_t window_plain_ticks) {
   if (pass_running_ || !period_ns) return pass_running_;
   pass_period_ns_ = period_ns;
   pass_shift_.store(0, std::memory_order_relaxed);
   pass_cost_percent_ = cost_percent;
+  pass_window_plain_ticks_ = window_plain_ticks;
   pass_budget_ = PassBudget{};
   faults_at_passes_ = faults_.load(std::memory_order_relaxed);
   pass_faults_at_passes_ = pass_faults_.load(std::memory_order_relaxed);

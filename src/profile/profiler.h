@@ -61,7 +61,8 @@ class Profiler {
   // Sentinel's takes access away again every period_ns within the interval, so a granule used
   // throughout an interval is recorded once per pass, one used in a burst once. Step lock held; false
   // (nothing started) when the thread cannot be created. finish() stops it.
-  bool start_passes(uint64_t period_ns, uint64_t cost_percent);
+  // cost_percent and window_plain_ticks: the budget (set_pass_budget).
+  bool start_passes(uint64_t period_ns, uint64_t cost_percent, uint64_t window_plain_ticks);
   // Starts the current interval's next pass (the pass thread): re-protects the live objects that faulted
   // in the pass that ends.
   void rearm();
@@ -73,11 +74,11 @@ class Profiler {
   // beyond their plain means in the share of the window's faults taken in passes, and past cost_percent
   // of the plain means it doubles the period from that pass on. The step-lock holder gives, at each
   // interval start, the window's completed intervals as profiled and as their plain means, and the plain
-  // mean of the interval that starts (0: unknown), and the window's whole plain time (its steps x the sum
-  // of the means): the budget is a share of that from the window's start, so that passes that cost early
-  // (the first intervals' faults) are not throttled for the rest of the window while it stays within.
+  // mean of the interval that starts (0: unknown). The budget is a share of the window's whole plain time
+  // (start_passes) from the window's start, so that passes that cost early (the first intervals' faults)
+  // are not throttled for the rest of the window while it stays within.
   struct PassBudget {
-    uint64_t profiled_ticks = 0, plain_ticks = 0, interval_plain_ticks = 0, window_plain_ticks = 0;
+    uint64_t profiled_ticks = 0, plain_ticks = 0, interval_plain_ticks = 0;
   };
   void set_pass_budget(const PassBudget& b);
   // Where the period doubled: from (step, interval, pass) on, visits stand for 2^shift first periods.
@@ -178,7 +179,7 @@ class Profiler {
   std::atomic<uint32_t> pass_shift_{0};  // the period is pass_period_ns_ << pass_shift_
   // The budget (pass_lock_): SENTINEL_PROFILE_PASS_COST, the step-lock holder's figures, when the current
   // interval began, and the window's fault counts at its start.
-  uint64_t pass_cost_percent_ = 0;
+  uint64_t pass_cost_percent_ = 0, pass_window_plain_ticks_ = 0;
   PassBudget pass_budget_;
   uint64_t interval_start_ticks_ = 0, faults_at_passes_ = 0, pass_faults_at_passes_ = 0;
   PassShift pass_shifts_[kMaxPassShifts] = {};

@@ -298,7 +298,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   unprotects_at_open_ = profiler_->syscall_unprotects();
   rearms_at_open_ = profiler_->rearms();
   window_passes_ = false;
-  window_profiled_ticks_ = window_plain_ticks_ = window_whole_plain_ticks_ = 0;
+  window_profiled_ticks_ = window_plain_ticks_ = 0;
   profiler_->discard_touches();
   profiler_->set_node_check(kind == Window::check && tiering_ ? tiering_->fast_node() : -1);
   if (kind == Window::check && tiering_) tiering_->set_verify(true);
@@ -322,15 +322,15 @@ void Stepper::start_passes(const PhaseRecord& p) {
   uint64_t sum = 0;
   uint32_t measured = 0;
   for (uint32_t i = 0; i < p.intervals; ++i)
-    if (p.plain_count[i]) {
-      sum += p.plain_ticks[i] / p.plain_count[i];
+    if (const uint64_t mean = p.plain_mean(i)) {
+      sum += mean;
       ++measured;
     }
   if (!measured) return;
-  window_whole_plain_ticks_ = sum * window_target_;
   uint64_t period = clock_->ticks_to_duration_ns_now(sum / measured) / cfg_.profile_passes;
   if (period < kMinPassPeriodNs) period = kMinPassPeriodNs;
-  window_passes_ = profiler_->start_passes(period, cfg_.profile_pass_cost);
+  // The budget's base: the window's whole plain time, its steps x a plain step.
+  window_passes_ = profiler_->start_passes(period, cfg_.profile_pass_cost, sum * window_target_);
   if (!window_passes_) log_line(LogLevel::warn, "profiling: no pass thread; one pass per interval");
 }
 
@@ -341,9 +341,10 @@ void Stepper::sample_counters(uint64_t now) {
   const uint32_t i = static_cast<uint32_t>(current_interval_);
   IntervalSample& s = p->samples[window_steps_ * kMaxIntervals + i];
   s.ticks += now - interval_start_ticks_;
-  if (window_passes_ && i < p->intervals && p->plain_count[i]) {
+  const uint64_t mean = window_passes_ && i < p->intervals ? p->plain_mean(i) : 0;
+  if (mean) {  // the passes' budget counts the intervals that have a plain mean
     window_profiled_ticks_ += now - interval_start_ticks_;
-    window_plain_ticks_ += p->plain_ticks[i] / p->plain_count[i];
+    window_plain_ticks_ += mean;
   }
   interval_start_ticks_ = now;
   if (counter_count_ && papi::attached_this_thread()) {
@@ -364,10 +365,8 @@ void Stepper::enter_interval(uint32_t interval, uint64_t now) {
   current_interval_ = static_cast<int32_t>(interval);
   if (window_ == Window::profile && window_passes_) {
     const PhaseRecord* p = record(window_phase_);
-    Profiler::PassBudget b{window_profiled_ticks_, window_plain_ticks_, 0, window_whole_plain_ticks_};
-    if (p && interval < p->intervals && p->plain_count[interval])
-      b.interval_plain_ticks = p->plain_ticks[interval] / p->plain_count[interval];
-    profiler_->set_pass_budget(b);
+    const uint64_t mean = p && interval < p->intervals ? p->plain_mean(interval) : 0;
+    profiler_->set_pass_budget(Profiler::PassBudget{window_profiled_ticks_, window_plain_ticks_, mean});
   }
   profiler_->begin_interval(window_steps_, interval);
 }
@@ -447,7 +446,7 @@ void Stepper::finish_profile(PhaseRecord& p, Outcome outcome) {
   for (uint32_t i = 0; i < p.intervals && p.samples; ++i) {
     uint64_t sum = 0;
     for (uint32_t k = 0; k < window_steps_; ++k) sum += p.samples[k * kMaxIntervals + i].ticks;
-    uint64_t ticks = p.plain_count[i] ? p.plain_ticks[i] / p.plain_count[i] : window_steps_ ? sum / window_steps_ : 0;
+    uint64_t ticks = p.plain_count[i] ? p.plain_mean(i) : window_steps_ ? sum / window_steps_ : 0;
     p.interval_ns[i] = clock_ ? clock_->ticks_to_duration_ns_now(ticks) : 0;
   }
   LineBuf b;

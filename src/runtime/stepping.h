@@ -86,6 +86,10 @@ struct PhaseRecord {
   // Interval durations in plain steps (no window open: no profiling faults stretching them), ticks.
   uint64_t plain_ticks[kMaxIntervals] = {};
   uint32_t plain_count[kMaxIntervals] = {};
+  // Interval i's mean plain duration (ticks); 0 where none was measured (or i is past the table).
+  uint64_t plain_mean(uint32_t i) const {
+    return i < kMaxIntervals && plain_count[i] ? plain_ticks[i] / plain_count[i] : 0;
+  }
   // Tiering
   bool planned = false;
   uint64_t planned_steps = 0;
@@ -204,7 +208,7 @@ class Stepper final : public SequenceListener {
   bool window_passes_ = false;  // the open profiling window runs in passes (SENTINEL_PROFILE_PASSES)
   // For the passes' budget (SENTINEL_PROFILE_PASS_COST): the window's completed intervals that have a
   // plain mean, as profiled and as that mean.
-  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0, window_whole_plain_ticks_ = 0;
+  uint64_t window_profiled_ticks_ = 0, window_plain_ticks_ = 0;
   uint64_t last_counters_[8] = {};
   uint32_t counter_count_ = 0;
   std::atomic<bool> counters_requested_{false};
