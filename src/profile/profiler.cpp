@@ -170,7 +170,9 @@ void Profiler::rearm() {
   pthread_mutex_lock(&pass_lock_);
   // finish() stops this thread before it gives access back, so recording cannot end during the sweep.
   const uint32_t pass = pass_.load(std::memory_order_relaxed);
-  if (recording() && pass < kTouchMaxPass && passes_over_budget(t0)) {
+  if (!recording() || pass >= kTouchMaxPass) {
+    // nothing to do: no window, or the interval's last pass
+  } else if (passes_over_budget(t0)) {
     // Over budget: no pass now (the current one goes on), and the next ones at twice the period. Past the
     // last doubling the passes have in effect stopped.
     if (pass_shift_count_ < kMaxPassShifts) {
@@ -179,7 +181,7 @@ void Profiler::rearm() {
                                            interval_.load(std::memory_order_relaxed), pass + 1, shift};
       pass_slowdowns_.fetch_add(1, std::memory_order_relaxed);
     }
-  } else if (recording() && pass < kTouchMaxPass) {
+  } else {
     pass_.store(pass + 1, std::memory_order_relaxed);
     // A sweep starts over in the new pass. Only the slots that faulted in the pass that ends have pages
     // to take back: the others are still protected since the interval start or their last pass.
