@@ -4,9 +4,10 @@
 // cold weight (2 MiB) once and then re-reads the hot weight (3 MiB) for 30 ms. Prints a checksum of one
 // read of each, which does not depend on how many times the hot weight was re-read. With the argument
 // "scattered" the re-reads visit the hot weight's pages in a scattered order, so that no sweep carries on
-// and every pass re-faults each of its granules, and they are a fixed count (as many as fitted in 30 ms in
-// the first step, before any profiling), so that the faults lengthen the step: passes that cost
-// (SENTINEL_PROFILE_PASS_COST).
+// and every pass re-faults each of its granules, and they are a fixed count, so that the faults lengthen the
+// step: passes that cost (SENTINEL_PROFILE_PASS_COST). The count is the second argument; without it, as many
+// as fit in 30 ms of the first step, printed to stderr ("rereads N") so that runs to be compared can be
+// given the same work whatever else loads the machine.
 #include <time.h>
 
 #include <cstdint>
@@ -38,11 +39,13 @@ uint64_t now_ns() {
 
 int main(int argc, char** argv) {
   const bool scattered = argc > 1 && strcmp(argv[1], "scattered") == 0;
+  const bool calibrate = scattered && argc < 3;
+  uint64_t rereads = scattered && !calibrate ? strtoull(argv[2], nullptr, 10) : 0;
   auto* hot = static_cast<unsigned char*>(malloc(kHot));
   auto* cold = static_cast<unsigned char*>(malloc(kCold));
   memset(hot, 3, kHot);
   memset(cold, 5, kCold);
-  uint64_t sum = 0, rereads = 0;
+  uint64_t sum = 0;
   volatile uint64_t sink = 0;
   for (int step = 0; step < kSteps; ++step) {
     unsigned char* a[kActivations];
@@ -54,7 +57,7 @@ int main(int argc, char** argv) {
         sum += read_all(cold, kCold) + read_all(hot, kHot);
         if (!scattered) {
           for (uint64_t t0 = now_ns(); now_ns() - t0 < kHotNs;) sink = sink + read_all(hot, kHot);
-        } else if (step == 0) {
+        } else if (calibrate && step == 0) {
           for (uint64_t t0 = now_ns(); now_ns() - t0 < kHotNs; ++rereads) sink = sink + read_scattered(hot, kHot);
         } else {
           for (uint64_t k = 0; k < rereads; ++k) sink = sink + read_scattered(hot, kHot);
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
   }
   free(hot);
   free(cold);
+  if (calibrate) fprintf(stderr, "rereads %llu\n", static_cast<unsigned long long>(rereads));
   printf("checksum %llu\n", static_cast<unsigned long long>(sum));
   return 0;
 }
