@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 8
+#define SENTINEL_FORMAT_MINOR 9
 
 struct sentinel_file_header {
   char magic[8];
@@ -284,8 +284,14 @@ struct sentinel_plan_trial {
   uint32_t kept;   /* SENTINEL_TRIAL_KEPT_*: the schedule in effect (what the record's entries are) */
   /* 1.7: what timed the steps. */
   uint32_t clock; /* SENTINEL_TRIAL_CLOCK_*: the *_step_ns are wall time, or the slow-tier guest's emulated time */
-  uint32_t reserved;
-}; /* 96 bytes (88 in 1.6, 48 before) */
+  /* 1.9: the slow-access cost fitted to the schedule in effect, timed in wall time over steady steps
+   * (after the trial and the placement check): (measured - modeled base - modeled moves) / its
+   * access-weighted bytes on the slow node. */
+  uint32_t fit;                 /* SENTINEL_FIT_* (a reserved 0 before 1.9) */
+  uint32_t fit_slow_ns_per_kib; /* the fitted cost (SENTINEL_FIT_DONE), else 0 */
+  uint32_t fit_steps;           /* steady steps timed */
+  uint64_t fit_step_ns;         /* their median duration, wall time (0: none timed) */
+};                              /* 112 bytes (96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
 #define SENTINEL_TRIAL_CLOCK_WALL 0u
 #define SENTINEL_TRIAL_CLOCK_EMULATED 1u /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
 #define SENTINEL_REPLAN_NONE 0u          /* not decided: the moving schedule's steps did not end, or moved nothing */
@@ -293,6 +299,12 @@ struct sentinel_plan_trial {
 #define SENTINEL_REPLAN_DONE 2u          /* re-planned with the measured bandwidth, and timed as a third candidate */
 #define SENTINEL_REPLAN_SAME 3u          /* re-planned, to the same schedule: not timed again */
 #define SENTINEL_REPLAN_FAILED 4u        /* the re-plan could not be made (out of memory, or refused) */
+#define SENTINEL_FIT_NONE 0u             /* not fitted yet (steps still to time), or no plan is placed (a dry run) */
+#define SENTINEL_FIT_DONE 1u             /* fitted: fit_slow_ns_per_kib */
+#define SENTINEL_FIT_LITTLE_SLOW 2u      /* too few access-weighted bytes on the slow node to fit a cost from */
+#define SENTINEL_FIT_NO_BASE 3u          /* no modeled base (no interval durations) */
+#define SENTINEL_FIT_UNKNOWN_MOVES 4u    /* the schedule moves bytes at an unknown cost */
+#define SENTINEL_FIT_AT_BASE 5u          /* the measured steps were no longer than the modeled base and moves */
 #define SENTINEL_TRIAL_KEPT_MOVING 0u
 #define SENTINEL_TRIAL_KEPT_FIXED 1u
 #define SENTINEL_TRIAL_KEPT_REPLANNED 2u

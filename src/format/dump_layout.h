@@ -373,7 +373,16 @@ struct Layout<sentinel_plan_trial> {
       SENTINEL_APPENDED(S, 88, u32, clock, 7, zero, nullptr,
                         "what timed the steps: 0 wall time, 1 the slow-tier guest's emulated time "
                         "(`SENTINEL_TRIAL_CLOCK=emulated`: the plugin's counts, priced); larger values are refused"),
-      SENTINEL_RESERVED(S, 92, u32, reserved, 1, 7, zero),
+      SENTINEL_APPENDED(S, 92, u32, fit, 9, zero, nullptr,
+                        "the slow-access cost fitted to the schedule in effect over steady steps: 0 not yet (or a dry "
+                        "run), 1 fitted, 2 too little on the slow node, 3 no modeled base, 4 moves of unknown cost, 5 "
+                        "steps no longer than the modeled base; larger values are refused"),
+      SENTINEL_APPENDED(
+          S, 96, u32, fit_slow_ns_per_kib, 9, zero, nullptr,
+          "the fitted cost: extra ns of touching an access-weighted KiB on the slow node (0: not fitted)"),
+      SENTINEL_APPENDED(S, 100, u32, fit_steps, 9, zero, nullptr, "steady steps timed for the fit (wall time)"),
+      SENTINEL_APPENDED(S, 104, u64, fit_step_ns, 9, zero, nullptr,
+                        "the median of their durations, wall time (0: none timed)"),
   };
 };
 

@@ -509,6 +509,8 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown kept schedule ", r.trial.kept));
       if (r.trial.clock > SENTINEL_TRIAL_CLOCK_EMULATED)
         throw FormatError(at, cat("PLAN record: unknown trial clock ", r.trial.clock));
+      if (r.trial.fit > SENTINEL_FIT_AT_BASE)
+        throw FormatError(at, cat("PLAN record: unknown fit state ", r.trial.fit));
     }
     // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).
     if (r.trial.kept == SENTINEL_TRIAL_KEPT_MOVING && (r.header.flags & SENTINEL_TIER_NO_MOVES))

@@ -156,4 +156,33 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   return true;
 }
 
+SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib) {
+  SlowCostFit f;
+  if (!plan.modeled_base_ns) {
+    f.status = SENTINEL_FIT_NO_BASE;
+    return f;
+  }
+  const uint64_t moved = plan.header.moved_bytes_per_step;
+  if (moved && !move_ns_per_kib) {
+    f.status = SENTINEL_FIT_UNKNOWN_MOVES;
+    return f;
+  }
+  const uint64_t weighted = plan.weighted_bytes;
+  const uint64_t slow = weighted > plan.fast_hit_weighted ? weighted - plan.fast_hit_weighted : 0;
+  if (slow < kMinFitSlowBytes || slow < weighted / kMinFitShare) {
+    f.status = SENTINEL_FIT_LITTLE_SLOW;
+    return f;
+  }
+  const double moves_ns = static_cast<double>(moved) / 1024 * move_ns_per_kib;
+  const double extra = static_cast<double>(measured_step_ns) - static_cast<double>(plan.modeled_base_ns) - moves_ns;
+  if (!(extra > 0)) {
+    f.status = SENTINEL_FIT_AT_BASE;
+    return f;
+  }
+  const uint32_t kib = ns_per_kib_of(extra / static_cast<double>(slow));
+  f.status = SENTINEL_FIT_DONE;
+  f.slow_ns_per_kib = kib ? kib : 1;
+  return f;
+}
+
 }  // namespace sentinel

@@ -157,6 +157,24 @@ struct Plan {
   PlanObjective objective = PlanObjective::kFastHitBytes;  // sentinel: what its trial ranked by
 };
 
+// The slow-access cost fitted to a schedule's measured step (docs/planner.md, "The fitted slow cost"):
+// the runtime times the schedule in effect over steady steps, in wall time, and charges what they took
+// beyond the modeled base (the plain step's intervals) and moves to the schedule's access-weighted bytes on
+// the slow node. The probe's cost (SENTINEL_STEP_COSTS=auto) streams one buffer; the program's kernels
+// also write and miss in their own patterns, which is what this measures. `status` is a SENTINEL_FIT_*;
+// slow_ns_per_kib is set with SENTINEL_FIT_DONE only, at least 1.
+struct SlowCostFit {
+  uint32_t status = SENTINEL_FIT_NONE;
+  uint32_t slow_ns_per_kib = 0;
+};
+// The least share of the schedule's access-weighted bytes that must be slow to fit from (1/kMinFitShare),
+// and the least bytes: below either, the step's noise outweighs what the slow node adds.
+inline constexpr uint64_t kMinFitShare = 10;
+inline constexpr uint64_t kMinFitSlowBytes = uint64_t{1} << 20;
+// plan: as make_plan() modeled it; measured_step_ns: the steps' wall time (their median);
+// move_ns_per_kib: what a moved KiB costs (0: unknown, then a schedule that moves is not fitted).
+SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib);
+
 // Scratch bytes make_plan() needs at most for this input (PlanScratch::init() argument). The mapping
 // is lazily backed: only what a plan touches costs memory.
 size_t plan_scratch_bytes(const PlanInput& in);

@@ -394,6 +394,35 @@ TEST_CASE("format reader 1.7: the trial's clock; older trials read as wall time"
   CHECK(has(error_of(plan_bytes(96, 2)).what(), "PLAN record: unknown trial clock 2"));
 }
 
+TEST_CASE("format reader 1.9: the fitted slow cost in the trial; older trials read as no fit", "[format]") {
+  auto plan_bytes = [](uint32_t trial_size, uint32_t fit) {
+    Bytes b;
+    sentinel_plan_header h = sample_header();
+    b.u32(sizeof h);
+    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
+    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
+    b.u32(0).u32(sizeof(sentinel_plan_entry)).u32(0);  // no entries, no interval durations
+    b.u32(trial_size);
+    b.u32(SENTINEL_TRIAL_NONE).u32(8).u64(0).u64(0).u64(0).u32(0).u32(0).u32(0).u32(0);
+    b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_NONE).u32(SENTINEL_TRIAL_KEPT_MOVING);
+    b.u32(SENTINEL_TRIAL_CLOCK_WALL).u32(fit);  // a 1.7 or 1.8 writer's reserved 0 at 92
+    if (trial_size >= 112) b.u32(6550).u32(5).u64(2124000000);
+    DumpBuilder d;
+    d.record(SENTINEL_REC_PLAN, b);
+    d.end();
+    return d.bytes();
+  };
+  Profile p = parse_profile(plan_bytes(112, SENTINEL_FIT_DONE));
+  REQUIRE(p.plans.size() == 1);
+  const sentinel_plan_trial& t = p.plans[0].trial;
+  CHECK(
+      (t.fit == SENTINEL_FIT_DONE && t.fit_slow_ns_per_kib == 6550 && t.fit_steps == 5 && t.fit_step_ns == 2124000000));
+  // A 1.8 trial (96 bytes) has no fit, whatever its reserved u32 holds.
+  const Profile old = parse_profile(plan_bytes(96, 7));
+  CHECK((old.plans[0].trial.fit == SENTINEL_FIT_NONE && old.plans[0].trial.fit_step_ns == 0));
+  CHECK(has(error_of(plan_bytes(112, SENTINEL_FIT_AT_BASE + 1)).what(), "PLAN record: unknown fit state 6"));
+}
+
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
   sentinel_plan_header h = sample_header();
   h.slow_ns_per_kib = 200;

@@ -566,6 +566,59 @@ TEST_CASE("planner: by modeled step time, never slower than no moves or first to
   }
 }
 
+// The runtime's fit (docs/planner.md, "The fitted slow cost"): a step measured at a true slow cost the
+// probe missed gives that cost back, and at it the model prices every baseline as that machine would.
+TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
+  const uint32_t kProbe = 3000, kTrue = 6000, kMove = 30000;  // ns per KiB
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.interval_ns);
+    INFO(name);
+    PlanInput in = src.in;
+    in.budget = FastBudget{0, 200000};
+    in.costs = step_costs_of_kib(kProbe, kMove);
+    in.policy = SENTINEL_POLICY_SENTINEL;
+    Planned st = run_plan(in);
+    REQUIRE(st.ok);
+    const Plan& p = st.plan;
+    const uint64_t slow = p.weighted_bytes - p.fast_hit_weighted;
+    const double moves = static_cast<double>(p.header.moved_bytes_per_step) / 1024 * kMove;
+    const uint64_t measured =
+        p.modeled_base_ns + static_cast<uint64_t>(static_cast<double>(slow) / 1024 * kTrue + moves + 0.5);
+    const SlowCostFit f = fit_slow_cost(p, measured, kMove);
+    if (slow < kMinFitSlowBytes || slow < p.weighted_bytes / kMinFitShare) {
+      CHECK(f.status == SENTINEL_FIT_LITTLE_SLOW);
+      continue;
+    }
+    REQUIRE(f.status == SENTINEL_FIT_DONE);
+    CHECK(f.slow_ns_per_kib >= kTrue - 1);
+    CHECK(f.slow_ns_per_kib <= kTrue + 1);
+    // All-slow at the fitted cost: the base plus every access-weighted byte at the true cost.
+    in.costs = step_costs_of_kib(f.slow_ns_per_kib, kMove);
+    in.policy = SENTINEL_POLICY_ALL_SLOW;
+    Planned as = run_plan(in);
+    REQUIRE(as.ok);
+    const double want =
+        static_cast<double>(as.plan.modeled_base_ns) + static_cast<double>(as.plan.weighted_bytes) / 1024 * kTrue;
+    CHECK(std::abs(static_cast<double>(as.plan.modeled_step_ns) - want) <= want * 0.001);
+    // Moves of an unknown cost cannot be told from slow accesses; a step no longer than the base fits nothing.
+    if (p.header.moved_bytes_per_step) CHECK(fit_slow_cost(p, measured, 0).status == SENTINEL_FIT_UNKNOWN_MOVES);
+    CHECK(fit_slow_cost(p, p.modeled_base_ns, kMove).status == SENTINEL_FIT_AT_BASE);
+    CHECK(fit_slow_cost(as.plan, as.plan.modeled_base_ns + 1, kMove).status == SENTINEL_FIT_DONE);
+    // All-fast has nothing on the slow node to fit from.
+    in.policy = SENTINEL_POLICY_ALL_FAST;
+    Planned af = run_plan(in);
+    REQUIRE(af.ok);
+    CHECK(fit_slow_cost(af.plan, measured, kMove).status == SENTINEL_FIT_LITTLE_SLOW);
+    // Without interval durations there is no base.
+    in.interval_ns = nullptr;
+    in.policy = SENTINEL_POLICY_SENTINEL;
+    Planned untimed = run_plan(in);
+    REQUIRE(untimed.ok);
+    CHECK(fit_slow_cost(untimed.plan, measured, kMove).status == SENTINEL_FIT_NO_BASE);
+  }
+}
+
 TEST_CASE("planner: without the costs the plans are those of fast-hit bytes", "[planner]") {
   for (const char* name : kFixtures) {
     offline::PlanSource src = load_fixture(name);
