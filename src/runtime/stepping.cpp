@@ -203,7 +203,10 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     }
     // The trial first: the step that ends its last candidate also settles it (trial_settled), and where
     // the schedule timed last is kept, the check may open on this very step.
-    if (tiering_) tiering_->on_step_start(phase, now, behind_);
+    // Steady: the plan's placement checked (or no check), and no window's faults in the step beginning.
+    const bool steady = p->planned && window_ == Window::none &&
+                        (p->check == PhaseRecord::kDone || p->check == PhaseRecord::kFailed || !cfg_.check_steps);
+    if (tiering_) tiering_->on_step_start(phase, now, behind_, steady);
     // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
     // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
     // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and

@@ -209,7 +209,7 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
   // auto's move cost is the probe's time per byte moved (step_costs.h): the measured one replaces it.
   uint32_t slow = 0, move = 0;
-  if (cfg_.step_costs.kind == StepCostsKind::automatic && migrator_.measured_costs(&slow, &move))
+  if (cfg_.step_costs.kind == StepCostsKind::automatic && auto_costs(&slow, &move))
     in.costs = step_costs_of_kib(slow, move_ns_per_kib_of(t.achieved_bytes_per_s));
   PhaseProfileView p;
   p.phase = s.phase;
@@ -267,6 +267,10 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   sentinel_plan_trial r{};
   r.state = t.state;
   r.steps_per_candidate = static_cast<uint32_t>(cfg_.trial_steps);
+  r.fit = s.fit.status;
+  r.fit_slow_ns_per_kib = s.fit.slow_ns_per_kib;
+  r.fit_steps = s.fit.timed;
+  r.fit_step_ns = s.fit.step_ns;
   if (t.state == SENTINEL_TRIAL_NONE) return r;
   r.moving_step_ns = mean_step_ns(t, kMoving);
   r.fixed_step_ns = mean_step_ns(t, kFixed);

@@ -118,9 +118,14 @@ StepCosts Tiering::step_costs() const {
   const StepCostsText& c = cfg_.step_costs;
   if (c.kind == StepCostsKind::fixed) return step_costs_of_kib(c.slow_ns_per_kib, c.move_ns_per_kib);
   uint32_t slow = 0, move = 0;
-  if (c.kind == StepCostsKind::automatic && !dry_run_ && migrator_.measured_costs(&slow, &move))
-    return step_costs_of_kib(slow, move);
+  if (c.kind == StepCostsKind::automatic && auto_costs(&slow, &move)) return step_costs_of_kib(slow, move);
   return StepCosts{};
+}
+
+bool Tiering::auto_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const {
+  if (dry_run_ || !migrator_.measured_costs(slow_ns_per_kib, move_ns_per_kib)) return false;
+  if (fitted_slow_ns_per_kib_) *slow_ns_per_kib = fitted_slow_ns_per_kib_;
+  return true;
 }
 
 uint32_t Tiering::budget_flags() const {
@@ -467,15 +472,19 @@ void Tiering::on_free(uint32_t log_index, uint16_t flags) {
   if (counted != credited) migrator_.add_fast_bytes(credited - counted);
 }
 
-void Tiering::on_step_start(uint16_t phase, uint64_t now, bool behind) {
+void Tiering::on_step_start(uint16_t phase, uint64_t now, bool behind, bool steady) {
   if (!enabled_) return;
   int32_t slot = slot_of_phase(phase);
   int32_t was = active_slot_.exchange(slot, std::memory_order_acq_rel);
-  if (was >= 0 && was != slot) slots_[was].trial.step_start = 0;  // that phase's step ended in another one
+  if (was >= 0 && was != slot) {  // that phase's step ended in another one
+    slots_[was].trial.step_start = 0;
+    slots_[was].fit.step_start = 0;
+  }
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
   if (!migrator_.caught_up(static_cast<uint32_t>(slot))) ++s.steps_catching_up;
   trial_step(s, now, behind);  // may switch the schedule: births of this step follow the one it leaves in effect
+  fit_step(s, now, steady);
   TokenEntry* tokens = s.live_tokens.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i <= s.token_mask; ++i)
     if (tokens[i].mixed) tokens[i].next_k.store(0, std::memory_order_relaxed);
@@ -490,7 +499,10 @@ void Tiering::on_interval(uint16_t phase, uint64_t step, uint32_t interval) {
 void Tiering::on_phase_left() {
   if (!enabled_) return;
   int32_t was = active_slot_.exchange(-1, std::memory_order_acq_rel);
-  if (was >= 0) slots_[was].trial.step_start = 0;  // its step did not end in a step of its own phase
+  if (was >= 0) {  // its step did not end in a step of its own phase
+    slots_[was].trial.step_start = 0;
+    slots_[was].fit.step_start = 0;
+  }
   if (!dry_run_) migrator_.post_idle();
 }
 

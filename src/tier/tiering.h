@@ -82,8 +82,10 @@ class Tiering {
                      uint16_t tier, bool pinned);
   void on_free(uint32_t log_index, uint16_t flags);
   // `now`: the step's start (ticks), which times the step-time trial's steps; `behind`: it is sequenced
-  // after its thread went on (the emulated clock, read as it is sequenced, is not at the step's start).
-  void on_step_start(uint16_t phase, uint64_t now, bool behind);
+  // after its thread went on (the emulated clock, read as it is sequenced, is not at the step's start);
+  // `steady`: the phase's placement check is over (or off) and no profiling or check window is open, so
+  // the step beginning may be timed for the fitted slow cost.
+  void on_step_start(uint16_t phase, uint64_t now, bool behind, bool steady);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
   // A plain step's interval ended after `ticks`: under the moving schedule's timed trial steps, what the
   // re-plan takes for the interval's duration (the steps before the plan ran slower or faster).
@@ -177,6 +179,19 @@ class Tiering {
     uint64_t moving_interval_ticks[64] = {};
     uint32_t moving_interval_count[64] = {};
   };
+  // The slow cost fitted to the schedule in effect (fit_slow_cost, docs/tiering.md "The fitted slow
+  // cost"): kFitSteps steady steps (the trial done, the migrator caught up, the placement check over, no
+  // window open) timed in wall time, the plan's clock; their median is what the schedule costs. Sequencer
+  // side only.
+  static constexpr uint32_t kFitSteps = 5;
+  struct Fit {
+    uint32_t status = SENTINEL_FIT_NONE;
+    uint32_t slow_ns_per_kib = 0;
+    uint64_t step_start = 0;  // ticks of the running step's start; 0: not timed
+    uint64_t ticks[kFitSteps] = {};
+    uint32_t timed = 0;
+    uint64_t step_ns = 0;  // the median, once timed
+  };
   // One schedule of a phase: the plan, the migrator's view of it, its birth tiers.
   struct Candidate {
     PlanScratch scratch;
@@ -209,6 +224,7 @@ class Tiering {
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<uint32_t> active{kMoving};          // the candidate in effect
     Trial trial;
+    Fit fit;
     bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
     uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
   };
@@ -237,6 +253,12 @@ class Tiering {
   bool replan_with_measured_bandwidth(PlanSlot& s);
   bool measured_intervals(PlanSlot& s);
   void use_candidate(uint32_t slot, uint32_t c);
+  // A step of the phase starts: time the one that ended for the fit, and fit once kFitSteps are timed.
+  void fit_step(PlanSlot& s, uint64_t now, bool steady);
+  void finish_fit(PlanSlot& s);
+  // SENTINEL_STEP_COSTS=auto's costs so far: the probe's, the slow one replaced by a fitted one. False
+  // until the probe has run.
+  bool auto_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const;
   uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
   void start_interleave();
@@ -290,7 +312,8 @@ class Tiering {
   // Counters (sequencer side unless noted).
   uint64_t fallback_objects_ = 0, fallback_bytes_ = 0, pinned_objects_ = 0, pinned_bytes_ = 0;
   uint64_t born_fast_ = 0, born_slow_ = 0;
-  uint64_t fallback_fast_ = 0;  // fallback objects that are on the fast node (counted in the occupancy)
+  uint64_t fallback_fast_ = 0;           // fallback objects that are on the fast node (counted in the occupancy)
+  uint32_t fitted_slow_ns_per_kib_ = 0;  // the first phase's fit: what later auto plans are given (0: none)
 };
 
 }  // namespace sentinel

@@ -180,6 +180,14 @@ def main():
             steady_peak = s.get("fast_peak_bytes") or 0
             print(f"{'':12s} at boundaries (the runtime's own check): {misplaced} of {verified} objects misplaced; "
                   f"fast-tier occupancy after each boundary's moves at most {steady_peak} B")
+            # The slow cost fitted to the steady steps (docs/tiering.md, "The fitted slow cost"): with no trial,
+            # 24 steps leave the fit's 5 steady steps after the check. All-fast has nothing slow to fit from.
+            fit = (s.get("plan") or {}).get("fit")
+            print(f"{'':12s} fitted slow cost: {fit}")
+            if args.trial_steps == 0 and args.steps >= 24 and not fit:
+                failures.append(f"{tag} no slow cost fitted over the steady steps; stderr: {p.stderr[-600:]}")
+            if fit and policy == "all-fast" and fit.get("status") != "little slow":
+                failures.append(f"{tag} all-fast fitted a slow cost: {fit}")
             # Policies that never move must be exact. Those that move may lag behind a boundary when the
             # guest's migration bandwidth (or a loaded host) cannot keep up — counted as late — but an
             # object whose planned node has not changed for three intervals must be there (up to 3% of
