@@ -232,6 +232,13 @@ struct Planned {
   size_t shown = 0;                           // entries listed (--top)
   // The modeled step time of the baselines under the same costs (only when the model has them).
   std::vector<std::pair<std::string, uint64_t>> baselines;
+  // The slow cost the runtime fitted to its schedule (the PLAN record's trial, 1.9; 0: none), and the
+  // modeled step times at it: this plan's and the baselines'.
+  uint32_t fit_slow_ns_per_kib = 0;
+  uint64_t fit_measured_ns = 0;
+  uint32_t fit_steps = 0;
+  uint64_t fitted_step_ns = 0;
+  std::vector<std::pair<std::string, uint64_t>> fitted_baselines;
 };
 
 // Whether the step-time model has what it needs: a slow-access cost and interval durations.
@@ -241,7 +248,8 @@ bool step_time_modeled(const Planned& pl) {
 
 // The modeled step time of the schedules the plan is set against: every policy's plan and the sentinel
 // policy's schedule without moves (SENTINEL_TIER_NO_MOVES), each with the same input and costs.
-void plan_baselines(Planned& pl) {
+std::vector<std::pair<std::string, uint64_t>> plan_baselines(const PlanInput& src) {
+  std::vector<std::pair<std::string, uint64_t>> out;
   struct Baseline {
     const char* name;
     sentinel_policy policy;
@@ -253,14 +261,35 @@ void plan_baselines(Planned& pl) {
                           {"hot", SENTINEL_POLICY_HOT, 0},
                           {"all-slow", SENTINEL_POLICY_ALL_SLOW, 0}};
   for (const Baseline& b : all) {
-    PlanInput in = pl.src.in;
+    PlanInput in = src;
     in.policy = b.policy;
     in.flags |= b.flags;
     PlanScratch scratch;
     Plan plan;
     if (scratch.init(plan_scratch_bytes(in)) && make_plan(in, scratch, &plan, nullptr))
-      pl.baselines.emplace_back(b.name, plan.modeled_step_ns);
+      out.emplace_back(b.name, plan.modeled_step_ns);
   }
+  return out;
+}
+
+// The model at the slow cost the runtime fitted (docs/planner.md, "The fitted slow cost"): this plan's
+// step (its slow access-weighted bytes and moves, priced again) and the baselines', planned at it.
+void fitted_step_times(Planned& pl) {
+  if (!pl.recorded || pl.recorded->trial.fit != SENTINEL_FIT_DONE || !pl.src.in.interval_ns || !pl.plan.modeled_base_ns)
+    return;
+  const sentinel_plan_trial& t = pl.recorded->trial;
+  const Plan& plan = pl.plan;
+  pl.fit_slow_ns_per_kib = t.fit_slow_ns_per_kib;
+  pl.fit_measured_ns = t.fit_step_ns;
+  pl.fit_steps = t.fit_steps;
+  const uint64_t slow = plan.weighted_bytes > plan.fast_hit_weighted ? plan.weighted_bytes - plan.fast_hit_weighted : 0;
+  const double ns = static_cast<double>(plan.modeled_base_ns) +
+                    static_cast<double>(slow) / 1024 * t.fit_slow_ns_per_kib +
+                    static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * pl.move_ns_per_kib;
+  pl.fitted_step_ns = static_cast<uint64_t>(ns + 0.5);
+  PlanInput in = pl.src.in;
+  in.costs = step_costs_of_kib(t.fit_slow_ns_per_kib, pl.move_ns_per_kib);
+  pl.fitted_baselines = plan_baselines(in);
 }
 
 // The step costs: each given on the command line, else the phase's PLAN record's (plan_source).
@@ -309,7 +338,7 @@ int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
               << (error ? error : "no memory for the planner") << "\n";
     return 1;
   }
-  if (step_time_modeled(pl)) plan_baselines(pl);
+  if (step_time_modeled(pl)) pl.baselines = plan_baselines(pl.src.in);
   return 0;
 }
 
@@ -388,6 +417,19 @@ void print_json_step_time(std::ostream& os, const Planned& pl) {
   os << ",\"slow_ns_per_kib\":" << pl.slow_ns_per_kib << ",\"move_ns_per_kib\":" << pl.move_ns_per_kib
      << ",\"costs_source\":";
   json_string(os, pl.costs_source);
+  os << ",\"fitted\":";
+  if (pl.fit_slow_ns_per_kib) {
+    os << "{\"slow_ns_per_kib\":" << pl.fit_slow_ns_per_kib << ",\"measured_step_ns\":" << pl.fit_measured_ns
+       << ",\"steps\":" << pl.fit_steps << ",\"step_ns\":" << pl.fitted_step_ns << ",\"baselines\":{";
+    for (size_t k = 0; k < pl.fitted_baselines.size(); ++k) {
+      os << (k ? "," : "");
+      json_string(os, pl.fitted_baselines[k].first);
+      os << ":" << pl.fitted_baselines[k].second;
+    }
+    os << "}}";
+  } else {
+    os << "null";
+  }
   os << ",\"modeled_step\":";
   if (!step_time_modeled(pl)) {
     os << "null";
@@ -465,6 +507,18 @@ void print_text_step_time(std::ostream& os, const Planned& pl) {
   os << "baselines        " << line << "\n";
 }
 
+// The model at the runtime's fitted slow cost: what the recorded schedule measured, this plan and the
+// baselines priced at it.
+void print_text_fitted(std::ostream& os, const Planned& pl) {
+  if (!pl.fit_slow_ns_per_kib) return;
+  std::string line;
+  for (const auto& [name, ns] : pl.fitted_baselines)
+    line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
+  os << "fitted           the runtime's schedule took " << human_duration(pl.fit_measured_ns) << " a step ("
+     << pl.fit_steps << " steady steps): slow accesses " << pl.fit_slow_ns_per_kib << " ns/KiB; at it, this plan "
+     << human_duration(pl.fitted_step_ns) << "; " << line << "\n";
+}
+
 void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   const sentinel_plan_header& h = pl.plan.header;
   const Plan& plan = pl.plan;
@@ -497,6 +551,7 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
        << " access-weighted per step fast (" << fixed2(static_cast<double>(plan.weighted_bytes) / plan.touched_bytes)
        << " passes a touched byte, SENTINEL_PROFILE_PASSES)\n";
   print_text_step_time(os, pl);
+  print_text_fitted(os, pl);
   if (!pl.recorded)
     os << "recorded plan    none in the dump for phase " << h.phase << "\n";
   else if (!pl.comparable)
@@ -553,6 +608,7 @@ int cmd_plan(int argc, char** argv) {
   Planned pl;
   if (int rc = make_phase_plan(d, o, pl)) return rc;
   compare_and_order(d.p, o, pl);
+  fitted_step_times(pl);
   std::ostream& os = std::cout;
   if (o.json) {
     print_json_figures(os, pl, o);

@@ -291,7 +291,58 @@ std::string trial_text(const fmt::PlanRecord& plan) {
   return out;
 }
 
+std::string fit_text(const fmt::PlanRecord& plan) {
+  const sentinel_plan_trial& t = plan.trial;
+  if (t.fit == SENTINEL_FIT_NONE) return {};
+  std::string out = "took " + human_duration(t.fit_step_ns) + " a step (median of " +
+                    plural(t.fit_steps, "steady step", "steady steps") + ", wall time)";
+  switch (t.fit) {
+    case SENTINEL_FIT_DONE:
+      out += ": the slow node costs " + std::to_string(t.fit_slow_ns_per_kib) + " ns per access-weighted KiB";
+      if (plan.header.slow_ns_per_kib)
+        out += " (the plan was given " + std::to_string(plan.header.slow_ns_per_kib) + ")";
+      return out;
+    case SENTINEL_FIT_LITTLE_SLOW:
+      return out + ": no slow cost fitted, too little of its accesses on the slow node";
+    case SENTINEL_FIT_NO_BASE:
+      return out + ": no slow cost fitted, no modeled base (no interval durations)";
+    case SENTINEL_FIT_UNKNOWN_MOVES:
+      return out + ": no slow cost fitted, its moves' cost is unknown";
+    default:
+      return out + ": no slow cost fitted, no longer than the modeled base and moves";
+  }
+}
+
 namespace {
+
+const char* fit_name(uint32_t fit) {
+  switch (fit) {
+    case SENTINEL_FIT_DONE:
+      return "fitted";
+    case SENTINEL_FIT_LITTLE_SLOW:
+      return "little slow";
+    case SENTINEL_FIT_NO_BASE:
+      return "no base";
+    case SENTINEL_FIT_UNKNOWN_MOVES:
+      return "unknown moves";
+    case SENTINEL_FIT_AT_BASE:
+      return "at base";
+    default:
+      return "none";
+  }
+}
+
+void print_fit_json(std::ostream& os, const fmt::PlanRecord* plan) {
+  if (!plan || plan->trial.fit == SENTINEL_FIT_NONE) {
+    os << "null";
+    return;
+  }
+  const sentinel_plan_trial& t = plan->trial;
+  os << "{\"status\":";
+  json_string(os, fit_name(t.fit));
+  os << ",\"slow_ns_per_kib\":" << t.fit_slow_ns_per_kib << ",\"steps\":" << t.fit_steps
+     << ",\"step_ns\":" << t.fit_step_ns << "}";
+}
 
 void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   if (!plan || plan->trial.state == SENTINEL_TRIAL_NONE) {
@@ -391,6 +442,8 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
        << pct(h.predicted_hit_ppm / 1e6) << ((h.flags & SENTINEL_TIER_NO_MOVES) ? " (no moves)" : "") << "\n";
     const std::string trial = trial_text(*ph.plan);
     if (!trial.empty()) os << "trial            phase " << h.phase << ": " << trial << "\n";
+    const std::string fit = fit_text(*ph.plan);
+    if (!fit.empty()) os << "fitted           phase " << h.phase << ": " << fit << "\n";
   }
   for (const PhaseTiering& ph : t.phases) {
     if (!ph.migrations) continue;
@@ -452,6 +505,8 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   os << ",\"misplaced_objects\":" << (ph ? ph->misplaced : 0) << ",\"verified_objects\":" << (ph ? ph->verified : 0);
   os << ",\"trial\":";
   print_trial_json(os, plan);
+  os << ",\"fit\":";
+  print_fit_json(os, plan);
   // The step-time model (1.4): the costs the plan was made with (0: unknown), its modeled step.
   os << ",\"slow_ns_per_kib\":" << (plan ? plan->header.slow_ns_per_kib : 0)
      << ",\"move_ns_per_kib\":" << (plan ? plan->header.move_ns_per_kib : 0) << ",\"modeled_step\":";
@@ -514,6 +569,8 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
        << ",\"no_moves\":" << ((h.flags & SENTINEL_TIER_NO_MOVES) ? "true" : "false")
        << ",\"entries\":" << t.plan->entries.size() << ",\"trial\":";
     print_trial_json(os, t.plan);
+    os << ",\"fit\":";
+    print_fit_json(os, t.plan);
     os << "}";
   } else {
     os << "null";

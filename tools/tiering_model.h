@@ -105,6 +105,11 @@ std::string placement_text(const PhaseTiering& ph);
 // (empty when the plan had no trial).
 std::string trial_text(const fmt::PlanRecord& plan);
 
+// The slow cost the runtime fitted to the schedule in effect, in one line: "took 2.1 s a step (median of 5
+// steady steps, wall time): the slow node costs 6,550 ns per access-weighted KiB (the plan was given
+// 3,276)"; empty when no fit was made (not yet, a dry run, or a dump before 1.9).
+std::string fit_text(const fmt::PlanRecord& plan);
+
 // The summary's text lines and JSON keys for these records (the JSON part starts with a comma).
 void print_tiering_text(std::ostream& os, const TieringModel& t);
 void print_tiering_json(std::ostream& os, const TieringModel& t);

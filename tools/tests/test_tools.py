@@ -706,6 +706,33 @@ def test_plan(a, tmp):
     r = run([view, "plan", "--json", "--slow-ns-per-kib", "1000000001", d("tiered-costs.prof")])
     check(r.returncode == 2 and "--slow-ns-per-kib: not a number" in r.stderr,
           f"plan: a cost of ten digits is refused ({r.stderr.strip()})")
+    # The slow cost the runtime fitted (1.9): the plan and every baseline priced at it, beside the recorded costs.
+    r = run([view, "plan", "--json", d("tiered-fitted.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ms, ft = j.get("modeled_step") or {}, j.get("fitted") or {}
+    fb, mb = ft.get("baselines") or {}, ms.get("baselines") or {}
+    check(j.get("slow_ns_per_kib") == 200 and ft.get("slow_ns_per_kib") == 800 and ft.get("steps") == 5
+          and ft.get("measured_step_ns") == 40000000 and sorted(fb) == sorted(mb) and len(fb) == 5
+          and fb["all-fast"] == mb["all-fast"] == ms.get("base_ns")
+          and abs((fb["all-slow"] - ms["base_ns"]) - (mb["all-slow"] - ms["base_ns"]) * 4) <= 4
+          and ft.get("step_ns", 0) >= ms.get("step_ns", 0),
+          f"plan tiered-fitted --json: priced at the fitted cost ({ft}, {ms})")
+    r = run([view, "plan", d("tiered-fitted.prof")])
+    lines = [l for l in r.stdout.splitlines() if l.startswith("fitted ")]
+    check(r.returncode == 0 and len(lines) == 1 and "took 40.0 ms a step (5 steady steps): slow accesses 800 ns/KiB" in lines[0]
+          and "all-slow" in lines[0], f"plan tiered-fitted: the fitted line ({lines})")
+    r = run([view, "plan", "--json", d("tiered-costs.prof")])
+    check(r.returncode == 0 and json.loads(r.stdout).get("fitted", 0) is None, "plan tiered-costs --json: no fit, fitted null")
+    r = run([view, "summary", "--no-symbols", d("tiered-fitted.prof")])
+    lines = [l for l in r.stdout.splitlines() if l.startswith("fitted ")]
+    check(r.returncode == 0 and lines == ["fitted           phase 0: took 40.0 ms a step (median of 5 steady steps, wall "
+                                          "time): the slow node costs 800 ns per access-weighted KiB (the plan was given 200)"],
+          f"summary tiered-fitted: the fitted line ({lines})")
+    r = run([view, "summary", "--json", d("tiered-fitted.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    fits = [ph.get("fit") for ph in j.get("phases", [])]
+    check((j.get("plan") or {}).get("fit", {}).get("status") == "fitted" and {"status": "fitted", "slow_ns_per_kib": 800,
+          "steps": 5, "step_ns": 40000000} in fits, f"summary --json: plan.fit and the phase's fit ({fits})")
     r = run([view, "plan", "--json", d("tiered.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("slow_ns_per_kib") == 0 and j.get("costs_source") == "none" and j.get("objective") == "fast-hit bytes",

@@ -230,6 +230,17 @@ bool write_tiering_dumps(const std::string& dir) {
       d.plan(ch, ce);
     };
     ok &= write_file(dir + "/tiered-costs.prof", sentinel::testing::make_loop_dump(spec).bytes);
+    // The runtime fitted the slow cost to its steady steps (1.9): 800 ns/KiB against the 200 planned with.
+    sentinel_plan_trial fit{};
+    fit.fit = SENTINEL_FIT_DONE;
+    fit.fit_slow_ns_per_kib = 800;
+    fit.fit_steps = 5;
+    fit.fit_step_ns = 40'000'000;
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(ch));
+      d.plan(ch, ce, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &fit);
+    };
+    ok &= write_file(dir + "/tiered-fitted.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
 
   // A run that asked for the hot policy and 3 MiB in its configuration, with no tiering records:
