@@ -92,9 +92,9 @@ const VarSpec kTable[] = {
      "sentinel policy: steps timed for each of its two schedules (moving, and without moves) before the faster "
      "is kept; 0: no trial, the moving schedule",
      &Config::trial_steps, 0, 64},
-    {"SENTINEL_STEP_COSTS", VarType::step_costs, "off",
-     "the planner's step-time costs: off (objective: fast-hit bytes), auto (measured at start), or SLOW,MOVE in ns "
-     "per KiB (e.g. 200,500)"},
+    {"SENTINEL_STEP_COSTS", VarType::step_costs, "auto",
+     "the planner's step-time costs: auto (measured at start, the slow one then fitted to the program's steps), off "
+     "(objective: fast-hit bytes), or SLOW,MOVE in ns per KiB (e.g. 200,500)"},
     {"SENTINEL_TRIAL_CLOCK", VarType::trial_clock, "wall",
      "what times the step-time trial's steps: wall, or emulated:PRICES:PATH in a slow-tier guest (the plugin's "
      "counts priced in ps: instruction, node-0 read/stream/write miss, node-1's; docs/tiering.md)"},

@@ -65,6 +65,9 @@ def main():
     ap.add_argument("--trial-steps", type=int,
                     help="SENTINEL_TRIAL_STEPS (default: the runtime's); with a trial the sentinel policy's must end "
                          "before the checked steps")
+    ap.add_argument("--step-costs", help="SENTINEL_STEP_COSTS (default: the runtime's, auto); off plans by fast-hit "
+                                          "bytes, so that the sentinel policy's moving schedule is what runs")
+    ap.add_argument("--expect-fit", help="the sentinel policy's slow-cost fit must end with this status (e.g. fitted)")
     ap.add_argument("--trial-clock", choices=("wall", "emulated"), default="wall",
                     help="what times the sentinel policy's step-time trial (SENTINEL_TRIAL_CLOCK): emulated reads the "
                          "slow-tier plugin's counts ($GUEST_COUNTS) at T_emu's prices, and the check recomputes its "
@@ -106,6 +109,8 @@ def main():
                        SENTINEL_FAST_BYTES=args.budget, SENTINEL_DUMP=dump, SENTINEL_LOG="info")
             if args.trial_steps is not None:
                 env["SENTINEL_TRIAL_STEPS"] = str(args.trial_steps)
+            if args.step_costs is not None:
+                env["SENTINEL_STEP_COSTS"] = args.step_costs
             if args.trial_clock == "emulated":
                 header, before = emutime.read(counts)
                 env["SENTINEL_TRIAL_CLOCK"] = emutime.trial_clock_value(
@@ -184,8 +189,11 @@ def main():
             # 24 steps leave the fit's 5 steady steps after the check. All-fast has nothing slow to fit from.
             fit = (s.get("plan") or {}).get("fit")
             print(f"{'':12s} fitted slow cost: {fit}")
-            if args.trial_steps == 0 and args.steps >= 24 and not fit:
+            no_trial = args.trial_steps == 0 or not (s.get("plan") or {}).get("trial")
+            if no_trial and args.steps >= 24 and not fit:
                 failures.append(f"{tag} no slow cost fitted over the steady steps; stderr: {p.stderr[-600:]}")
+            if policy == "sentinel" and args.expect_fit and (fit or {}).get("status") != args.expect_fit:
+                failures.append(f"{tag} the slow-cost fit is {fit}, not {args.expect_fit}")
             if fit and policy == "all-fast" and fit.get("status") != "little slow":
                 failures.append(f"{tag} all-fast fitted a slow cost: {fit}")
             # Policies that never move must be exact. Those that move may lag behind a boundary when the
@@ -196,7 +204,18 @@ def main():
             # baseline, and only its budget and results are checked.
             static = policy in ("all-fast", "all-slow", "first-touch")
             trial = (s.get("plan") or {}).get("trial")
-            if policy == "sentinel" and args.trial_steps != 0:
+            if policy == "sentinel" and args.step_costs != "off" and not trial and not plan.get("moved_bytes_per_step", 0):
+                # Step costs (auto, the default): the plan that models fastest moves nothing, so there is no
+                # trial; nothing moves in the checked steps, and the check must measure what it predicts.
+                print(f"{'':12s} no step-time trial: the plan of least modeled step time moves nothing "
+                      f"(objective {plan.get('objective')}, {plan.get('slow_ns_per_kib')} ns/KiB slow, "
+                      f"{plan.get('move_ns_per_kib')} ns/KiB moved)")
+                static = True
+                predicted = s.get("predicted_hit_share")
+                if share is not None and predicted is not None and abs(share - predicted) > 0.03:
+                    failures.append(f"{tag} the plan without moves: measured fast-hit share {share} "
+                                    f"is not the predicted {predicted} (within 0.03)")
+            elif policy == "sentinel" and args.trial_steps != 0:
                 # The step-time trial: both schedules timed, the faster kept, and it must have ended before
                 # the checked steps (it starts right after planning and takes at least 2 + 2 x SENTINEL_TRIAL_STEPS
                 # steps, 1 + SENTINEL_TRIAL_STEPS more when the migrator's bandwidth called for a re-plan).

@@ -109,7 +109,7 @@ TEST_CASE("SENTINEL_STEP_COSTS takes the rows of the shared table", "[config]") 
   Config c;
   ConfigError e;
   REQUIRE(parse({"PATH=/bin"}, &c, &e));
-  CHECK(c.step_costs.kind == StepCostsKind::off);  // the default: behaviour as without the setting
+  CHECK(c.step_costs.kind == StepCostsKind::automatic);  // the default: measured, then fitted (a dry run: none)
   for (const auto& k : test::kStepCostsCases) {
     const std::string kv = std::string("SENTINEL_STEP_COSTS=") + k.text;
     INFO(kv);
