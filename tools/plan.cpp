@@ -282,7 +282,7 @@ void fitted_step_times(Planned& pl) {
   pl.fit_slow_ns_per_kib = t.fit_slow_ns_per_kib;
   pl.fit_measured_ns = t.fit_step_ns;
   pl.fit_steps = t.fit_steps;
-  const uint64_t slow = plan.weighted_bytes > plan.fast_hit_weighted ? plan.weighted_bytes - plan.fast_hit_weighted : 0;
+  const uint64_t slow = slow_weighted_bytes(plan);
   const double ns = static_cast<double>(plan.modeled_base_ns) +
                     static_cast<double>(slow) / 1024 * t.fit_slow_ns_per_kib +
                     static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * pl.move_ns_per_kib;

@@ -167,9 +167,8 @@ SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t 
     f.status = SENTINEL_FIT_UNKNOWN_MOVES;
     return f;
   }
-  const uint64_t weighted = plan.weighted_bytes;
-  const uint64_t slow = weighted > plan.fast_hit_weighted ? weighted - plan.fast_hit_weighted : 0;
-  if (slow < kMinFitSlowBytes || slow < weighted / kMinFitShare) {
+  const uint64_t slow = slow_weighted_bytes(plan);
+  if (slow < kMinFitSlowBytes || slow < plan.weighted_bytes / kMinFitShare) {
     f.status = SENTINEL_FIT_LITTLE_SLOW;
     return f;
   }

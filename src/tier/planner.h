@@ -157,6 +157,11 @@ struct Plan {
   PlanObjective objective = PlanObjective::kFastHitBytes;  // sentinel: what its trial ranked by
 };
 
+// A plan's access-weighted bytes per step on the slow node: what its modeled slow time prices.
+inline uint64_t slow_weighted_bytes(const Plan& plan) {
+  return plan.weighted_bytes > plan.fast_hit_weighted ? plan.weighted_bytes - plan.fast_hit_weighted : 0;
+}
+
 // The slow-access cost fitted to a schedule's measured step (docs/planner.md, "The fitted slow cost"):
 // the runtime times the schedule in effect over steady steps, in wall time, and charges what they took
 // beyond the modeled base (the plain step's intervals) and moves to the schedule's access-weighted bytes on

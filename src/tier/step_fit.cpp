@@ -47,7 +47,7 @@ void Tiering::finish_fit(PlanSlot& s) {
   b.str("phase ").u64(s.phase).str(": its schedule took ").u64(f.step_ns / 1000000).chr('.');
   b.u64(f.step_ns / 100000 % 10).str(" ms a step (median of ").u64(kFitSteps).str(" steady steps) against a modeled ");
   b.u64(plan.modeled_base_ns / 1000000).chr('.').u64(plan.modeled_base_ns / 100000 % 10).str(" ms base");
-  const uint64_t slow = plan.weighted_bytes > plan.fast_hit_weighted ? plan.weighted_bytes - plan.fast_hit_weighted : 0;
+  const uint64_t slow = slow_weighted_bytes(plan);
   switch (r.status) {
     case SENTINEL_FIT_DONE:
       b.str(": the slow node costs ").u64(r.slow_ns_per_kib).str(" ns per access-weighted KiB (");

@@ -581,7 +581,7 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
     Planned st = run_plan(in);
     REQUIRE(st.ok);
     const Plan& p = st.plan;
-    const uint64_t slow = p.weighted_bytes - p.fast_hit_weighted;
+    const uint64_t slow = slow_weighted_bytes(p);
     const double moves = static_cast<double>(p.header.moved_bytes_per_step) / 1024 * kMove;
     const uint64_t measured =
         p.modeled_base_ns + static_cast<uint64_t>(static_cast<double>(slow) / 1024 * kTrue + moves + 0.5);
