@@ -232,11 +232,9 @@ struct Planned {
   size_t shown = 0;                           // entries listed (--top)
   // The modeled step time of the baselines under the same costs (only when the model has them).
   std::vector<std::pair<std::string, uint64_t>> baselines;
-  // The slow cost the runtime fitted to its schedule (the PLAN record's trial, 1.9; 0: none), and the
+  // The slow cost the runtime fitted to its schedule (the recorded PLAN's trial, 1.9; null: none), and the
   // modeled step times at it: this plan's and the baselines'.
-  uint32_t fit_slow_ns_per_kib = 0;
-  uint64_t fit_measured_ns = 0;
-  uint32_t fit_steps = 0;
+  const sentinel_plan_trial* fit = nullptr;
   uint64_t fitted_step_ns = 0;
   std::vector<std::pair<std::string, uint64_t>> fitted_baselines;
 };
@@ -279,9 +277,7 @@ void fitted_step_times(Planned& pl) {
     return;
   const sentinel_plan_trial& t = pl.recorded->trial;
   const Plan& plan = pl.plan;
-  pl.fit_slow_ns_per_kib = t.fit_slow_ns_per_kib;
-  pl.fit_measured_ns = t.fit_step_ns;
-  pl.fit_steps = t.fit_steps;
+  pl.fit = &t;
   const uint64_t slow = slow_weighted_bytes(plan);
   const double ns = static_cast<double>(plan.modeled_base_ns) +
                     static_cast<double>(slow) / 1024 * t.fit_slow_ns_per_kib +
@@ -409,6 +405,24 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
      << ",\"interval_durations\":" << (pl.src.in.interval_ns ? "true" : "false") << ",\"flags\":" << h.flags;
 }
 
+// {"all-fast":N,...}: each baseline's modeled step ns.
+void print_json_baselines(std::ostream& os, const std::vector<std::pair<std::string, uint64_t>>& baselines) {
+  os << "{";
+  for (size_t k = 0; k < baselines.size(); ++k) {
+    os << (k ? "," : "");
+    json_string(os, baselines[k].first);
+    os << ":" << baselines[k].second;
+  }
+  os << "}";
+}
+
+// "all-fast 12.0 ms, no-moves 14.6 ms, ...": the text lines' list of the baselines.
+std::string baselines_text(const std::vector<std::pair<std::string, uint64_t>>& baselines) {
+  std::string line;
+  for (const auto& [name, ns] : baselines) line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
+  return line;
+}
+
 // The step-time model: costs, objective, the plan's modeled time and its parts, the baselines'.
 void print_json_step_time(std::ostream& os, const Planned& pl) {
   const Plan& plan = pl.plan;
@@ -418,15 +432,11 @@ void print_json_step_time(std::ostream& os, const Planned& pl) {
      << ",\"costs_source\":";
   json_string(os, pl.costs_source);
   os << ",\"fitted\":";
-  if (pl.fit_slow_ns_per_kib) {
-    os << "{\"slow_ns_per_kib\":" << pl.fit_slow_ns_per_kib << ",\"measured_step_ns\":" << pl.fit_measured_ns
-       << ",\"steps\":" << pl.fit_steps << ",\"step_ns\":" << pl.fitted_step_ns << ",\"baselines\":{";
-    for (size_t k = 0; k < pl.fitted_baselines.size(); ++k) {
-      os << (k ? "," : "");
-      json_string(os, pl.fitted_baselines[k].first);
-      os << ":" << pl.fitted_baselines[k].second;
-    }
-    os << "}}";
+  if (pl.fit) {
+    os << "{\"slow_ns_per_kib\":" << pl.fit->fit_slow_ns_per_kib << ",\"measured_step_ns\":" << pl.fit->fit_step_ns
+       << ",\"steps\":" << pl.fit->fit_steps << ",\"step_ns\":" << pl.fitted_step_ns << ",\"baselines\":";
+    print_json_baselines(os, pl.fitted_baselines);
+    os << "}";
   } else {
     os << "null";
   }
@@ -436,13 +446,9 @@ void print_json_step_time(std::ostream& os, const Planned& pl) {
     return;
   }
   os << "{\"step_ns\":" << plan.modeled_step_ns << ",\"base_ns\":" << plan.modeled_base_ns
-     << ",\"slow_ns\":" << plan.modeled_slow_ns << ",\"move_ns\":" << plan.modeled_move_ns << ",\"baselines\":{";
-  for (size_t k = 0; k < pl.baselines.size(); ++k) {
-    os << (k ? "," : "");
-    json_string(os, pl.baselines[k].first);
-    os << ":" << pl.baselines[k].second;
-  }
-  os << "}}";
+     << ",\"slow_ns\":" << plan.modeled_slow_ns << ",\"move_ns\":" << plan.modeled_move_ns << ",\"baselines\":";
+  print_json_baselines(os, pl.baselines);
+  os << "}";
 }
 
 void print_json_recorded(std::ostream& os, const Planned& pl) {
@@ -502,21 +508,17 @@ void print_text_step_time(std::ostream& os, const Planned& pl) {
      << " slow accesses (" << pl.slow_ns_per_kib << " ns/KiB) + " << human_duration(plan.modeled_move_ns) << " moves ("
      << pl.move_ns_per_kib << " ns/KiB, " << pl.costs_source << ")"
      << (plan.objective == PlanObjective::kStepTime ? "; the trial's objective" : "") << "\n";
-  std::string line;
-  for (const auto& [name, ns] : pl.baselines) line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
-  os << "baselines        " << line << "\n";
+  os << "baselines        " << baselines_text(pl.baselines) << "\n";
 }
 
 // The model at the runtime's fitted slow cost: what the recorded schedule measured, this plan and the
 // baselines priced at it.
 void print_text_fitted(std::ostream& os, const Planned& pl) {
-  if (!pl.fit_slow_ns_per_kib) return;
-  std::string line;
-  for (const auto& [name, ns] : pl.fitted_baselines)
-    line += (line.empty() ? "" : ", ") + name + " " + human_duration(ns);
-  os << "fitted           the runtime's schedule took " << human_duration(pl.fit_measured_ns) << " a step ("
-     << pl.fit_steps << " steady steps): slow accesses " << pl.fit_slow_ns_per_kib << " ns/KiB; at it, this plan "
-     << human_duration(pl.fitted_step_ns) << "; " << line << "\n";
+  if (!pl.fit) return;
+  os << "fitted           the runtime's schedule took " << human_duration(pl.fit->fit_step_ns) << " a step ("
+     << pl.fit->fit_steps << " steady steps): slow accesses " << pl.fit->fit_slow_ns_per_kib
+     << " ns/KiB; at it, this plan " << human_duration(pl.fitted_step_ns) << "; " << baselines_text(pl.fitted_baselines)
+     << "\n";
 }
 
 void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
