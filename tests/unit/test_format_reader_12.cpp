@@ -68,6 +68,31 @@ sentinel_plan_header sample_header() {
   return h;
 }
 
+// A PLAN record's start: u32 size, the first `size` bytes of header h, no entries (entry size 24 or 32).
+Bytes plan_head(const sentinel_plan_header& h, uint32_t size, uint32_t entry_size) {
+  Bytes b;
+  b.u32(size);
+  const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
+  for (size_t i = 0; i < size; ++i) b.u8(hp[i]);
+  b.u32(0).u32(entry_size);
+  return b;
+}
+
+// A dump of one PLAN record with payload b.
+std::vector<uint8_t> plan_dump(const Bytes& b) {
+  DumpBuilder d;
+  d.record(SENTINEL_REC_PLAN, b);
+  d.end();
+  return d.bytes();
+}
+
+// A 1.6 trial's 88 bytes (after its u32 size): done, both schedules timed, not re-planned, the one
+// without moves kept. The 1.7 and 1.9 tests append their fields to it.
+void put_trial_88(Bytes& b) {
+  b.u32(SENTINEL_TRIAL_DONE).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
+  b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_WITHIN).u32(SENTINEL_TRIAL_KEPT_FIXED);
+}
+
 // A 1.2 dump with one of each record (and the 1.2 identity and group fields).
 std::vector<uint8_t> dump12(uint32_t pad = 0) {
   DumpBuilder d;
@@ -302,20 +327,12 @@ TEST_CASE("format reader 1.2: record names", "[format]") {
 
 TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[format]") {
   auto plan_bytes = [](uint32_t trial_size, uint32_t state) {
-    Bytes b;
-    b.u32(72);
-    const sentinel_plan_header h = sample_header();
-    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
-    for (size_t i = 0; i < 72; ++i) b.u8(hp[i]);  // a 1.3 header: without 1.4's step costs
-    b.u32(0).u32(24);                             // no entries
-    b.u32(2).u64(11).u64(22);                     // interval durations
+    Bytes b = plan_head(sample_header(), 72, 24);  // a 1.3 header: without 1.4's step costs
+    b.u32(2).u64(11).u64(22);                      // interval durations
     b.u32(trial_size);
     b.u32(state).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
     for (uint32_t i = 48; i < trial_size; ++i) b.u8(0);  // a newer writer's appended fields
-    DumpBuilder d;
-    d.record(SENTINEL_REC_PLAN, b);
-    d.end();
-    return d.bytes();
+    return plan_dump(b);
   };
   for (uint32_t size : {48u, 56u}) {
     Profile p = parse_profile(plan_bytes(size, SENTINEL_TRIAL_DONE));
@@ -337,21 +354,14 @@ TEST_CASE("format reader 1.6: the re-plan with the measured bandwidth in the tri
           "[format]") {
   // replan and kept as given; `flags` the header's.
   auto plan_bytes = [](uint32_t replan, uint32_t kept, uint32_t flags, uint32_t trial_size) {
-    Bytes b;
     sentinel_plan_header h = sample_header();
     h.flags = flags;
-    b.u32(sizeof h);
-    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
-    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
-    b.u32(0).u32(sizeof(sentinel_plan_entry));  // no entries
-    b.u32(0);                                   // no interval durations
+    Bytes b = plan_head(h, sizeof h, sizeof(sentinel_plan_entry));
+    b.u32(0);  // no interval durations
     b.u32(trial_size);
     b.u32(SENTINEL_TRIAL_DONE).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
     if (trial_size >= 88) b.u64(31000000).u64(1100000).u64(2048).u32(950000).u32(2).u32(replan).u32(kept);
-    DumpBuilder d;
-    d.record(SENTINEL_REC_PLAN, b);
-    d.end();
-    return d.bytes();
+    return plan_dump(b);
   };
   Profile p = parse_profile(plan_bytes(SENTINEL_REPLAN_DONE, SENTINEL_TRIAL_KEPT_REPLANNED, 0, 88));
   REQUIRE(p.plans.size() == 1);
@@ -371,20 +381,12 @@ TEST_CASE("format reader 1.6: the re-plan with the measured bandwidth in the tri
 
 TEST_CASE("format reader 1.7: the trial's clock; older trials read as wall time", "[format]") {
   auto plan_bytes = [](uint32_t trial_size, uint32_t clock) {
-    Bytes b;
-    sentinel_plan_header h = sample_header();
-    b.u32(sizeof h);
-    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
-    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
-    b.u32(0).u32(sizeof(sentinel_plan_entry)).u32(0);  // no entries, no interval durations
+    Bytes b = plan_head(sample_header(), sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry));
+    b.u32(0);  // no interval durations
     b.u32(trial_size);
-    b.u32(SENTINEL_TRIAL_DONE).u32(2).u64(1500000).u64(1200000).u64(4096).u32(970000).u32(600000).u32(2).u32(2);
-    b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_WITHIN).u32(SENTINEL_TRIAL_KEPT_FIXED);
+    put_trial_88(b);
     if (trial_size >= 96) b.u32(clock).u32(0);
-    DumpBuilder d;
-    d.record(SENTINEL_REC_PLAN, b);
-    d.end();
-    return d.bytes();
+    return plan_dump(b);
   };
   Profile p = parse_profile(plan_bytes(96, SENTINEL_TRIAL_CLOCK_EMULATED));
   REQUIRE(p.plans.size() == 1);
@@ -396,21 +398,13 @@ TEST_CASE("format reader 1.7: the trial's clock; older trials read as wall time"
 
 TEST_CASE("format reader 1.9: the fitted slow cost in the trial; older trials read as no fit", "[format]") {
   auto plan_bytes = [](uint32_t trial_size, uint32_t fit) {
-    Bytes b;
-    sentinel_plan_header h = sample_header();
-    b.u32(sizeof h);
-    const uint8_t* hp = reinterpret_cast<const uint8_t*>(&h);
-    for (size_t i = 0; i < sizeof h; ++i) b.u8(hp[i]);
-    b.u32(0).u32(sizeof(sentinel_plan_entry)).u32(0);  // no entries, no interval durations
+    Bytes b = plan_head(sample_header(), sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry));
+    b.u32(0);  // no interval durations
     b.u32(trial_size);
-    b.u32(SENTINEL_TRIAL_NONE).u32(8).u64(0).u64(0).u64(0).u32(0).u32(0).u32(0).u32(0);
-    b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_NONE).u32(SENTINEL_TRIAL_KEPT_MOVING);
+    put_trial_88(b);
     b.u32(SENTINEL_TRIAL_CLOCK_WALL).u32(fit);  // a 1.7 or 1.8 writer's reserved 0 at 92
     if (trial_size >= 112) b.u32(6550).u32(5).u64(2124000000);
-    DumpBuilder d;
-    d.record(SENTINEL_REC_PLAN, b);
-    d.end();
-    return d.bytes();
+    return plan_dump(b);
   };
   Profile p = parse_profile(plan_bytes(112, SENTINEL_FIT_DONE));
   REQUIRE(p.plans.size() == 1);
