@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "base/config.h"
+#include "base/numa_ops.h"
 #include "sentinel/format.h"
 
 namespace sentinel {
@@ -177,6 +178,7 @@ class Migrator {
     return wake_.load(std::memory_order_acquire) != generation || stop_.load(std::memory_order_acquire);
   }
   bool move(uintptr_t addr, uint64_t bytes, uint8_t to_tier, uint64_t* failed);
+  void settle_absent_pages(uintptr_t addr, uint64_t bytes, int node, numa::MoveResult* r);
   // The object at addr died while its pages moved to `to`: the slot's record follows them when the slot
   // is free, and a successor born meanwhile (placed by the old record) gets its pages back.
   void settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to);
