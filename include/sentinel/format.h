@@ -359,8 +359,9 @@ struct sentinel_placement_entry {
   uint64_t touched_bytes;
   uint64_t fast_bytes; /* of touched_bytes, on the fast node at touch time */
   uint32_t steps;      /* checked steps */
-  uint32_t misplaced;  /* objects found, right after the boundary's moves, on the other node than the plan says */
-  uint32_t verified;   /* objects whose pages were asked where they are at the boundary (checked steps) */
+  uint32_t misplaced;  /* objects found, right after the boundary's moves, on the other node than the plan says
+                          and than Sentinel's record of them */
+  uint32_t verified;   /* objects whose pages were asked where they are at the boundary (the steps after the check) */
   uint32_t reserved;
 }; /* 40 bytes */
 

@@ -466,10 +466,13 @@ struct Layout<sentinel_placement_entry> {
       SENTINEL_FIELD(S, 24, u32, steps, 2, "checked steps"),
       SENTINEL_FIELD(S, 28, u32, misplaced, 2,
                      "objects found, right after the boundary's moves, on the other node than the plan wants for "
-                     "the interval (early 1.2 entries: a reserved field written as 0)"),
+                     "the interval and than Sentinel's record of them (before 2026-12-05 also those the record had "
+                     "there: kept back by the budget or by pages that would not move; early 1.2 entries: a "
+                     "reserved field written as 0)"),
       SENTINEL_APPENDED(S, 32, u32, verified, 2, zero, nullptr,
                         "objects whose pages (up to 64 sampled) were asked where they are at that boundary (later "
-                        "1.2 writers)"),
+                        "1.2 writers), in as many steps right after the checked ones (during them before "
+                        "2026-12-05, which saw only pages the interval had touched)"),
       SENTINEL_RESERVED(S, 36, u32, reserved, 1, 2, zero),
   };
 };

@@ -200,6 +200,7 @@ class Stepper final : public SequenceListener {
   uint16_t window_phase_ = 0;
   uint32_t window_steps_ = 0;  // completed steps in the window
   uint32_t window_target_ = 0;
+  uint32_t verify_steps_left_ = 0;  // steps of the boundary verify after a placement check
   uint64_t window_starts_[kMaxWindowSteps + 2] = {};
   int32_t current_interval_ = -1;
   uint64_t interval_start_ticks_ = 0;
