@@ -278,7 +278,11 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   sample.steady = step > first_step_[slot] + 1;
   // A schedule switched meanwhile starts its own catching up.
   if (plans_[slot].load(std::memory_order_acquire) == plan) caught_up_[slot].store(true, std::memory_order_release);
-  if (verify_.load(std::memory_order_acquire) && !superseded(generation)) verify(*plan, slot, interval);
+  if (superseded(generation)) return;
+  if (verify_.load(std::memory_order_acquire))
+    verify(*plan, slot, interval);
+  else if (sample.steady && interval == step % plan->intervals)
+    audit(*plan);  // one boundary a step, in turn: a record gone wrong lasts one round of the intervals at most
 }
 
 namespace {

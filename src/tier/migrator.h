@@ -150,7 +150,8 @@ class Migrator {
   uint64_t budget_deferred() const { return budget_deferred_.load(std::memory_order_relaxed); }
   // Objects whose pages the kernel had put on the other node than Sentinel's record of them (the fast
   // node full when they were first touched: the default policy takes pages from the next node), found
-  // by a plan's first step or the placement check, and recorded where they are (audit()).
+  // by a plan's first step, the verify after the placement check or the steady steps' audit, and recorded
+  // where they are (audit()).
   uint64_t relabeled() const { return relabeled_.load(std::memory_order_relaxed); }
   // Free slots kept with their pages found on the other node than recorded, by a plan's first boundary
   // (Arena::relabel_free).
@@ -190,8 +191,10 @@ class Migrator {
   // before its pages were asked about (an object born or dead since is left alone), so that the next pass
   // moves the object where the plan wants it. False when nothing changed.
   bool adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uint64_t size, uint8_t resident);
-  // A plan's first step: every live object's record made true before the pass (the objects it takes
-  // over were placed before it, some by the kernel's fallback).
+  // Every live object's record made true: before a plan's first step's passes (the objects it takes over
+  // were placed before it, some by the kernel's fallback), and after the passes of one boundary of each
+  // steady step, in turn (whatever put an object's pages elsewhere than its record, the next pass then
+  // moves it where the plan wants it; tier_relabeled counts them).
   void audit(const ExecPlan& plan);
   static uint8_t resident_tier_of(void* self, uintptr_t addr, size_t len) {
     return static_cast<Migrator*>(self)->resident_tier(addr, len);

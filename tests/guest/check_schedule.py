@@ -261,11 +261,12 @@ def main():
                 failures.append(f"{tag} {mismatches} of {checked} observations not on the planned node, "
                                 f"{settled_mismatches} of them settled")
             # The boundary verify runs in the steps after the check, with every page accessible: the four weights
-            # alone are live at every boundary (hot, which moves the most, has its passes cut short). During
-            # the check it saw only pages the interval had touched (41-61 objects over two steps;
-            # docs/tiering.md, "Protected pages").
+            # alone are live at every boundary. During the check it saw only pages the interval had touched
+            # (41-61 objects over two steps; docs/tiering.md, "Protected pages"). It runs after a pass that
+            # a newer boundary did not cut short: counted where nothing moves (a moving schedule's passes are
+            # cut short where the migrator trails, 63 objects with move_pages on the KMEM-DAX guest).
             checked_steps = max((pi.get("checked_steps", 0) for pi in s.get("placement_intervals") or []), default=0)
-            if policy != "hot" and verified < 2 * plan["intervals"] * checked_steps:
+            if static and verified < 2 * plan["intervals"] * checked_steps:
                 failures.append(f"{tag} the boundary verify saw {verified} objects in {checked_steps} steps of "
                                 f"{plan['intervals']} intervals, fewer than 2 a boundary")
             if policy != "hot" and misplaced > (0 if static else max(1, verified // 20)):
