@@ -278,11 +278,7 @@ void fitted_step_times(Planned& pl) {
   const sentinel_plan_trial& t = pl.recorded->trial;
   const Plan& plan = pl.plan;
   pl.fit = &t;
-  const uint64_t slow = slow_weighted_bytes(plan);
-  const double ns = static_cast<double>(plan.modeled_base_ns) +
-                    static_cast<double>(slow) / 1024 * t.fit_slow_ns_per_kib +
-                    static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * pl.move_ns_per_kib;
-  pl.fitted_step_ns = static_cast<uint64_t>(ns + 0.5);
+  pl.fitted_step_ns = static_cast<uint64_t>(priced_step_ns(plan, t.fit_slow_ns_per_kib, pl.move_ns_per_kib) + 0.5);
   PlanInput in = pl.src.in;
   in.costs = step_costs_of_kib(t.fit_slow_ns_per_kib, pl.move_ns_per_kib);
   pl.fitted_baselines = plan_baselines(in);

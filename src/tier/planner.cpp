@@ -156,6 +156,12 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   return true;
 }
 
+double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_ns_per_kib) {
+  return static_cast<double>(plan.modeled_base_ns) +
+         static_cast<double>(slow_weighted_bytes(plan)) / 1024 * slow_ns_per_kib +
+         static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * move_ns_per_kib;
+}
+
 SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib) {
   SlowCostFit f;
   if (!plan.modeled_base_ns) {
@@ -172,8 +178,8 @@ SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t 
     f.status = SENTINEL_FIT_LITTLE_SLOW;
     return f;
   }
-  const double moves_ns = static_cast<double>(moved) / 1024 * move_ns_per_kib;
-  const double extra = static_cast<double>(measured_step_ns) - static_cast<double>(plan.modeled_base_ns) - moves_ns;
+  // What the step took beyond the plan priced with no slow cost: the base and the moves.
+  const double extra = static_cast<double>(measured_step_ns) - priced_step_ns(plan, 0, move_ns_per_kib);
   if (!(extra > 0)) {
     f.status = SENTINEL_FIT_AT_BASE;
     return f;

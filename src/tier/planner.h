@@ -162,6 +162,11 @@ inline uint64_t slow_weighted_bytes(const Plan& plan) {
   return plan.weighted_bytes > plan.fast_hit_weighted ? plan.weighted_bytes - plan.fast_hit_weighted : 0;
 }
 
+// A plan's modeled step at other costs than it was made with (ns; the same schedule, priced again): its
+// base, plus its access-weighted bytes on the slow node and its moved bytes at the costs given per KiB.
+// fit_slow_cost() solves it for the slow cost; the viewer prices the plan at the fitted one.
+double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_ns_per_kib);
+
 // The slow-access cost fitted to a schedule's measured step (docs/planner.md, "The fitted slow cost"):
 // the runtime times the schedule in effect over steady steps, in wall time, and charges what they took
 // beyond the modeled base (the plain step's intervals) and moves to the schedule's access-weighted bytes on
