@@ -280,7 +280,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   if (plans_[slot].load(std::memory_order_acquire) == plan) caught_up_[slot].store(true, std::memory_order_release);
   if (superseded(generation)) return;
   if (verify_.load(std::memory_order_acquire))
-    verify(*plan, slot, interval);
+    audit(*plan, &verify_stats_[slot][interval], interval);
   else if (sample.steady && interval == step % plan->intervals)
     audit(*plan);  // one boundary a step, in turn: a record gone wrong lasts one round of the intervals at most
 }
@@ -431,22 +431,12 @@ bool Migrator::adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uin
   return true;
 }
 
-void Migrator::audit(const ExecPlan& plan) {
-  for (uint32_t e = 0; e < plan.count; ++e) {
-    EntryState& es = plan.states[e];
-    const uint64_t word = es.state.load(std::memory_order_acquire);
-    uintptr_t addr = es.address.load(std::memory_order_acquire);
-    uint64_t size = es.size.load(std::memory_order_relaxed);
-    if (addr && size) adopt_resident(es, word, addr, size, resident_tier(addr, size));
-  }
-}
-
-// Counts the live objects not on the node the interval wants (by where most of their present pages are;
-// objects with no page present yet are not counted) nor where Sentinel's record has them, and records
-// where they are (adopt_resident). One the record has there too was kept back knowingly (a promotion the
-// budget deferred, pages that would not move: budget_deferred, failed_pages), not lost track of.
-void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
-  VerifyStats& vs = verify_stats_[slot][interval];
+// Every live object of the plan asked where it is (by where most of its present pages are; one with no
+// page present yet is skipped) and recorded there (adopt_resident). With `count` (the verify), each is
+// also counted for `interval`: misplaced when neither on the node the interval wants nor where Sentinel's
+// record had it. One the record has there too was kept back knowingly (a promotion the budget deferred,
+// pages that would not move: budget_deferred, failed_pages), not lost track of.
+void Migrator::audit(const ExecPlan& plan, VerifyStats* count, uint32_t interval) {
   for (uint32_t e = 0; e < plan.count; ++e) {
     EntryState& es = plan.states[e];
     const uint64_t word = es.state.load(std::memory_order_acquire);
@@ -455,9 +445,11 @@ void Migrator::verify(const ExecPlan& plan, uint32_t slot, uint32_t interval) {
     if (!addr || !size) continue;
     const uint8_t resident = resident_tier(addr, size);
     if (resident == EntryState::kNone) continue;
-    bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
-    ++vs.verified;
-    if ((resident == kTierFast) != want_fast && resident != EntryState::tier_of(word)) ++vs.misplaced;
+    if (count) {
+      const bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
+      ++count->verified;
+      if ((resident == kTierFast) != want_fast && resident != EntryState::tier_of(word)) ++count->misplaced;
+    }
     adopt_resident(es, word, addr, size, resident);
   }
 }

@@ -110,8 +110,8 @@ class Migrator {
   void post_boundary(uint32_t slot, uint64_t step, uint32_t interval);
   // The step left the planned phase (unlock, phase change): nothing more to do for it.
   void post_idle();
-  // While set (the placement check), each boundary pass ends by asking the kernel where every live
-  // object of the plan is and counting those not on the node the plan wants for the interval.
+  // While set (the steps right after a placement check), each boundary pass ends by asking the kernel
+  // where every live object of the plan is and counting those off their planned node (audit()).
   void set_verify(bool on) { verify_.store(on, std::memory_order_release); }
   struct VerifyStats {
     uint32_t verified = 0, misplaced = 0;
@@ -183,7 +183,6 @@ class Migrator {
   // The object at addr died while its pages moved to `to`: the slot's record follows them when the slot
   // is free, and a successor born meanwhile (placed by the old record) gets its pages back.
   void settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to);
-  void verify(const ExecPlan& plan, uint32_t slot, uint32_t interval);
   // Where most of an object's present pages are, from up to 64 of them (first, last and evenly between):
   // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed.
   uint8_t resident_tier(uintptr_t addr, uint64_t size);
@@ -194,8 +193,9 @@ class Migrator {
   // Every live object's record made true: before a plan's first step's passes (the objects it takes over
   // were placed before it, some by the kernel's fallback), and after the passes of one boundary of each
   // steady step, in turn (whatever put an object's pages elsewhere than its record, the next pass then
-  // moves it where the plan wants it; tier_relabeled counts them).
-  void audit(const ExecPlan& plan);
+  // moves it where the plan wants it; tier_relabeled counts them). With `count`: the verify after a
+  // placement check, which also counts the objects for `interval` (VerifyStats).
+  void audit(const ExecPlan& plan, VerifyStats* count = nullptr, uint32_t interval = 0);
   static uint8_t resident_tier_of(void* self, uintptr_t addr, size_t len) {
     return static_cast<Migrator*>(self)->resident_tier(addr, len);
   }
