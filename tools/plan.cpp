@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "json.h"
 #include "phase_select.h"
+#include "plan_setup.h"
 #include "profile_model.h"
 #include "tier/plan_input.h"
 #include "tier/planner.h"
@@ -26,16 +27,8 @@ namespace {
 
 struct Options : SharedOptions {
   bool json = false;
-  bool have_policy = false, have_budget = false;
-  bool whole = false;         // --whole: objects the profile has in chunks planned whole
-  bool no_intensity = false;  // --no-intensity: touched bytes alone, as a profile without passes
-  sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
-  FastBudget budget;
+  PlanSettings settings;
   size_t top = 40;  // SIZE_MAX: all
-  // The step-time model's costs, ns per KiB (0: unknown; PlanInput::costs takes them per byte); each
-  // given overrides the dump's PLAN record.
-  bool have_slow_cost = false, have_move_cost = false;
-  uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;
 };
 
 void print_help() {
@@ -163,46 +156,15 @@ std::string compare(const Plan& plan, const fmt::PlanRecord& rec) {
   return out;
 }
 
-// A cost option's value: nine digits at most (cli.h's counts), so within SENTINEL_STEP_COSTS's bound
-// and the PLAN record's u32.
-int cost_value(size_t n, uint32_t* out, bool* given) {
-  static_assert(999999999 <= kMaxStepCostNsPerKib, "an option's count fits the recorded costs");
-  *out = static_cast<uint32_t>(n);
-  *given = true;
-  return 0;
-}
-
-// --json, --whole, --no-intensity, --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --top N.
+// --json, --top N, and the planner's settings (plan_setup.h).
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
   size_t n = 0;
-  std::string v;
   if (args.arg() == "--json") {
     o.json = true;
-  } else if (args.arg() == "--whole") {
-    o.whole = true;
-  } else if (args.arg() == "--no-intensity") {
-    o.no_intensity = true;
-  } else if (args.is("--policy")) {
-    if (!args.value("--policy", v)) return args.error("--policy needs a value");
-    if (!parse_policy(v.c_str(), &o.policy)) {
-      std::string names;  // the policies that make a plan, from the one table of names
-      for (uint32_t k = 0; k <= SENTINEL_POLICY_HOT; ++k) names += std::string(kPolicyNames[k]) + ", ";
-      return args.error("--policy: one of " + names + "not '" + v + "'" +
-                        (v == policy_name(SENTINEL_POLICY_INTERLEAVE) ? " (it places pages at birth: no plan)" : ""));
-    }
-    o.have_policy = true;
-  } else if (args.is("--fast-bytes")) {
-    if (!args.value("--fast-bytes", v)) return args.error("--fast-bytes needs a value");
-    if (!offline::parse_fast_bytes(v, &o.budget))
-      return args.error("--fast-bytes: bytes (4G, 512M, 1048576) or a share of the peak (20%), not '" + v + "'");
-    o.have_budget = true;
+  } else if (settings_option(args, kTakesPolicy | kTakesBudget | kTakesCosts | kTakesShape, o.settings, rc)) {
   } else if (args.count_option("--top", n, rc, "a value")) {
     if (!rc) o.top = n ? n : SIZE_MAX;
-  } else if (args.count_option("--slow-ns-per-kib", n, rc, "a value")) {
-    if (!rc) rc = cost_value(n, &o.slow_ns_per_kib, &o.have_slow_cost);
-  } else if (args.count_option("--move-ns-per-kib", n, rc, "a value")) {
-    if (!rc) rc = cost_value(n, &o.move_ns_per_kib, &o.have_move_cost);
   } else {
     return args.unknown_option();
   }
@@ -211,17 +173,7 @@ int own_option(SubcommandArgs& args, Options& o) {
 
 // The plan of one phase: its input, the settings and where they came from, the recorded PLAN it is
 // compared with, and the entries listed. Not copied: the plan lives in its scratch memory.
-struct Planned {
-  Planned() = default;
-  Planned(const Planned&) = delete;
-  Planned& operator=(const Planned&) = delete;
-
-  offline::PlanSource src;
-  std::string policy_source, budget_source, costs_source;
-  uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;  // the costs planned with (0: unknown)
-  bool measured_bw = false;
-  uint32_t chunks_merged = 0;      // --whole: identities the profile had in chunks, planned whole
-  uint64_t intensity_dropped = 0;  // --no-intensity: touches whose access intensity was left out
+struct Planned : PhaseInput {
   PlanScratch scratch;
   Plan plan;
   const fmt::PlanRecord* recorded = nullptr;  // the dump's PLAN of the phase
@@ -284,46 +236,10 @@ void fitted_step_times(Planned& pl) {
   pl.fitted_baselines = plan_baselines(in);
 }
 
-// The step costs: each given on the command line, else the phase's PLAN record's (plan_source).
-void set_costs(const Options& o, Planned& pl) {
-  const uint32_t slow = ns_per_kib_of(pl.src.in.costs.slow_ns_per_byte);
-  const uint32_t move = ns_per_kib_of(pl.src.in.costs.move_ns_per_byte);
-  pl.slow_ns_per_kib = o.have_slow_cost ? o.slow_ns_per_kib : slow;
-  pl.move_ns_per_kib = o.have_move_cost ? o.move_ns_per_kib : move;
-  const bool recorded = (slow && !o.have_slow_cost) || (move && !o.have_move_cost);
-  const bool given = o.have_slow_cost || o.have_move_cost;
-  pl.costs_source = recorded && given ? "command line and PLAN record"
-                    : recorded        ? "PLAN record"
-                    : given           ? "command line"
-                                      : "none";
-  pl.src.in.costs = step_costs_of_kib(pl.slow_ns_per_kib, pl.move_ns_per_kib);
-}
-
-// The phase's input with the settings of the command line, else those the dump recorded, and its
-// plan. 0, or 1 after one line on stderr: a phase that was not profiled has nothing to plan; without
-// any profile, plan_source says so.
+// The phase's plan with the settings of the command line, else those the dump recorded. 0, or 1 after one
+// line on stderr.
 int make_phase_plan(const Dump& d, const Options& o, Planned& pl) {
-  const fmt::Profile& p = d.p;
-  const PhaseSummary* ph = d.sm.find(d.phase);
-  if (!p.sessions.empty() && ph && !ph->session && !ph->identities) {
-    std::cerr << kProg << ": " << printable(o.path) << ": phase " << d.phase
-              << " was not profiled: nothing to plan (profiled phases: " << profiled_phases(d.sm) << ")\n";
-    return 1;
-  }
-  std::string why;
-  if (!offline::plan_source(p, p.sessions.empty() && o.phase < 0 ? -1 : int64_t{d.phase}, &pl.src, &why)) {
-    std::cerr << kProg << ": " << printable(o.path) << ": " << why << "\n";
-    return 1;
-  }
-  if (o.whole) pl.chunks_merged = offline::plan_whole(&pl.src);
-  if (o.no_intensity) pl.intensity_dropped = offline::plan_without_intensity(&pl.src);
-  const offline::RecordedSettings rec = offline::recorded_settings(p);
-  pl.src.in.policy = o.have_policy ? o.policy : rec.policy;
-  pl.src.in.budget = o.have_budget ? o.budget : rec.budget;
-  pl.policy_source = o.have_policy ? "command line" : rec.policy_source;
-  pl.budget_source = o.have_budget ? "command line" : rec.budget_source;
-  pl.measured_bw = pl.src.in.migrate_bytes_per_s != 0;
-  set_costs(o, pl);
+  if (int rc = phase_input(d, o, o.settings, pl)) return rc;
   const char* error = nullptr;
   if (!pl.scratch.init(plan_scratch_bytes(pl.src.in)) || !make_plan(pl.src.in, pl.scratch, &pl.plan, &error)) {
     std::cerr << kProg << ": " << printable(o.path) << ": cannot plan phase " << pl.src.in.phase << ": "

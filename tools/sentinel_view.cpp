@@ -20,7 +20,6 @@ struct Command {
   const char* help;
 };
 
-// Later: whatif.
 const Command kCommands[] = {
     {"summary", cmd_summary,
      "process, objects, peak live bytes, lifetimes, sizes, top allocation sites, steps,\n"
@@ -29,6 +28,7 @@ const Command kCommands[] = {
     {"report", cmd_report, "one self-contained HTML page with plots and tables (-o FILE.html)"},
     {"trace", cmd_trace, "Chrome trace-event JSON for Perfetto / chrome://tracing (-o FILE.json)"},
     {"plan", cmd_plan, "the planner's schedule for the profiled phase: node per interval, moves"},
+    {"whatif", cmd_whatif, "every policy's modeled step time at budgets of 10-100% of the peak"},
     {"records", cmd_records, "every record decoded, by the format's field names, as JSON (for scripts)"},
     {"filter", cmd_filter, "a copy of the dump with only some record types (--keep, -o FILE)"},
 };
@@ -110,7 +110,8 @@ int OutputFile::close() {
 
 int main(int argc, char** argv) {
   using namespace sentinel::view;
-  if (argc < 2) return usage_error("missing command (one of: summary, heatmap, report, trace, plan, records, filter)");
+  if (argc < 2)
+    return usage_error("missing command (one of: summary, heatmap, report, trace, plan, whatif, records, filter)");
   std::string first = argv[1];
   if (first == "-h" || first == "--help" || first == "help") {
     if (first == "help" && argc > 2) {

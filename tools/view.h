@@ -44,6 +44,7 @@ int cmd_heatmap(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_trace(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_whatif(int argc, char** argv);
 int cmd_records(int argc, char** argv);
 int cmd_filter(int argc, char** argv);
 

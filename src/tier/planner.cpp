@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "tier/plan_model.h"
@@ -160,6 +161,11 @@ double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_
   return static_cast<double>(plan.modeled_base_ns) +
          static_cast<double>(slow_weighted_bytes(plan)) / 1024 * slow_ns_per_kib +
          static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * move_ns_per_kib;
+}
+
+double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm) {
+  const double slow_share = 1.0 - std::min<uint32_t>(fast_share_ppm, 1000000) / 1e6;
+  return static_cast<double>(all_slow.modeled_base_ns) + static_cast<double>(all_slow.modeled_slow_ns) * slow_share;
 }
 
 SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib) {

@@ -167,6 +167,12 @@ inline uint64_t slow_weighted_bytes(const Plan& plan) {
 // fit_slow_cost() solves it for the slow cost; the viewer prices the plan at the fitted one.
 double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_ns_per_kib);
 
+// The interleave policy (pages of every tracked object weighted-interleaved at birth, fast_share_ppm of
+// them on the fast node, never moved) priced by the same model: it has no plan of its own, so this is the
+// all-slow plan of the same input with that share of its slow accesses made fast (ns; objects smaller
+// than an interleave group count by their share too).
+double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm);
+
 // The slow-access cost fitted to a schedule's measured step (docs/planner.md, "The fitted slow cost"):
 // the runtime times the schedule in effect over steady steps, in wall time, and charges what they took
 // beyond the modeled base (the plain step's intervals) and moves to the schedule's access-weighted bytes on

@@ -929,6 +929,72 @@ def test_plan(a, tmp):
         check(r.returncode == 0 and "--fast-bytes B|N%" in r.stdout, f"{args}: exit 0, help")
     r = run([view, "--help"])
     check("plan" in r.stdout, "--help lists plan")
+    test_whatif(a, d)
+
+
+def test_whatif(a, d):
+    """sentinel-view whatif: every policy's plan at each budget, priced by the planner's step-time model."""
+    view = a.view
+    r = run([view, "whatif", "--json", d("tiered-costs.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    bs = j.get("budgets") or []
+    check(r.returncode == 0 and [b["percent"] for b in bs] == [10, 20, 30, 50, 100]
+          and j.get("slow_ns_per_kib") == 200 and j.get("costs_source") == "PLAN record",
+          f"whatif tiered-costs --json: five budgets, the recorded costs ({r.stderr.strip()}, {j.get('costs_source')})")
+    af, sl = j.get("all_fast_step_ns", 0), j.get("all_slow_step_ns", 0)
+    check(0 < af < sl, f"whatif: all-fast below all-slow ({af}, {sl})")
+    for b in bs:
+        p = b["policies"]
+        check(sorted(p) == ["first-touch", "hot", "interleave", "sentinel"], f"whatif {b['percent']}%: the four policies")
+        # The objective never models the sentinel plan slower than first-touch at the same budget.
+        check(p["sentinel"]["step_ns"] <= p["first-touch"]["step_ns"], f"whatif {b['percent']}%: sentinel <= first-touch ({p})")
+        # Interleave: the all-slow plan with the budget's share of its slow time made fast.
+        want = af + (sl - af) * (1 - b["percent"] / 100)
+        check(abs(p["interleave"]["step_ns"] - want) <= 1, f"whatif {b['percent']}%: interleave {p['interleave']} vs {want}")
+        check(abs(p["sentinel"]["ratio"] - p["sentinel"]["step_ns"] / af) < 2e-6, "whatif: ratio = step / all-fast")
+    last = bs[-1]["policies"] if bs else {}
+    check(all(last[x]["step_ns"] == af for x in ("sentinel", "first-touch", "interleave")),
+          f"whatif 100%: everything fits, all-fast's step ({last})")
+    needs = j.get("needs_percent") or {}
+    order = lambda v: 101 if v is None else v  # noqa: E731
+    check(sorted(needs) == ["first-touch", "hot", "interleave", "sentinel"]
+          and order(needs["sentinel"]) <= order(needs["first-touch"]), f"whatif: sentinel needs no more than first-touch ({needs})")
+    for x, v in needs.items():  # the least budget from which every larger one stays within 1.10x
+        within = [b["percent"] for b in bs if all(c["policies"][x]["ratio"] <= 1.10 for c in bs if c["percent"] >= b["percent"])]
+        check(v == (within[0] if within else None), f"whatif: {x} needs {v}, recomputed {within[:1]}")
+    r = run([view, "whatif", "--budgets", "20,60", d("tiered-costs.prof")])
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and any(l.startswith(" 20% ") for l in lines) and any(l.startswith(" 60% ") for l in lines)
+          and any(l.startswith("needs            sentinel ") for l in lines)
+          and any(l.startswith("model            ") and "(200 ns/KiB" not in l and "slow accesses 200 ns/KiB" in l for l in lines),
+          f"whatif --budgets 20,60: the table and the needs line ({lines})")
+    # The runtime's fitted slow cost (800 against the 200 planned with): a dearer slow node.
+    r = run([view, "whatif", "--json", "--fitted", d("tiered-fitted.prof")])
+    jf = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(jf.get("slow_ns_per_kib") == 800 and jf.get("costs_source") == "fitted by the runtime"
+          and jf.get("all_fast_step_ns") == af and jf.get("all_slow_step_ns", 0) > sl,
+          f"whatif --fitted: priced at the fitted cost ({jf.get('slow_ns_per_kib')}, {jf.get('costs_source')})")
+    # A dump without costs: one line; the costs on the command line make it work.
+    r = run([view, "whatif", d("tiered.prof")])
+    check(r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1 and "no slow-access cost" in r.stderr
+          and "--slow-ns-per-kib N" in r.stderr, f"whatif without costs: exit 1, one line ({r.stderr!r})")
+    r = run([view, "whatif", "--slow-ns-per-kib", "300", "--move-ns-per-kib", "600", d("tiered.prof")])
+    check(r.returncode == 0 and "slow accesses 300 ns/KiB, moves 600 ns/KiB (command line)" in r.stdout,
+          f"whatif with costs given: exit 0 ({r.stderr.strip()})")
+    for args, code, needle in [(["--fitted"], 1, "the runtime fitted no slow cost"),
+                               (["--fitted", "--slow-ns-per-kib", "5"], 2, "--fitted and --slow-ns-per-kib"),
+                               (["--budgets", "50,20"], 2, "whatif: --budgets: ascending percentages of 1 to 100"),
+                               (["--budgets", "0"], 2, "not '0'"), (["--budgets", "101"], 2, "not '101'"),
+                               (["--budgets", "10,,20"], 2, "not '10,,20'"), (["--budgets", ""], 2, "not ''"),
+                               (["--policy", "hot"], 2, "whatif: unknown option '--policy'"),
+                               (["--fast-bytes", "20%"], 2, "whatif: unknown option '--fast-bytes'")]:
+        r = run([view, "whatif"] + args + [d("tiered-costs.prof")])
+        check(r.returncode == code and r.stdout == "" and r.stderr.startswith("sentinel-view: ") and needle in r.stderr,
+              f"whatif {args}: exit {code} ({r.stderr.splitlines()[:1]})")
+    r = run([view, "whatif", d("sample.prof")])
+    check(r.returncode == 1 and "the dump has no profile" in r.stderr, f"whatif without a profile: exit 1 ({r.stderr!r})")
+    r = run([view, "--help"])
+    check("whatif" in r.stdout, "--help lists whatif")
 
 
 # ----------------------------------------------------------------------------------------------
