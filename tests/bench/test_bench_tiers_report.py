@@ -76,5 +76,19 @@ m4 = {k: dict(v, median_t_emu_s=None) for k, v in m3.items()}
 _, doc = bt.sweep({'net': m4}, ['net'])
 check(list(doc['net']) == ['wall'], f'wall time where there are no counts: {list(doc["net"])}')
 
+# The planner's modeled sweep (sentinel-view whatif on sentinel-20's dump) beside the measured one.
+whatif = {'slow_ns_per_kib': 300, 'move_ns_per_kib': 900, 'all_fast_step_ns': 100, 'all_slow_step_ns': 150,
+          'needs_percent': {'sentinel': 20, 'first-touch': None},
+          'budgets': [{'percent': b, 'policies': {'sentinel': {'ratio': r}, 'first-touch': {'ratio': 1.3}}}
+                      for b, r in ((10, 1.2), (20, 1.05), (100, 1.0))]}
+raw = [{'config': 'sentinel-20', 'dump': {'models': {'net': {'whatif': whatif, 'whatif_fitted': None}}}}]
+lines, doc = bt.sweep({'net': m}, ['net'], raw)
+mod = [ln for ln in lines if 'modeled from' in ln]
+check(len(mod) == 1 and 'planned costs, 300 ns/KiB slow, 900 moved' in mod[0]
+      and f'sentinel 10% 1.20x ({1.30 / 0.95:.2f}x) 20% 1.05x ({1.04 / 0.95:.2f}x) -> needs 20%' in mod[0]
+      and 'first-touch 10% 1.30x' in mod[0] and '-> needs >50%' in mod[0] and mod[0].endswith('all-slow 1.50x'),
+      f'the modeled line, measured ratios in brackets: {mod}')
+check(doc['net']['T_emu']['modeled'][0]['whatif'] is whatif, 'the modeled sweep in the JSON')
+
 print(f'{len(failures)} failure(s)')
 sys.exit(1 if failures else 0)
