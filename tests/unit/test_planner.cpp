@@ -619,6 +619,30 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
   }
 }
 
+// The interleave policy has no plan: the model prices it as the all-slow plan with the budget's share of its
+// slow accesses fast, from all-slow's step at 0% to all-fast's at 100%.
+TEST_CASE("planner: interleave priced by the one model", "[planner]") {
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.interval_ns);
+    INFO(name);
+    PlanInput in = src.in;
+    in.costs = step_costs_of_kib(3000, 30000);
+    in.policy = SENTINEL_POLICY_ALL_SLOW;
+    Planned as = run_plan(in);
+    REQUIRE(as.ok);
+    in.policy = SENTINEL_POLICY_ALL_FAST;
+    Planned af = run_plan(in);
+    REQUIRE(af.ok);
+    CHECK(interleaved_step_ns(as.plan, 0) == Approx(static_cast<double>(as.plan.modeled_step_ns)));
+    CHECK(interleaved_step_ns(as.plan, 1000000) == Approx(static_cast<double>(af.plan.modeled_step_ns)));
+    CHECK(interleaved_step_ns(as.plan, 2000000) == Approx(static_cast<double>(af.plan.modeled_step_ns)));
+    const double quarter = interleaved_step_ns(as.plan, 250000);
+    CHECK(quarter == Approx(as.plan.modeled_base_ns + 0.75 * as.plan.modeled_slow_ns));
+    CHECK(quarter < static_cast<double>(as.plan.modeled_step_ns));
+  }
+}
+
 TEST_CASE("planner: without the costs the plans are those of fast-hit bytes", "[planner]") {
   for (const char* name : kFixtures) {
     offline::PlanSource src = load_fixture(name);
