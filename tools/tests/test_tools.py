@@ -947,7 +947,8 @@ def test_whatif(a, d):
         p = b["policies"]
         check(sorted(p) == ["first-touch", "hot", "interleave", "sentinel"], f"whatif {b['percent']}%: the four policies")
         # The objective never models the sentinel plan slower than first-touch at the same budget.
-        check(p["sentinel"]["step_ns"] <= p["first-touch"]["step_ns"], f"whatif {b['percent']}%: sentinel <= first-touch ({p})")
+        check(p["sentinel"]["step_ns"] <= p["first-touch"]["step_ns"] and p["sentinel"]["step_ns"] <= sl,
+              f"whatif {b['percent']}%: sentinel <= first-touch and all-slow ({p})")
         # Interleave: the all-slow plan with the budget's share of its slow time made fast.
         want = af + (sl - af) * (1 - b["percent"] / 100)
         check(abs(p["interleave"]["step_ns"] - want) <= 1, f"whatif {b['percent']}%: interleave {p['interleave']} vs {want}")
