@@ -31,6 +31,7 @@ void Tiering::finish_fit(PlanSlot& s) {
     t[j] = f.ticks[i];
   }
   f.step_ns = clock_->ticks_to_duration_ns_now(t[kFitSteps / 2]);
+  const uint32_t spread_ppm = step_spread_ppm(t, kFitSteps);
   const Plan& plan = s.candidates[s.active.load(std::memory_order_relaxed)].plan;
   // What a moved KiB costs: the plan's, else the migrator's bandwidth (measured in the trial, else the probe's).
   uint32_t move = plan.header.move_ns_per_kib;
@@ -39,13 +40,15 @@ void Tiering::finish_fit(PlanSlot& s) {
   const SlowCostFit r = fit_slow_cost(plan, f.step_ns, move);
   f.status = r.status;
   f.slow_ns_per_kib = r.slow_ns_per_kib;
-  const bool adopted =
+  const bool would_adopt =
       r.status == SENTINEL_FIT_DONE && cfg_.step_costs.kind == StepCostsKind::automatic && !fitted_slow_ns_per_kib_;
+  const bool adopted = would_adopt && spread_ppm <= kMaxFitSpreadPpm;
   if (adopted) fitted_slow_ns_per_kib_ = r.slow_ns_per_kib;
 
   LineBuf b;
   b.str("phase ").u64(s.phase).str(": its schedule took ").u64(f.step_ns / 1000000).chr('.');
-  b.u64(f.step_ns / 100000 % 10).str(" ms a step (median of ").u64(kFitSteps).str(" steady steps) against a modeled ");
+  b.u64(f.step_ns / 100000 % 10).str(" ms a step (median of ").u64(kFitSteps).str(" steady steps, ");
+  b.u64(spread_ppm / 10000).str("% apart) against a modeled ");
   b.u64(plan.modeled_base_ns / 1000000).chr('.').u64(plan.modeled_base_ns / 100000 % 10).str(" ms base");
   const uint64_t slow = slow_weighted_bytes(plan);
   switch (r.status) {
@@ -55,6 +58,8 @@ void Tiering::finish_fit(PlanSlot& s) {
       if (plan.header.slow_ns_per_kib) b.str("; the plan was given ").u64(plan.header.slow_ns_per_kib);
       b.chr(')');
       if (adopted) b.str("; later plans use it");
+      if (would_adopt && !adopted)
+        b.str("; its steps lay over ").u64(kMaxFitSpreadPpm / 10000).str("% apart: later plans do not use it");
       break;
     case SENTINEL_FIT_LITTLE_SLOW:
       b.str(": no slow cost fitted, too little on the slow node (").bytes(slow).str(" of ");

@@ -619,6 +619,22 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
   }
 }
 
+// How far apart a fit's steps lie: (longest - shortest) / median, whatever their order.
+TEST_CASE("planner: the spread of a fit's steps", "[planner]") {
+  const uint64_t steady[] = {1000, 1030, 990, 1010, 1005};
+  CHECK(step_spread_ppm(steady, 5) == 39801);  // (1030 - 990) / 1005, the median of the five
+  const uint64_t noisy[] = {1000, 1500, 1010, 990, 1005};
+  CHECK(step_spread_ppm(noisy, 5) > kMaxFitSpreadPpm);
+  CHECK(step_spread_ppm(steady, 1) == 0);
+  CHECK(step_spread_ppm(steady, 0) == 0);
+  const uint64_t zero[] = {0, 0, 5};
+  CHECK(step_spread_ppm(zero, 3) == 0);  // a median of 0
+  uint64_t many[40];
+  for (uint64_t& v : many) v = 100;
+  many[39] = 1000000;  // past the first kMaxSpreadSteps: not looked at
+  CHECK(step_spread_ppm(many, 40) == 0);
+}
+
 // The interleave policy has no plan: the model prices it as the all-slow plan with the budget's share of its
 // slow accesses fast, from all-slow's step at 0% to all-fast's at 100%.
 TEST_CASE("planner: interleave priced by the one model", "[planner]") {
