@@ -99,30 +99,33 @@ struct Sweep {
   std::map<std::string, int> needs;              // the least budget within the goal; -1: none of them
 };
 
-bool plan_once(const PlanInput& in, Plan* plan, PlanScratch* scratch, const char** error) {
-  return scratch->init(plan_scratch_bytes(in)) && make_plan(in, *scratch, plan, error);
+// The phase planned under one policy (and budget), for its figures: the plan's scratch goes with it, as
+// nothing here reads its entries.
+bool plan_figures(const PlanInput& in, Plan* plan, const char** error) {
+  PlanScratch scratch;
+  return scratch.init(plan_scratch_bytes(in)) && make_plan(in, scratch, plan, error);
+}
+
+// One line on stderr about the phase; returns 1, the status to exit with.
+int phase_error(const Options& o, uint32_t phase, const std::string& what) {
+  std::cerr << kProg << ": " << printable(o.path) << ": phase " << phase << ": " << what << "\n";
+  return 1;
 }
 
 // Every policy at every budget. 0, or 1 after one line on stderr.
 int sweep(const Options& o, const PhaseInput& pi, Sweep& out) {
   PlanInput in = pi.src.in;
   const char* error = nullptr;
-  auto fail = [&](const std::string& what) {
-    std::cerr << kProg << ": " << printable(o.path) << ": phase " << in.phase << ": " << what << "\n";
-    return 1;
+  auto plan_as = [&](sentinel_policy policy, Plan* plan) {
+    in.policy = policy;
+    return plan_figures(in, plan, &error);
   };
-  PlanScratch slow_scratch;
+  auto cannot = [&](const std::string& where) {
+    return phase_error(o, in.phase, "cannot plan" + where + ": " + (error ? error : "no memory for the planner"));
+  };
   Plan all_slow, all_fast;
-  in.policy = SENTINEL_POLICY_ALL_SLOW;
-  if (!plan_once(in, &all_slow, &slow_scratch, &error))
-    return fail(std::string("cannot plan: ") + (error ? error : "no memory for the planner"));
-  {
-    PlanScratch s;
-    in.policy = SENTINEL_POLICY_ALL_FAST;
-    if (!plan_once(in, &all_fast, &s, &error))
-      return fail(std::string("cannot plan: ") + (error ? error : "no memory for the planner"));
-    out.all_fast_ns = all_fast.modeled_step_ns;
-  }
+  if (!plan_as(SENTINEL_POLICY_ALL_SLOW, &all_slow) || !plan_as(SENTINEL_POLICY_ALL_FAST, &all_fast)) return cannot("");
+  out.all_fast_ns = all_fast.modeled_step_ns;
   out.all_slow_ns = all_slow.modeled_step_ns;
   out.peak_bytes = all_slow.header.footprint_peak_bytes;
   out.intervals = all_slow.header.intervals;
@@ -131,11 +134,8 @@ int sweep(const Options& o, const PhaseInput& pi, Sweep& out) {
     auto& row = out.at.emplace_back();
     in.budget = FastBudget{0, pct * 10000};
     for (size_t k = 0; k < 3; ++k) {
-      PlanScratch s;
       Plan plan;
-      in.policy = planned[k];
-      if (!plan_once(in, &plan, &s, &error))
-        return fail(std::string("cannot plan at ") + std::to_string(pct) + "%: " + (error ? error : "no memory"));
+      if (!plan_as(planned[k], &plan)) return cannot(" at " + std::to_string(pct) + "%");
       row[kPolicies[k]] = Point{plan.modeled_step_ns, plan.header.predicted_hit_ppm, plan.header.moved_bytes_per_step,
                                 plan.header.fast_budget_bytes};
     }
@@ -241,10 +241,7 @@ void print_json(std::ostream& os, const Options& o, const PhaseInput& pi, const 
 // (2 for a usage error) after one line on stderr when the model lacks a cost or a time base.
 int check_model(const Dump& d, Options& o, PhaseInput& pi) {
   const uint32_t phase = pi.src.in.phase;
-  auto fail = [&](const std::string& what) {
-    std::cerr << kProg << ": " << printable(o.path) << ": phase " << phase << ": " << what << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string& what) { return phase_error(o, phase, what); };
   if (o.fitted) {
     if (o.settings.have_slow_cost) return usage_error("whatif: --fitted and --slow-ns-per-kib: give one of them");
     const fmt::PlanRecord* rec = d.p.plan_for(phase);
