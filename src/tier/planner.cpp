@@ -168,19 +168,21 @@ double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm) {
   return static_cast<double>(all_slow.modeled_base_ns) + static_cast<double>(all_slow.modeled_slow_ns) * slow_share;
 }
 
-uint32_t step_spread_ppm(const uint64_t* steps, uint32_t n) {
+StepSpread step_spread(const uint64_t* steps, uint32_t n) {
   const uint32_t m = std::min<uint32_t>(n, kMaxSpreadSteps);
-  if (m < 2) return 0;
+  StepSpread out;
+  if (m == 0) return out;
   uint64_t sorted[kMaxSpreadSteps];
   for (uint32_t i = 0; i < m; ++i) {  // insertion sort: the median of a handful
     uint32_t j = i;
     for (; j > 0 && sorted[j - 1] > steps[i]; --j) sorted[j] = sorted[j - 1];
     sorted[j] = steps[i];
   }
-  const uint64_t median = sorted[m / 2];
-  if (!median) return 0;
-  const double ppm = static_cast<double>(sorted[m - 1] - sorted[0]) / static_cast<double>(median) * 1e6;
-  return ppm >= 4e9 ? 4000000000u : static_cast<uint32_t>(ppm + 0.5);
+  out.median = sorted[m / 2];
+  if (m < 2 || !out.median) return out;
+  const double ppm = static_cast<double>(sorted[m - 1] - sorted[0]) / static_cast<double>(out.median) * 1e6;
+  out.spread_ppm = ppm >= 4e9 ? 4000000000u : static_cast<uint32_t>(ppm + 0.5);
+  return out;
 }
 
 SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib) {

@@ -191,12 +191,16 @@ inline constexpr uint64_t kMinFitSlowBytes = uint64_t{1} << 20;
 // move_ns_per_kib: what a moved KiB costs (0: unknown, then a schedule that moves is not fitted).
 SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib);
 
-// How far apart the steps a fit was timed over lie: (longest - shortest) / median, in ppm (0 for fewer than 2
-// steps or a median of 0; of the first kMaxSpreadSteps where there are more). The runtime adopts a fitted cost for its
-// later plans only within kMaxFitSpreadPpm: steps that differ by more measure the host's load (another process, a
-// loaded guest) at least as much as the slow node.
+// The steps a fit was timed over: their median, and how far apart they lie, (longest - shortest) / median in
+// ppm (0 for fewer than 2 steps or a median of 0); of the first kMaxSpreadSteps where there are more. The
+// runtime adopts a fitted cost for its later plans only within kMaxFitSpreadPpm: steps that differ by more
+// measure the host's load (another process, a loaded guest) at least as much as the slow node.
 inline constexpr uint32_t kMaxSpreadSteps = 16;
-uint32_t step_spread_ppm(const uint64_t* steps, uint32_t n);
+struct StepSpread {
+  uint64_t median = 0;
+  uint32_t spread_ppm = 0;
+};
+StepSpread step_spread(const uint64_t* steps, uint32_t n);
 inline constexpr uint32_t kMaxFitSpreadPpm = 100000;  // 10%
 
 // Scratch bytes make_plan() needs at most for this input (PlanScratch::init() argument). The mapping

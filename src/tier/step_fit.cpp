@@ -24,14 +24,10 @@ void Tiering::fit_step(PlanSlot& s, uint64_t now, bool steady) {
 
 void Tiering::finish_fit(PlanSlot& s) {
   Fit& f = s.fit;
-  uint64_t t[kFitSteps];
-  for (uint32_t i = 0; i < kFitSteps; ++i) {  // insertion sort: the median of a handful
-    uint32_t j = i;
-    for (; j > 0 && t[j - 1] > f.ticks[i]; --j) t[j] = t[j - 1];
-    t[j] = f.ticks[i];
-  }
-  f.step_ns = clock_->ticks_to_duration_ns_now(t[kFitSteps / 2]);
-  const uint32_t spread_ppm = step_spread_ppm(t, kFitSteps);
+  static_assert(kFitSteps <= kMaxSpreadSteps, "every timed step counts");
+  const StepSpread steps = step_spread(f.ticks, kFitSteps);
+  f.step_ns = clock_->ticks_to_duration_ns_now(steps.median);
+  const uint32_t spread_ppm = steps.spread_ppm;
   const Plan& plan = s.candidates[s.active.load(std::memory_order_relaxed)].plan;
   // What a moved KiB costs: the plan's, else the migrator's bandwidth (measured in the trial, else the probe's).
   uint32_t move = plan.header.move_ns_per_kib;

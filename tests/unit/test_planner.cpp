@@ -622,17 +622,19 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
 // How far apart a fit's steps lie: (longest - shortest) / median, whatever their order.
 TEST_CASE("planner: the spread of a fit's steps", "[planner]") {
   const uint64_t steady[] = {1000, 1030, 990, 1010, 1005};
-  CHECK(step_spread_ppm(steady, 5) == 39801);  // (1030 - 990) / 1005, the median of the five
+  CHECK(step_spread(steady, 5).spread_ppm == 39801);  // (1030 - 990) / 1005, the median of the five
+  CHECK(step_spread(steady, 5).median == 1005);
   const uint64_t noisy[] = {1000, 1500, 1010, 990, 1005};
-  CHECK(step_spread_ppm(noisy, 5) > kMaxFitSpreadPpm);
-  CHECK(step_spread_ppm(steady, 1) == 0);
-  CHECK(step_spread_ppm(steady, 0) == 0);
+  CHECK(step_spread(noisy, 5).spread_ppm > kMaxFitSpreadPpm);
+  CHECK(step_spread(steady, 1).spread_ppm == 0);
+  CHECK(step_spread(steady, 1).median == 1000);
+  CHECK(step_spread(steady, 0).spread_ppm == 0);
   const uint64_t zero[] = {0, 0, 5};
-  CHECK(step_spread_ppm(zero, 3) == 0);  // a median of 0
+  CHECK(step_spread(zero, 3).spread_ppm == 0);  // a median of 0
   uint64_t many[40];
   for (uint64_t& v : many) v = 100;
   many[39] = 1000000;  // past the first kMaxSpreadSteps: not looked at
-  CHECK(step_spread_ppm(many, 40) == 0);
+  CHECK(step_spread(many, 40).spread_ppm == 0);
 }
 
 // The interleave policy has no plan: the model prices it as the all-slow plan with the budget's share of its
