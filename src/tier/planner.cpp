@@ -168,6 +168,27 @@ double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm) {
   return static_cast<double>(all_slow.modeled_base_ns) + static_cast<double>(all_slow.modeled_slow_ns) * slow_share;
 }
 
+bool calibrate_clock(const Plan& all_slow, const StepCosts& planned, double all_fast_ns, double all_slow_ns,
+                     ClockModel* out) {
+  const uint64_t slow = slow_weighted_bytes(all_slow);
+  if (!(all_slow_ns > all_fast_ns) || !(all_fast_ns >= 0) || !slow) return false;
+  out->base_ns = all_fast_ns;
+  out->slow_ns_per_byte = (all_slow_ns - all_fast_ns) / static_cast<double>(slow);
+  const bool ratio = planned.slow_ns_per_byte > 0 && planned.move_ns_per_byte > 0;
+  out->move_ns_per_byte = ratio ? out->slow_ns_per_byte * planned.move_ns_per_byte / planned.slow_ns_per_byte : 0;
+  return true;
+}
+
+double clocked_step_ns(const Plan& plan, const ClockModel& clock) {
+  return clock.base_ns + static_cast<double>(slow_weighted_bytes(plan)) * clock.slow_ns_per_byte +
+         static_cast<double>(plan.header.moved_bytes_per_step) * clock.move_ns_per_byte;
+}
+
+double clocked_interleaved_ns(const Plan& all_slow, const ClockModel& clock, uint32_t fast_share_ppm) {
+  const double slow_share = 1.0 - std::min<uint32_t>(fast_share_ppm, 1000000) / 1e6;
+  return clock.base_ns + static_cast<double>(slow_weighted_bytes(all_slow)) * clock.slow_ns_per_byte * slow_share;
+}
+
 StepSpread step_spread(const uint64_t* steps, uint32_t n) {
   const uint32_t m = std::min<uint32_t>(n, kMaxSpreadSteps);
   StepSpread out;

@@ -173,6 +173,26 @@ double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_
 // than an interleave group count by their share too).
 double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm);
 
+// The step-time model on another clock than the one its plans were timed on (docs/planner.md, "The model
+// on another clock"): the slow-tier guest's emulated time, where the guest's wall time, the model's own
+// clock there, mostly measures the emulator. All-fast's and all-slow's steps measured on that clock are the
+// base and what all-slow's access-weighted bytes on the slow node cost; a plan's schedule is priced on them
+// as on its own costs. Moves keep the ratio to the slow cost of the costs the plan was made with: two
+// placements without moves say nothing about what a move costs on that clock.
+struct ClockModel {
+  double base_ns = 0;           // all-fast's step on the clock
+  double slow_ns_per_byte = 0;  // (all-slow - all-fast) / all-slow's access-weighted bytes
+  double move_ns_per_byte = 0;  // slow_ns_per_byte x the planned costs' move / slow ratio (0: unknown)
+};
+// all_slow: the phase's all-slow plan; planned: the costs the plans were made with. False when the clock
+// has all-slow no slower than all-fast, or the plan has no access-weighted bytes to spread it over.
+bool calibrate_clock(const Plan& all_slow, const StepCosts& planned, double all_fast_ns, double all_slow_ns,
+                     ClockModel* out);
+// A plan's modeled step on the clock (ns).
+double clocked_step_ns(const Plan& plan, const ClockModel& clock);
+// The interleave policy on the clock: as interleaved_step_ns, all-slow's slow accesses on the clock.
+double clocked_interleaved_ns(const Plan& all_slow, const ClockModel& clock, uint32_t fast_share_ppm);
+
 // The slow-access cost fitted to a schedule's measured step (docs/planner.md, "The fitted slow cost"):
 // the runtime times the schedule in effect over steady steps, in wall time, and charges what they took
 // beyond the modeled base (the plain step's intervals) and moves to the schedule's access-weighted bytes on

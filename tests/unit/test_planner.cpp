@@ -661,6 +661,48 @@ TEST_CASE("planner: interleave priced by the one model", "[planner]") {
   }
 }
 
+// On another clock (the guest's emulated time) the model is calibrated by all-fast's and all-slow's steps
+// measured there: both come out exactly, the plans in between scale with their access-weighted slow bytes,
+// and moves keep the planned costs' ratio to the slow cost.
+TEST_CASE("planner: the model calibrated to another clock", "[planner]") {
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.interval_ns);
+    INFO(name);
+    PlanInput in = src.in;
+    in.costs = step_costs_of_kib(3000, 30000);
+    in.policy = SENTINEL_POLICY_ALL_SLOW;
+    Planned as = run_plan(in);
+    REQUIRE(as.ok);
+    in.policy = SENTINEL_POLICY_ALL_FAST;
+    Planned af = run_plan(in);
+    REQUIRE(af.ok);
+    in.policy = SENTINEL_POLICY_SENTINEL;
+    in.budget = FastBudget{0, 200000};
+    Planned se = run_plan(in);
+    REQUIRE(se.ok);
+    ClockModel clock;
+    REQUIRE(calibrate_clock(as.plan, in.costs, 50e6, 90e6, &clock));
+    CHECK(clocked_step_ns(af.plan, clock) == Approx(50e6));
+    CHECK(clocked_step_ns(as.plan, clock) == Approx(90e6));
+    CHECK(clock.move_ns_per_byte == Approx(clock.slow_ns_per_byte * 10));
+    const double slow_share = static_cast<double>(slow_weighted_bytes(se.plan)) / slow_weighted_bytes(as.plan);
+    CHECK(clocked_step_ns(se.plan, clock) ==
+          Approx(50e6 + 40e6 * slow_share + se.plan.header.moved_bytes_per_step * clock.move_ns_per_byte));
+    CHECK(clocked_interleaved_ns(as.plan, clock, 0) == Approx(90e6));
+    CHECK(clocked_interleaved_ns(as.plan, clock, 250000) == Approx(80e6));
+    CHECK(clocked_interleaved_ns(as.plan, clock, 1000000) == Approx(50e6));
+    // Nothing to calibrate: all-slow no slower than all-fast, or a plan without slow bytes.
+    ClockModel none;
+    CHECK_FALSE(calibrate_clock(as.plan, in.costs, 90e6, 90e6, &none));
+    CHECK_FALSE(calibrate_clock(as.plan, in.costs, 90e6, 50e6, &none));
+    CHECK_FALSE(calibrate_clock(af.plan, in.costs, 50e6, 90e6, &none));
+    // Without a planned move cost, moves are unknown on the clock too.
+    REQUIRE(calibrate_clock(as.plan, StepCosts{3000.0 / 1024, 0}, 50e6, 90e6, &none));
+    CHECK(none.move_ns_per_byte == 0);
+  }
+}
+
 TEST_CASE("planner: without the costs the plans are those of fast-hit bytes", "[planner]") {
   for (const char* name : kFixtures) {
     offline::PlanSource src = load_fixture(name);
