@@ -2,7 +2,8 @@
 // dump's profile. The planner (the very make_plan() the runtime calls) plans the phase at each budget
 // under each policy, and its step-time model (docs/planner.md) prices each plan; the interleave policy,
 // which has no plan, is priced by planner.h's interleaved_step_ns. What a measured budget sweep
-// (scripts/bench-tiers --sweep) times, modeled from a single run.
+// (scripts/bench-tiers --sweep) times, modeled from a single run. --calibrate prices the same plans on
+// another clock (planner.h's ClockModel), so that the model can be judged in the measure a sweep judges by.
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "base/parse.h"
 #include "cli.h"
 #include "json.h"
 #include "plan_setup.h"
@@ -24,13 +26,16 @@ constexpr double kGoalRatio = 1.10;  // issue 14's "within 1.10x of all-fast", a
 struct Options : SharedOptions {
   bool json = false;
   bool fitted = false;  // --fitted: the slow cost the runtime fitted (the PLAN record's trial)
+  // --calibrate: all-fast's and all-slow's steps on another clock, ns (0: the model's own clock)
+  uint64_t clock_all_fast_ns = 0, clock_all_slow_ns = 0;
   PlanSettings settings;
   std::vector<uint32_t> budgets{10, 20, 30, 50, 100};  // percent of the peak, ascending
 };
 
 void print_help() {
   std::cout << "Usage: sentinel-view whatif [--budgets LIST] [--slow-ns-per-kib N] [--move-ns-per-kib M]\n"
-               "                           [--fitted] [--whole] [--no-intensity] [--phase N] [--json] DUMP\n"
+               "                           [--fitted | --calibrate FAST_NS,SLOW_NS] [--whole] [--no-intensity]\n"
+               "                           [--phase N] [--json] DUMP\n"
                "Plans the profiled phase of a dump at each fast-tier budget under each policy (the\n"
                "planner the runtime runs) and prints each plan's modeled step time over all-fast's, and\n"
                "the least budget from which each policy stays within 1.10x of all-fast. Needs the\n"
@@ -43,6 +48,12 @@ void print_help() {
                "                     the model's costs, ns per KiB (default: the PLAN record's)\n"
                "  --fitted           price slow accesses at the cost the runtime fitted to its steady\n"
                "                     steps (the PLAN record's fit) instead of the one it planned with\n"
+               "  --calibrate FAST_NS,SLOW_NS\n"
+               "                     price the plans on another clock, on which all-fast's step took\n"
+               "                     FAST_NS and all-slow's SLOW_NS (e.g. a slow-tier guest's emulated\n"
+               "                     time): the base is FAST_NS, the slow cost spreads SLOW_NS - FAST_NS\n"
+               "                     over all-slow's access-weighted bytes, moves keep their ratio to\n"
+               "                     it; the plans are the same, made with the model's own costs\n"
                "  --whole, --no-intensity\n"
                "                     as for sentinel-view plan\n"
                "  --phase N          the phase (default: the main phase)\n"
@@ -72,6 +83,21 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.json = true;
   } else if (args.arg() == "--fitted") {
     o.fitted = true;
+  } else if (args.is("--calibrate")) {
+    if (!args.value("--calibrate", v)) return args.error("--calibrate needs a value");
+    // The runtime's count syntax, as parse_count, but up to 15 digits: steps of hours in ns.
+    auto ns_of = [](const std::string& t, uint64_t* out) {
+      return !t.empty() && t.size() <= 15 && t.find('\0') == std::string::npos && sentinel::parse_count(t.c_str(), out);
+    };
+    const size_t comma = v.find(',');
+    uint64_t fast = 0, slow = 0;
+    if (comma == std::string::npos || !ns_of(v.substr(0, comma), &fast) || !ns_of(v.substr(comma + 1), &slow) ||
+        !fast || slow <= fast)
+      return args.error(
+          "--calibrate: all-fast's and all-slow's steps in ns, FAST_NS,SLOW_NS with 0 < FAST_NS < SLOW_NS, not '" + v +
+          "'");
+    o.clock_all_fast_ns = fast;
+    o.clock_all_slow_ns = slow;
   } else if (args.is("--budgets")) {
     if (!args.value("--budgets", v)) return args.error("--budgets needs a value");
     if (!parse_budgets(v, &o.budgets))
@@ -95,6 +121,8 @@ const char* const kPolicies[] = {"sentinel", "first-touch", "hot", "interleave"}
 struct Sweep {
   uint64_t all_fast_ns = 0, all_slow_ns = 0, peak_bytes = 0;
   uint32_t intervals = 0;
+  bool clocked = false;  // --calibrate: priced on the clock given
+  ClockModel clock;
   std::vector<std::map<std::string, Point>> at;  // per budget, per policy
   std::map<std::string, int> needs;              // the least budget within the goal; -1: none of them
 };
@@ -125,8 +153,16 @@ int sweep(const Options& o, const PhaseInput& pi, Sweep& out) {
   };
   Plan all_slow, all_fast;
   if (!plan_as(SENTINEL_POLICY_ALL_SLOW, &all_slow) || !plan_as(SENTINEL_POLICY_ALL_FAST, &all_fast)) return cannot("");
-  out.all_fast_ns = all_fast.modeled_step_ns;
-  out.all_slow_ns = all_slow.modeled_step_ns;
+  out.clocked = o.clock_all_fast_ns != 0;
+  if (out.clocked && !calibrate_clock(all_slow, in.costs, static_cast<double>(o.clock_all_fast_ns),
+                                      static_cast<double>(o.clock_all_slow_ns), &out.clock))
+    return phase_error(o, in.phase, "--calibrate: its all-slow plan has no access-weighted bytes on the slow node");
+  // A plan's step on the model's own clock, or on the one given.
+  auto step_of = [&](const Plan& plan) {
+    return out.clocked ? static_cast<uint64_t>(clocked_step_ns(plan, out.clock) + 0.5) : plan.modeled_step_ns;
+  };
+  out.all_fast_ns = step_of(all_fast);
+  out.all_slow_ns = step_of(all_slow);
   out.peak_bytes = all_slow.header.footprint_peak_bytes;
   out.intervals = all_slow.header.intervals;
   const sentinel_policy planned[] = {SENTINEL_POLICY_SENTINEL, SENTINEL_POLICY_FIRST_TOUCH, SENTINEL_POLICY_HOT};
@@ -136,11 +172,12 @@ int sweep(const Options& o, const PhaseInput& pi, Sweep& out) {
     for (size_t k = 0; k < 3; ++k) {
       Plan plan;
       if (!plan_as(planned[k], &plan)) return cannot(" at " + std::to_string(pct) + "%");
-      row[kPolicies[k]] = Point{plan.modeled_step_ns, plan.header.predicted_hit_ppm, plan.header.moved_bytes_per_step,
+      row[kPolicies[k]] = Point{step_of(plan), plan.header.predicted_hit_ppm, plan.header.moved_bytes_per_step,
                                 plan.header.fast_budget_bytes};
     }
-    row["interleave"] = Point{static_cast<uint64_t>(interleaved_step_ns(all_slow, pct * 10000) + 0.5), pct * 10000, 0,
-                              row["sentinel"].budget_bytes};
+    const double interleaved = out.clocked ? clocked_interleaved_ns(all_slow, out.clock, pct * 10000)
+                                           : interleaved_step_ns(all_slow, pct * 10000);
+    row["interleave"] = Point{static_cast<uint64_t>(interleaved + 0.5), pct * 10000, 0, row["sentinel"].budget_bytes};
   }
   for (const char* p : kPolicies) {
     int needs = -1;
@@ -163,10 +200,14 @@ void print_text(std::ostream& os, const Options& o, const PhaseInput& pi, const 
   os << "What-if of " << printable(o.path) << ", phase " << pi.src.in.phase << ": modeled step time against the fast "
      << "tier's size\n";
   os << "model            " << w.intervals << " intervals, footprint peak " << human_bytes(w.peak_bytes)
-     << "; slow accesses " << pi.slow_ns_per_kib << " ns/KiB, moves " << pi.move_ns_per_kib << " ns/KiB ("
+     << "; planned with slow accesses " << pi.slow_ns_per_kib << " ns/KiB, moves " << pi.move_ns_per_kib << " ns/KiB ("
      << pi.costs_source << ")\n";
-  os << "reference        all-fast " << human_duration(w.all_fast_ns) << " (the measured intervals); all-slow "
-     << human_duration(w.all_slow_ns) << " (" << ratio_text(w.all_slow_ns, w.all_fast_ns) << ")\n\n";
+  if (w.clocked)
+    os << "clock            --calibrate: slow accesses " << ns_per_kib_of(w.clock.slow_ns_per_byte) << " ns/KiB, moves "
+       << ns_per_kib_of(w.clock.move_ns_per_byte) << " ns/KiB on it\n";
+  os << "reference        all-fast " << human_duration(w.all_fast_ns)
+     << (w.clocked ? " (given)" : " (the measured intervals)") << "; all-slow " << human_duration(w.all_slow_ns) << " ("
+     << ratio_text(w.all_slow_ns, w.all_fast_ns) << ")\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-7s %11s  %-15s %-15s %-15s %s\n", "budget", "fast bytes", kPolicies[0],
                 kPolicies[1], kPolicies[2], kPolicies[3]);
@@ -203,6 +244,13 @@ void print_json(std::ostream& os, const Options& o, const PhaseInput& pi, const 
      << ",\"footprint_peak_bytes\":" << w.peak_bytes << ",\"slow_ns_per_kib\":" << pi.slow_ns_per_kib
      << ",\"move_ns_per_kib\":" << pi.move_ns_per_kib << ",\"costs_source\":";
   json_string(os, pi.costs_source);
+  os << ",\"clock\":";
+  if (w.clocked)
+    os << "{\"all_fast_ns\":" << o.clock_all_fast_ns << ",\"all_slow_ns\":" << o.clock_all_slow_ns
+       << ",\"slow_ns_per_kib\":" << ns_per_kib_of(w.clock.slow_ns_per_byte)
+       << ",\"move_ns_per_kib\":" << ns_per_kib_of(w.clock.move_ns_per_byte) << "}";
+  else
+    os << "null";
   os << ",\"goal_ratio\":" << kGoalRatio << ",\"all_fast_step_ns\":" << w.all_fast_ns
      << ",\"all_slow_step_ns\":" << w.all_slow_ns << ",\"budgets\":[";
   for (size_t b = 0; b < o.budgets.size(); ++b) {
@@ -242,6 +290,7 @@ void print_json(std::ostream& os, const Options& o, const PhaseInput& pi, const 
 int check_model(const Dump& d, Options& o, PhaseInput& pi) {
   const uint32_t phase = pi.src.in.phase;
   auto fail = [&](const std::string& what) { return phase_error(o, phase, what); };
+  if (o.fitted && o.clock_all_fast_ns) return usage_error("whatif: --fitted and --calibrate: give one of them");
   if (o.fitted) {
     if (o.settings.have_slow_cost) return usage_error("whatif: --fitted and --slow-ns-per-kib: give one of them");
     const fmt::PlanRecord* rec = d.p.plan_for(phase);
@@ -251,6 +300,7 @@ int check_model(const Dump& d, Options& o, PhaseInput& pi) {
     pi.costs_source = "fitted by the runtime" + std::string(o.settings.have_move_cost ? ", moves: command line" : "");
     pi.src.in.costs = step_costs_of_kib(pi.slow_ns_per_kib, pi.move_ns_per_kib);
   }
+  if (o.clock_all_fast_ns) return 0;  // the clock given is the time base and the slow cost
   bool durations = false;
   for (uint32_t k = 0; pi.src.in.interval_ns && k < pi.src.in.intervals; ++k)
     durations |= pi.src.in.interval_ns[k] != 0;

@@ -975,6 +975,26 @@ def test_whatif(a, d):
     check(jf.get("slow_ns_per_kib") == 800 and jf.get("costs_source") == "fitted by the runtime"
           and jf.get("all_fast_step_ns") == af and jf.get("all_slow_step_ns", 0) > sl,
           f"whatif --fitted: priced at the fitted cost ({jf.get('slow_ns_per_kib')}, {jf.get('costs_source')})")
+    # --calibrate: the same plans priced on another clock, all-fast and all-slow given. A plan without moves
+    # keeps its place between them (its share of all-slow's slow accesses); interleave is linear in the budget.
+    r = run([view, "whatif", "--json", "--calibrate", "50000000,90000000", d("tiered-costs.prof")])
+    jc = json.loads(r.stdout) if r.returncode == 0 else {}
+    clock = jc.get("clock") or {}
+    check(jc.get("all_fast_step_ns") == 50000000 and jc.get("all_slow_step_ns") == 90000000
+          and clock.get("all_fast_ns") == 50000000 and clock.get("slow_ns_per_kib", 0) > 0 and j.get("clock") is None,
+          f"whatif --calibrate: all-fast and all-slow as given ({r.stderr.strip()}, {clock})")
+    for b, bc in zip(bs, jc.get("budgets") or []):
+        for x in ("sentinel", "first-touch", "interleave"):
+            own, on = b["policies"][x], bc["policies"][x]
+            if own["moved_bytes_per_step"]:
+                continue
+            share_own = (own["step_ns"] - af) / (sl - af)
+            share_on = (on["step_ns"] - 50000000) / 40000000
+            check(abs(share_own - share_on) < 1e-6 and own["predicted_hit_ppm"] == on["predicted_hit_ppm"],
+                  f"whatif --calibrate {b['percent']}% {x}: the same plan, its slow share kept ({share_own}, {share_on})")
+    r = run([view, "whatif", "--calibrate", "50000000,90000000", d("tiered.prof")])  # no costs, no matter
+    check(r.returncode == 0 and "clock            --calibrate: slow accesses " in r.stdout
+          and "all-fast 50.0 ms (given)" in r.stdout, f"whatif --calibrate without costs ({r.stderr.strip()})")
     # A dump without costs: one line; the costs on the command line make it work.
     r = run([view, "whatif", d("tiered.prof")])
     check(r.returncode == 1 and r.stdout == "" and r.stderr.count("\n") == 1 and "no slow-access cost" in r.stderr
@@ -984,6 +1004,10 @@ def test_whatif(a, d):
           f"whatif with costs given: exit 0 ({r.stderr.strip()})")
     for args, code, needle in [(["--fitted"], 1, "the runtime fitted no slow cost"),
                                (["--fitted", "--slow-ns-per-kib", "5"], 2, "--fitted and --slow-ns-per-kib"),
+                               (["--fitted", "--calibrate", "5,9"], 2, "--fitted and --calibrate"),
+                               (["--calibrate", "5"], 2, "--calibrate: all-fast's and all-slow's steps in ns"),
+                               (["--calibrate", "9,5"], 2, "not '9,5'"), (["--calibrate", "0,5"], 2, "not '0,5'"),
+                               (["--calibrate", "5,x"], 2, "not '5,x'"),
                                (["--budgets", "50,20"], 2, "whatif: --budgets: ascending percentages of 1 to 100"),
                                (["--budgets", "0"], 2, "not '0'"), (["--budgets", "101"], 2, "not '101'"),
                                (["--budgets", "10,,20"], 2, "not '10,,20'"), (["--budgets", ""], 2, "not ''"),
