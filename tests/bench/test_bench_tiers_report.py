@@ -96,5 +96,35 @@ check(len(mod) == 1 and 'planned costs, 300 ns/KiB slow, 900 moved' in mod[0]
       f'the modeled line, measured ratios in brackets: {mod}')
 check(doc['net']['modeled'][0]['whatif'] is whatif, 'the modeled sweep in the JSON')
 
+# The model priced on the measure itself (whatif --calibrate, given all-fast's and all-slow's figures) and judged
+# against it: within 10% counts, beyond it is named; all-fast and all-slow are the calibration, not judged.
+asked = []
+
+
+def calibrate(key, fast_s, slow_s):
+    asked.append((key, fast_s, slow_s))
+    return {'clock': {'slow_ns_per_kib': 40, 'move_ns_per_kib': 120},
+            'budgets': [{'percent': b, 'policies': {'sentinel': {'ratio': r}, 'first-touch': {'ratio': 1.9},
+                                                    'hot': {'ratio': 3.0}}}
+                        for b, r in ((10, 1.30 * 1.08 / 0.95), (20, 1.04 * 1.2 / 0.95), (100, 1.0))]}
+
+
+lines, doc = bt.sweep({'net': m}, ['net'], [], calibrate)
+on = [ln for ln in lines if 'modeled on T_emu' in ln]
+judged = doc['net']['T_emu'].get('model') or {}
+check(asked == [('net', 0.95, 2.00)], f'calibrated by all-fast and all-slow of the measure: {asked}')
+check(judged.get('judged') == 4 and judged.get('within') == 1, f'4 judged (sentinel and first-touch at 10 and 20%), 1 within: {judged}')
+check(abs(judged['errors']['sentinel-10'] - 0.08) < 1e-9 and abs(judged['errors']['sentinel-20'] - 0.2) < 1e-9,
+      f'the error is modeled / measured - 1: {judged.get("errors")}')
+check(len(on) == 1 and 'sentinel 10% 1.48x (1.37x, +8%)' in on[0] and '40 ns/KiB slow, 120 moved' in on[0]
+      and 'within 10%: 1 of 4 (MISSED: first-touch-10 +50%, sentinel-20 +20%, first-touch-20 +20%)' in on[0] and 'hot' not in on[0],
+      f'the calibrated line names what it misses: {on}')
+# No all-slow in the measure (nothing to calibrate by), or no calibration asked: no such line.
+asked.clear()
+lines, doc = bt.sweep({'net': m3}, ['net'], [], calibrate)
+check(asked == [] and not any('modeled on' in ln for ln in lines), 'without all-slow and all-fast: not calibrated')
+lines, _ = bt.sweep({'net': m}, ['net'], [], lambda *a: None)
+check(not any('modeled on' in ln for ln in lines), 'no whatif: no line')
+
 print(f'{len(failures)} failure(s)')
 sys.exit(1 if failures else 0)
