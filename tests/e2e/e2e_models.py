@@ -19,7 +19,7 @@ import torch_parts  # noqa: E402  (tests/lib)
 MODELS = ("mlp", "cnn", "lstm", "transformer")
 # Models where memory matters, for scripts/bench-tiers and scripts/demo (not the e2e tests): each step moves many
 # bytes per instruction, so where its tensors live decides its step time (docs/performance.md, issue 14's item 3).
-BENCH_MODELS = ("gpt-adamw", "dlrm", "cnn-act")
+BENCH_MODELS = ("gpt-adamw", "dlrm", "cnn-act", "cnn-deep", "cnn-wide")
 ALL_MODELS = MODELS + BENCH_MODELS
 SEED = 1234
 NUM_BATCHES = 4  # distinct batches, cycled through
@@ -124,6 +124,39 @@ def _build_bench(name, w, bs, gen):
 
         def loss_fn(m, b):
             return bce(m(b[0], b[1]), b[2])
+    elif name == "cnn-deep":
+        # The activation-heavy CNN made deep, where the paper's 20% claim lives: 16 blocks of conv(8
+        # channels)-BatchNorm-ReLU on 3x32x32, batch 128 (size 1). Each block keeps its activations for the
+        # backward pass (4 MiB each), so the step's peak holds every block's while an interval of the backward
+        # pass touches one block's: a small share of the peak, as in the paper's deep networks.
+        c = w(8)
+        blocks = [[nn.Conv2d(3 if i == 0 else c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU()] for i in range(16)]
+        model = nn.Sequential(*(m for b in blocks for m in b), nn.MaxPool2d(4), nn.Flatten(), nn.Linear(c * 8 * 8, 10))
+        batches = [(torch.randn(bs(128), 3, 32, 32, generator=gen),
+                    torch.randint(0, 10, (bs(128),), generator=gen)) for _ in range(NUM_BATCHES)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
+    elif name == "cnn-wide":
+        # Compute-bound, where tiering should not matter: wide 3x3 convolutions (128 channels) on small 8x8 maps,
+        # batch 16 (size 1): ~19 MFLOP per KiB of weights a step and activations of 512 KiB, so a step's
+        # arithmetic outweighs its memory traffic, as in a ResNet's late stages.
+        c = w(128)
+        model = nn.Sequential(
+            nn.Conv2d(3, c, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 10))
+        batches = [(torch.randn(bs(16), 3, 8, 8, generator=gen),
+                    torch.randint(0, 10, (bs(16),), generator=gen)) for _ in range(NUM_BATCHES)]
+        opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
+        ce = nn.CrossEntropyLoss()
+
+        def loss_fn(m, b):
+            return ce(m(b[0]), b[1])
     else:
         # Activation-heavy CNN at a large batch: 3 blocks of conv(8 channels)-BatchNorm-ReLU on 3x32x32,
         # batch 128: each activation 128x8x32x32 floats = 4 MiB, a dozen of them a step (size 1).
