@@ -140,9 +140,10 @@ def _build_bench(name, w, bs, gen):
         def loss_fn(m, b):
             return ce(m(b[0]), b[1])
     elif name == "cnn-wide":
-        # Compute-bound, where tiering should not matter: wide 3x3 convolutions (128 channels) on small 8x8 maps,
-        # batch 16 (size 1): ~19 MFLOP per KiB of weights a step and activations of 512 KiB, so a step's
-        # arithmetic outweighs its memory traffic, as in a ResNet's late stages.
+        # Compute-heavy: wide 3x3 convolutions (128 channels) on small 8x8 maps, batch 16 (size 1), as in a
+        # ResNet's late stages; activations of 512 KiB. Compute-bound on a real core with its MiBs of cache (the
+        # host streams 1.8 GB/s through it), but not in the slow-tier guest's T_hw, whose 32 KiB line buffer
+        # cannot hold a convolution's blocks: all-slow 2.28x there (docs/performance.md).
         c = w(128)
         model = nn.Sequential(
             nn.Conv2d(3, c, 3, padding=1), nn.ReLU(),
