@@ -1,13 +1,15 @@
 /* slow-tier: a QEMU TCG plugin that makes one range of guest memory (the slow NUMA node) slow.
  *
  * Every guest load and store is instrumented. An access to RAM whose plugin address falls in [lo, hi) is
- * charged once per 64-byte line: each vCPU keeps a small direct-mapped buffer of recently touched lines (its
- * "cache"). A load that misses costs read_ns, or stream_ns when it is the line right after the previous load
- * miss (a sequential stream, which real memory serves faster through prefetch and parallelism). A store to a
- * line not yet stored to costs write_ns (a line read then written pays both, like a read-for-ownership and a
- * write-back). The charge is paid by busy-waiting on the vCPU's thread, so the guest's own clock sees it: a
- * dependent load that misses waits (latency) and a stream pays per line (bandwidth). The wait is measured in
- * the thread's CPU time (clock=cpu, the default; clock=wall for wall-clock time), so that a busy host
+ * charged once per 64-byte line: each vCPU keeps a small buffer of recently touched lines (its "cache"),
+ * direct-mapped by default, or set-associative with ways=N (a set's least recently used line is evicted), in
+ * which lines whose pages line up do not evict one another, as in a real cache. A load that misses costs
+ * read_ns, or stream_ns when it is the line right after the previous load miss (a sequential stream, which
+ * real memory serves faster through prefetch and parallelism). A store to a line not yet stored to costs
+ * write_ns (a line read then written pays both, like a read-for-ownership and a write-back). The charge is
+ * paid by busy-waiting on the vCPU's thread, so the guest's own clock sees it: a dependent load that misses
+ * waits (latency) and a stream pays per line (bandwidth). The wait is measured in the thread's CPU time
+ * (clock=cpu, the default; clock=wall for wall-clock time), so that a busy host
  * stretches it as much as the rest of the emulation. Debt is paid in slices of at least quantum_ns to keep
  * clock reads off the hot path; overshoot is credited to the next slice.
  *
@@ -35,10 +37,11 @@
  *
  * Arguments (-plugin file=slow-tier.so,K=V,...): lo, hi (node 1's plugin addresses, required); read_ns,
  * write_ns (per line miss, default 0); stream_ns (default read_ns); lines (buffer entries per vCPU and node,
- * a power of two, default 512); clock (cpu or wall); quantum_ns (default 4000 with clock=cpu, 500 with
- * wall); lo0, hi0 (node 0's range); fast0 (0, or 1: count node 0 from the start); counts (the marker
- * records' file, no commas); mem (1, or 0: no memory callbacks). At exit it prints one line of counts to
- * QEMU's log (-d plugin -D FILE). */
+ * a power of two, default 512); ways (lines per set, a power of two up to 64 and to lines; default 1,
+ * direct-mapped, as the presets were calibrated); clock (cpu or wall); quantum_ns (default 4000 with
+ * clock=cpu, 500 with wall); lo0, hi0 (node 0's range); fast0 (0, or 1: count node 0 from the start);
+ * counts (the marker records' file, no commas); mem (1, or 0: no memory callbacks). At exit it prints one
+ * line of counts to QEMU's log (-d plugin -D FILE). */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -80,6 +83,7 @@ struct counts {
 };
 
 static uint64_t lo, hi, span, read_ns, stream_ns = UINT64_MAX, write_ns, lines = 512, quantum_ns;
+static uint64_t ways = 1, sets = 512; /* the buffer: sets x ways entries, each set most recently used first */
 static uint64_t lo0, hi0, fast0, count_mem = 1;
 static uint64_t span0; /* hi0 - lo0 while node 0 is counted, else 0 (switched by markers) */
 static struct vcpu* vcpus;
@@ -132,6 +136,25 @@ static uint64_t measure_read_cost(void) {
   return d[N / 2];
 }
 
+/* The entry of `set` that holds `line`, made the set's most recent (moved to its front); NULL when none
+ * does. */
+static inline uint64_t* find_line(uint64_t* set, uint64_t line) {
+  for (uint64_t k = 0; k < ways; k++) {
+    uint64_t tag = set[k];
+    if ((tag & ~DIRTY) != line + 1) continue;
+    for (; k > 0; k--) set[k] = set[k - 1];
+    set[0] = tag;
+    return set;
+  }
+  return NULL;
+}
+
+/* Puts `tag` at the front of `set`, evicting its least recently used entry. */
+static inline void insert_line(uint64_t* set, uint64_t tag) {
+  for (uint64_t k = ways - 1; k > 0; k--) set[k] = set[k - 1];
+  set[0] = tag;
+}
+
 /* Called for every guest load and store, so kept lean: every cycle here slows node 0 too. The line is the
  * one of the access's first byte (the rare access straddling two lines is counted for one). Node 1 is
  * charged; node 0, when counted, only counted, in its own buffer. */
@@ -149,17 +172,21 @@ static void on_access(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint6
     return;
   if (vcpu_index >= n_vcpus) return;
   struct vcpu* v = &vcpus[vcpu_index];
-  uint64_t line = addr >> LINE_SHIFT, *slot = &v->tags[node][line & (lines - 1)];
+  uint64_t line = addr >> LINE_SHIFT, *set = &v->tags[node][(line & (sets - 1)) * ways];
   int store = qemu_plugin_mem_is_store(info);
-  if (store ? *slot == ((line + 1) | DIRTY) : (*slot & ~DIRTY) == line + 1) return; /* a hit: the common case */
-  if (qemu_plugin_hwaddr_is_io(hw)) return; /* MMIO whose guest-physical address happens to fall in the range */
+  uint64_t* held = find_line(set, line);
+  if (held && (!store || (*held & DIRTY))) return; /* a hit: the common case */
+  if (qemu_plugin_hwaddr_is_io(hw)) return;        /* MMIO whose guest-physical address happens to fall in the range */
   int64_t cost;
-  if (store) {
-    *slot = (line + 1) | DIRTY;
+  if (store) { /* a store to a line held clean pays a write, as one to a line not held */
+    if (held)
+      *held |= DIRTY;
+    else
+      insert_line(set, (line + 1) | DIRTY);
     v->misses[node][WRITE]++;
     cost = (int64_t)write_ns;
   } else {
-    *slot = line + 1;
+    insert_line(set, line + 1);
     if (line == v->next_line[node]) {
       v->misses[node][STREAM]++;
       cost = (int64_t)stream_ns;
@@ -333,9 +360,9 @@ static int parse_u64(const char* arg, const char* key, uint64_t* out) {
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t* info, int argc, char** argv) {
   static const char* const keys[] = {"lo",         "hi",  "read_ns", "stream_ns", "write_ns", "lines",
-                                     "quantum_ns", "lo0", "hi0",     "fast0",     "mem"};
-  uint64_t* const vals[] = {&lo,         &hi,  &read_ns, &stream_ns, &write_ns, &lines,
-                            &quantum_ns, &lo0, &hi0,     &fast0,     &count_mem};
+                                     "quantum_ns", "lo0", "hi0",     "fast0",     "mem",      "ways"};
+  uint64_t* const vals[] = {&lo,         &hi,  &read_ns, &stream_ns, &write_ns,  &lines,
+                            &quantum_ns, &lo0, &hi0,     &fast0,     &count_mem, &ways};
   int have_lo = 0, have_hi = 0;
   const char* counts_path = NULL;
   for (int i = 0; i < argc; i++) {
@@ -356,8 +383,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     }
     if (!matched) {
       fprintf(stderr,
-              "slow-tier: unknown argument '%s' (lo, hi, read_ns, stream_ns, write_ns, lines, quantum_ns, clock, lo0, "
-              "hi0, fast0, counts, mem)\n",
+              "slow-tier: unknown argument '%s' (lo, hi, read_ns, stream_ns, write_ns, lines, ways, quantum_ns, clock, "
+              "lo0, hi0, fast0, counts, mem)\n",
               argv[i]);
       return -1;
     }
@@ -378,6 +405,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     fprintf(stderr, "slow-tier: lines must be a power of two up to 1048576\n");
     return -1;
   }
+  if (ways == 0 || (ways & (ways - 1)) || ways > 64 || ways > lines) {
+    fprintf(stderr, "slow-tier: ways must be a power of two up to 64 and to lines\n");
+    return -1;
+  }
+  sets = lines / ways;
   if (count_mem > 1 || fast0 > 1) {
     fprintf(stderr, "slow-tier: mem and fast0 must be 0 or 1\n");
     return -1;
@@ -404,8 +436,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     fprintf(counts_file,
             "{\"slow_tier\":1,\"lo\":%" PRIu64 ",\"hi\":%" PRIu64 ",\"lo0\":%" PRIu64 ",\"hi0\":%" PRIu64
             ",\"read_ns\":%" PRIu64 ",\"stream_ns\":%" PRIu64 ",\"write_ns\":%" PRIu64 ",\"lines\":%" PRIu64
-            ",\"vcpus\":%u,\"mem\":%" PRIu64 ",\"fast0\":%" PRIu64 ",\"host_ns\":%" PRIu64 "}\n",
-            lo, hi, lo0, hi0, read_ns, stream_ns, write_ns, lines, n_vcpus, count_mem, fast0, host_ns());
+            ",\"ways\":%" PRIu64 ",\"vcpus\":%u,\"mem\":%" PRIu64 ",\"fast0\":%" PRIu64 ",\"host_ns\":%" PRIu64 "}\n",
+            lo, hi, lo0, hi0, read_ns, stream_ns, write_ns, lines, ways, n_vcpus, count_mem, fast0, host_ns());
     fflush(counts_file);
   }
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
