@@ -34,10 +34,10 @@ import sys
 # sizes mlp 0.5, transformer 0.375, cnn 0.5, lstm 0.5): 11.5, 15.55, 64.35, 14.48.
 # The models where memory matters (e2e_models.BENCH_MODELS), measured 2026-12-03 the same way (--configs dram,slow
 # --models gpt-adamw@0.5,dlrm@0.25,cnn-act@0.5 --steps 24): 11.13, 12.13, 72.55.
-# cnn-deep runs cnn-act's kernels (conv-BatchNorm-ReLU at the same channels) and takes its constant; cnn-wide,
-# measured 2026-12-06 the same way under all-fast (--configs all-fast,all-slow --models cnn-wide@1 --steps 16): 37.8.
+# Measured 2026-12-06 the same way: cnn-deep 24.4 (--configs dram,... --models cnn-deep@0.125 --steps 32), cnn-wide
+# 37.8 (under all-fast, no dram run: --configs all-fast,all-slow --models cnn-wide@1 --steps 16).
 NS_PER_INSN_BY_WORKLOAD = {'mlp': 11.5, 'transformer': 15.5, 'cnn': 64.0, 'lstm': 14.5,
-                           'gpt-adamw': 11.1, 'dlrm': 12.1, 'cnn-act': 72.5, 'cnn-deep': 72.5, 'cnn-wide': 37.8}
+                           'gpt-adamw': 11.1, 'dlrm': 12.1, 'cnn-act': 72.5, 'cnn-deep': 24.4, 'cnn-wide': 37.8}
 NS_PER_INSN = 15.0
 
 
