@@ -76,6 +76,17 @@ bool parse_budgets(const std::string& text, std::vector<uint32_t>* out) {
   return !out->empty();
 }
 
+// "FAST_NS,SLOW_NS": two steps in ns, 0 < FAST_NS < SLOW_NS, each in the runtime's count syntax
+// (base/parse.h) of up to 15 digits (parse_count's nine would stop at a second): steps of hours.
+bool parse_calibration(const std::string& text, uint64_t* fast_ns, uint64_t* slow_ns) {
+  auto ns_of = [](const std::string& t, uint64_t* out) {
+    return !t.empty() && t.size() <= 15 && t.find('\0') == std::string::npos && sentinel::parse_count(t.c_str(), out);
+  };
+  const size_t comma = text.find(',');
+  return comma != std::string::npos && ns_of(text.substr(0, comma), fast_ns) &&
+         ns_of(text.substr(comma + 1), slow_ns) && *fast_ns > 0 && *slow_ns > *fast_ns;
+}
+
 int own_option(SubcommandArgs& args, Options& o) {
   int rc = 0;
   std::string v;
@@ -85,19 +96,10 @@ int own_option(SubcommandArgs& args, Options& o) {
     o.fitted = true;
   } else if (args.is("--calibrate")) {
     if (!args.value("--calibrate", v)) return args.error("--calibrate needs a value");
-    // The runtime's count syntax, as parse_count, but up to 15 digits: steps of hours in ns.
-    auto ns_of = [](const std::string& t, uint64_t* out) {
-      return !t.empty() && t.size() <= 15 && t.find('\0') == std::string::npos && sentinel::parse_count(t.c_str(), out);
-    };
-    const size_t comma = v.find(',');
-    uint64_t fast = 0, slow = 0;
-    if (comma == std::string::npos || !ns_of(v.substr(0, comma), &fast) || !ns_of(v.substr(comma + 1), &slow) ||
-        !fast || slow <= fast)
+    if (!parse_calibration(v, &o.clock_all_fast_ns, &o.clock_all_slow_ns))
       return args.error(
           "--calibrate: all-fast's and all-slow's steps in ns, FAST_NS,SLOW_NS with 0 < FAST_NS < SLOW_NS, not '" + v +
           "'");
-    o.clock_all_fast_ns = fast;
-    o.clock_all_slow_ns = slow;
   } else if (args.is("--budgets")) {
     if (!args.value("--budgets", v)) return args.error("--budgets needs a value");
     if (!parse_budgets(v, &o.budgets))
