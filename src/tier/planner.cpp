@@ -157,15 +157,31 @@ bool make_plan(const PlanInput& in, PlanScratch& scratch, Plan* out, const char*
   return true;
 }
 
+namespace {
+
+// A schedule priced again, the one formula of priced_step_ns and clocked_step_ns: a base, plus the plan's
+// access-weighted bytes on the slow node and its moved bytes at the costs per byte. (A cost per KiB over 1024
+// is exact, so this gives what pricing per KiB gave, to the last bit.)
+double schedule_ns(double base_ns, const Plan& plan, double slow_ns_per_byte, double move_ns_per_byte) {
+  return base_ns + static_cast<double>(slow_weighted_bytes(plan)) * slow_ns_per_byte +
+         static_cast<double>(plan.header.moved_bytes_per_step) * move_ns_per_byte;
+}
+
+// The share of all-slow's slow accesses that interleave leaves slow at a fast share (at most all of them fast).
+double interleaved_slow_share(uint32_t fast_share_ppm) {
+  return 1.0 - std::min<uint32_t>(fast_share_ppm, 1000000) / 1e6;
+}
+
+}  // namespace
+
 double priced_step_ns(const Plan& plan, uint32_t slow_ns_per_kib, uint32_t move_ns_per_kib) {
-  return static_cast<double>(plan.modeled_base_ns) +
-         static_cast<double>(slow_weighted_bytes(plan)) / 1024 * slow_ns_per_kib +
-         static_cast<double>(plan.header.moved_bytes_per_step) / 1024 * move_ns_per_kib;
+  return schedule_ns(static_cast<double>(plan.modeled_base_ns), plan, slow_ns_per_kib / 1024.0,
+                     move_ns_per_kib / 1024.0);
 }
 
 double interleaved_step_ns(const Plan& all_slow, uint32_t fast_share_ppm) {
-  const double slow_share = 1.0 - std::min<uint32_t>(fast_share_ppm, 1000000) / 1e6;
-  return static_cast<double>(all_slow.modeled_base_ns) + static_cast<double>(all_slow.modeled_slow_ns) * slow_share;
+  return static_cast<double>(all_slow.modeled_base_ns) +
+         static_cast<double>(all_slow.modeled_slow_ns) * interleaved_slow_share(fast_share_ppm);
 }
 
 bool calibrate_clock(const Plan& all_slow, const StepCosts& planned, double all_fast_ns, double all_slow_ns,
@@ -180,13 +196,12 @@ bool calibrate_clock(const Plan& all_slow, const StepCosts& planned, double all_
 }
 
 double clocked_step_ns(const Plan& plan, const ClockModel& clock) {
-  return clock.base_ns + static_cast<double>(slow_weighted_bytes(plan)) * clock.slow_ns_per_byte +
-         static_cast<double>(plan.header.moved_bytes_per_step) * clock.move_ns_per_byte;
+  return schedule_ns(clock.base_ns, plan, clock.slow_ns_per_byte, clock.move_ns_per_byte);
 }
 
 double clocked_interleaved_ns(const Plan& all_slow, const ClockModel& clock, uint32_t fast_share_ppm) {
-  const double slow_share = 1.0 - std::min<uint32_t>(fast_share_ppm, 1000000) / 1e6;
-  return clock.base_ns + static_cast<double>(slow_weighted_bytes(all_slow)) * clock.slow_ns_per_byte * slow_share;
+  return clock.base_ns + static_cast<double>(slow_weighted_bytes(all_slow)) * clock.slow_ns_per_byte *
+                             interleaved_slow_share(fast_share_ppm);
 }
 
 StepSpread step_spread(const uint64_t* steps, uint32_t n) {
