@@ -637,6 +637,15 @@ TEST_CASE("planner: the spread of a fit's steps", "[planner]") {
   CHECK(step_spread(many, 40).spread_ppm == 0);
 }
 
+// The input planned under `policy`, which must succeed: the two ends of the step-time model, all-slow and
+// all-fast, that the interleave and clock tests price everything between.
+Planned run_plan_as(PlanInput in, sentinel_policy policy) {
+  in.policy = policy;
+  Planned p = run_plan(in);
+  REQUIRE(p.ok);
+  return p;
+}
+
 // The interleave policy has no plan: the model prices it as the all-slow plan with the budget's share of its
 // slow accesses fast, from all-slow's step at 0% to all-fast's at 100%.
 TEST_CASE("planner: interleave priced by the one model", "[planner]") {
@@ -646,12 +655,8 @@ TEST_CASE("planner: interleave priced by the one model", "[planner]") {
     INFO(name);
     PlanInput in = src.in;
     in.costs = step_costs_of_kib(3000, 30000);
-    in.policy = SENTINEL_POLICY_ALL_SLOW;
-    Planned as = run_plan(in);
-    REQUIRE(as.ok);
-    in.policy = SENTINEL_POLICY_ALL_FAST;
-    Planned af = run_plan(in);
-    REQUIRE(af.ok);
+    const Planned as = run_plan_as(in, SENTINEL_POLICY_ALL_SLOW);
+    const Planned af = run_plan_as(in, SENTINEL_POLICY_ALL_FAST);
     CHECK(interleaved_step_ns(as.plan, 0) == Approx(static_cast<double>(as.plan.modeled_step_ns)));
     CHECK(interleaved_step_ns(as.plan, 1000000) == Approx(static_cast<double>(af.plan.modeled_step_ns)));
     CHECK(interleaved_step_ns(as.plan, 2000000) == Approx(static_cast<double>(af.plan.modeled_step_ns)));
@@ -671,16 +676,10 @@ TEST_CASE("planner: the model calibrated to another clock", "[planner]") {
     INFO(name);
     PlanInput in = src.in;
     in.costs = step_costs_of_kib(3000, 30000);
-    in.policy = SENTINEL_POLICY_ALL_SLOW;
-    Planned as = run_plan(in);
-    REQUIRE(as.ok);
-    in.policy = SENTINEL_POLICY_ALL_FAST;
-    Planned af = run_plan(in);
-    REQUIRE(af.ok);
-    in.policy = SENTINEL_POLICY_SENTINEL;
+    const Planned as = run_plan_as(in, SENTINEL_POLICY_ALL_SLOW);
+    const Planned af = run_plan_as(in, SENTINEL_POLICY_ALL_FAST);
     in.budget = FastBudget{0, 200000};
-    Planned se = run_plan(in);
-    REQUIRE(se.ok);
+    const Planned se = run_plan_as(in, SENTINEL_POLICY_SENTINEL);
     ClockModel clock;
     REQUIRE(calibrate_clock(as.plan, in.costs, 50e6, 90e6, &clock));
     CHECK(clocked_step_ns(af.plan, clock) == Approx(50e6));
