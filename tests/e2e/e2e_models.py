@@ -100,6 +100,21 @@ def zipf_bags(gen, rows, batch, per_bag, skew=1.05):
     return perm[ranks], torch.arange(0, batch * per_bag, per_bag)
 
 
+def _labelled_batches(gen, batch, shape):
+    """NUM_BATCHES batches of `batch` random inputs of `shape`, each with a label of 10 classes."""
+    return [(torch.randn(batch, *shape, generator=gen), torch.randint(0, 10, (batch,), generator=gen))
+            for _ in range(NUM_BATCHES)]
+
+
+def _classification_loss():
+    """loss_fn(model, (inputs, labels)): cross-entropy of the model's logits."""
+    ce = nn.CrossEntropyLoss()
+
+    def loss_fn(m, b):
+        return ce(m(b[0]), b[1])
+    return loss_fn
+
+
 def _build_bench(name, w, bs, gen):
     """The BENCH_MODELS (see build)."""
     if name == "gpt-adamw":
@@ -132,13 +147,9 @@ def _build_bench(name, w, bs, gen):
         c = w(8)
         blocks = [[nn.Conv2d(3 if i == 0 else c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU()] for i in range(16)]
         model = nn.Sequential(*(m for b in blocks for m in b), nn.MaxPool2d(4), nn.Flatten(), nn.Linear(c * 8 * 8, 10))
-        batches = [(torch.randn(bs(128), 3, 32, 32, generator=gen),
-                    torch.randint(0, 10, (bs(128),), generator=gen)) for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(128), (3, 32, 32))
         opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     elif name == "cnn-wide":
         # Compute-heavy: wide 3x3 convolutions (128 channels) on small 8x8 maps, batch 16 (size 1), as in a
         # ResNet's late stages; activations of 512 KiB. Compute-bound on a real core with its MiBs of cache (the
@@ -151,13 +162,9 @@ def _build_bench(name, w, bs, gen):
             nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
             nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 10))
-        batches = [(torch.randn(bs(16), 3, 8, 8, generator=gen),
-                    torch.randint(0, 10, (bs(16),), generator=gen)) for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(16), (3, 8, 8))
         opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     else:
         # Activation-heavy CNN at a large batch: 3 blocks of conv(8 channels)-BatchNorm-ReLU on 3x32x32,
         # batch 128: each activation 128x8x32x32 floats = 4 MiB, a dozen of them a step (size 1).
@@ -167,13 +174,9 @@ def _build_bench(name, w, bs, gen):
             nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
             nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.MaxPool2d(4),
             nn.Flatten(), nn.Linear(c * 8 * 8, 10))
-        batches = [(torch.randn(bs(128), 3, 32, 32, generator=gen),
-                    torch.randint(0, 10, (bs(128),), generator=gen)) for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(128), (3, 32, 32))
         opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     return model, opt, batches, loss_fn
 
 
@@ -208,36 +211,24 @@ def build(name, size=1, batch=None):
         # 784-512-256-10, batch 64: inputs 196 KiB, first weight 1.5 MiB (size 1).
         model = nn.Sequential(nn.Linear(784, w(512)), nn.ReLU(), nn.Linear(w(512), w(256)), nn.ReLU(),
                               nn.Linear(w(256), 10))
-        batches = [(torch.randn(bs(64), 784, generator=gen), torch.randint(0, 10, (bs(64),), generator=gen))
-                   for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(64), (784,))
         opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     elif name == "cnn":
         # Two conv blocks on 1x28x28, batch 32: the first activation is 32x16x28x28 floats = 1.5 MiB (size 1).
         model = nn.Sequential(
             nn.Conv2d(1, w(16), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(w(16), w(32), 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(w(32) * 7 * 7, 10))
-        batches = [(torch.randn(bs(32), 1, 28, 28, generator=gen),
-                    torch.randint(0, 10, (bs(32),), generator=gen)) for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(32), (1, 28, 28))
         opt = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     elif name == "lstm":
         # One LSTM layer (32 -> 128), 20 time steps, batch 32, classify from the last hidden state (size 1).
         model = _LSTMNet(hidden=w(128))
-        batches = [(torch.randn(bs(32), 20, 32, generator=gen), torch.randint(0, 10, (bs(32),), generator=gen))
-                   for _ in range(NUM_BATCHES)]
+        batches = _labelled_batches(gen, bs(32), (20, 32))
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-        ce = nn.CrossEntropyLoss()
-
-        def loss_fn(m, b):
-            return ce(m(b[0]), b[1])
+        loss_fn = _classification_loss()
     else:
         # 2-layer TransformerEncoder, d_model 64, 4 heads, on 16 sequences of 32 tokens; next-token loss (size 1).
         model = _TransformerNet(d_model=w(64, 4), ff=w(256))
