@@ -33,6 +33,9 @@ void set_costs(const PlanSettings& s, PhaseInput& in) {
                     : recorded        ? "PLAN record"
                     : given           ? "command line"
                                       : "none";
+  // auto priced the moves below the migrator's own time: say why, where the recorded move cost is used.
+  if ((in.src.in.flags & SENTINEL_TIER_MOVES_OFF_THREAD) && move && !s.have_move_cost)
+    in.costs_source += "; moves priced for the training thread, the migrator on a CPU of its own";
   in.src.in.costs = step_costs_of_kib(in.slow_ns_per_kib, in.move_ns_per_kib);
 }
 

@@ -207,6 +207,10 @@ enum sentinel_policy {
  * numa_calls_denied counter of STATS (bit 0 mbind, 1 set_mempolicy, 2 get_mempolicy, 3 move_pages,
  * 4 migrate_pages). Every plan is then a dry run. */
 #define SENTINEL_TIER_NUMA_DENIED 0x100u
+/* A plan's header only (written since 2026-12-06; older readers ignore it): SENTINEL_STEP_COSTS=auto priced
+ * a move at what it takes from the training thread, the slow cost, below the migrator's own time per KiB,
+ * since the migrator has a CPU of its own (docs/tiering.md, "Step costs"). move_ns_per_kib is that price. */
+#define SENTINEL_TIER_MOVES_OFF_THREAD 0x200u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {

@@ -21,6 +21,10 @@ void note_start_cpus() {
   g_have_start_cpus = sched_getaffinity(0, sizeof(g_start_cpus), &g_start_cpus) == 0;
 }
 
+uint32_t start_cpu_count() {
+  return g_have_start_cpus ? static_cast<uint32_t>(CPU_COUNT(&g_start_cpus)) : 0;
+}
+
 int start_quiet_thread(pthread_t* thread, void* (*fn)(void*), void* arg, size_t stack_bytes, const char* name) {
   sigset_t all, old;
   sigfillset(&all);

@@ -17,6 +17,8 @@ namespace sentinel {
 // sched_setaffinity of that thread) would hand its pin to the migrator, whose page copies would then take
 // the training thread's CPU. A process started under taskset keeps its set.
 void note_start_cpus();
+// How many CPUs note_start_cpus() saw (0: unknown, before it ran or where it failed).
+uint32_t start_cpu_count();
 
 // Starts fn(arg) on a new thread whose signal mask blocks everything (the calling thread's mask is
 // unchanged on return), with a stack of stack_bytes, named `name` (at most 15 characters). Returns

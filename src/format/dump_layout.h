@@ -324,7 +324,9 @@ struct Layout<sentinel_plan_header> {
       SENTINEL_FIELD(S, 60, u32, flags, 2,
                      "`TIERING` flags as planned (dry run, budget share); in a plan only, `0x10` "
                      "`SENTINEL_TIER_NO_MOVES` (1.3): the sentinel policy planned without moves, the schedule its "
-                     "step-time trial kept"),
+                     "step-time trial kept; `0x200` `SENTINEL_TIER_MOVES_OFF_THREAD` (written since 2026-12-06): "
+                     "`SENTINEL_STEP_COSTS=auto` priced a move for the training thread, at the slow cost, below "
+                     "the migrator's own time (the migrator has a CPU of its own)"),
       SENTINEL_FIELD(S, 64, u64, migrate_bytes_per_s, 2, "the bandwidth the cost model used"),
       SENTINEL_APPENDED(S, 72, u32, slow_ns_per_kib, 4, zero, nullptr,
                         "the step-time model's cost the planner was given: extra ns of touching a KiB on the slow "

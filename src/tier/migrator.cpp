@@ -98,9 +98,10 @@ void Migrator::probe(MoveMethod wanted) {
   probed_.store(true, std::memory_order_release);
 }
 
-// SENTINEL_STEP_COSTS=auto, after the probe (whose bandwidth gives the move cost). What a move costs
-// the training thread cannot be measured here: the time the migrator takes per byte stands for it, a
-// pessimistic estimate where moving stalls every CPU (an emulated guest), an optimistic one nowhere.
+// SENTINEL_STEP_COSTS=auto, after the probe (whose bandwidth gives the migrator's time per byte moved).
+// What a move costs the training thread cannot be measured here: training_move_ns_per_kib() prices it
+// from the two (all of the migrator's time where they share one CPU), and the step-time trial times a
+// plan that moves before it is kept.
 void Migrator::calibrate_costs() {
   const char* why = "the migrator's probe measured no move bandwidth";
   uint32_t slow = 0;
@@ -111,7 +112,15 @@ void Migrator::calibrate_costs() {
     costs_measured_.store(true, std::memory_order_release);
     LineBuf b;
     b.str("SENTINEL_STEP_COSTS=auto: measured ").u64(slow).str(" ns per KiB read on node ").i64(node_[kTierSlow]);
-    b.str(" over node ").i64(node_[kTierFast]).str(", ").u64(move).str(" ns per KiB moved");
+    b.str(" over node ").i64(node_[kTierFast]).str(", ").u64(move).str(" ns per KiB moved by the migrator");
+    const uint32_t cpus = start_cpu_count();
+    const uint32_t priced = training_move_ns_per_kib(move, slow, cpus);
+    if (priced < move)
+      b.str("; a move is priced at ")
+          .u64(priced)
+          .str(" for the training thread (")
+          .u64(cpus)
+          .str(" CPUs: the migrator copies on another)");
     log_line(LogLevel::info, b);
     return;
   }

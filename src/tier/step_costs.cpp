@@ -100,4 +100,9 @@ uint32_t move_ns_per_kib_of(uint64_t bytes_per_s) {
   return static_cast<uint32_t>(ns < kMaxStepCostNsPerKib ? ns : kMaxStepCostNsPerKib);
 }
 
+uint32_t training_move_ns_per_kib(uint32_t migrator_ns_per_kib, uint32_t slow_ns_per_kib, uint32_t cpus) {
+  if (cpus < 2 || !slow_ns_per_kib) return migrator_ns_per_kib;
+  return slow_ns_per_kib < migrator_ns_per_kib ? slow_ns_per_kib : migrator_ns_per_kib;
+}
+
 }  // namespace sentinel

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "tier/step_costs.h"
 #include "tier/tiering.h"
 
@@ -207,10 +208,12 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
     in.interval_ns = s.replan_interval_ns;
   }
   in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
-  // auto's move cost is the probe's time per byte moved (step_costs.h): the measured one replaces it.
+  // auto's move cost comes from the probe's time per byte moved (step_costs.h): the measured one replaces it.
   uint32_t slow = 0, move = 0;
+  const uint32_t achieved = move_ns_per_kib_of(t.achieved_bytes_per_s);
   if (cfg_.step_costs.kind == StepCostsKind::automatic && auto_costs(&slow, &move))
-    in.costs = step_costs_of_kib(slow, move_ns_per_kib_of(t.achieved_bytes_per_s));
+    in.costs = step_costs_of_kib(slow, training_move_ns_per_kib(achieved, slow, start_cpu_count()));
+  in.flags = (in.flags & ~SENTINEL_TIER_MOVES_OFF_THREAD) | cost_flags(in.costs, achieved);
   PhaseProfileView p;
   p.phase = s.phase;
   p.identities = s.identities;

@@ -6,7 +6,9 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/numa_ops.h"
+#include "base/thread.h"
 #include "base/vm_region.h"
+#include "tier/step_costs.h"
 #include "track/arena.h"
 
 namespace sentinel {
@@ -125,7 +127,16 @@ StepCosts Tiering::step_costs() const {
 bool Tiering::auto_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const {
   if (dry_run_ || !migrator_.measured_costs(slow_ns_per_kib, move_ns_per_kib)) return false;
   if (fitted_slow_ns_per_kib_) *slow_ns_per_kib = fitted_slow_ns_per_kib_;
+  *move_ns_per_kib = training_move_ns_per_kib(*move_ns_per_kib, *slow_ns_per_kib, start_cpu_count());
   return true;
+}
+
+uint32_t Tiering::cost_flags(const StepCosts& planned, uint32_t migrator_ns_per_kib) const {
+  uint32_t slow = 0, probe = 0;
+  if (cfg_.step_costs.kind != StepCostsKind::automatic || dry_run_ || !migrator_.measured_costs(&slow, &probe))
+    return 0;
+  const uint32_t migrator = migrator_ns_per_kib ? migrator_ns_per_kib : probe;
+  return ns_per_kib_of(planned.move_ns_per_byte) < migrator ? SENTINEL_TIER_MOVES_OFF_THREAD : 0;
 }
 
 uint32_t Tiering::budget_flags() const {
@@ -360,6 +371,7 @@ bool Tiering::on_profiled(const PhaseProfileView& p) {
   in.budget = budget();
   in.flags = budget_flags();
   in.costs = step_costs();
+  in.flags |= cost_flags(in.costs, 0);
   in.sample = p.sample;
   in.granularity = p.granularity;
   const char* error = nullptr;

@@ -9,6 +9,7 @@
 
 #include "base/numa_ops.h"
 #include "base/parse.h"
+#include "base/thread.h"
 #include "runtime/runtime.h"
 #include "runtime/stepping.h"
 #include "tier/step_costs.h"
@@ -148,6 +149,22 @@ TEST_CASE("step costs: the read-pass penalty and the move cost", "[runtime]") {
   CHECK(ns < 1000);  // the same node twice: a difference of noise, not of memory
   CHECK_FALSE(measure_slow_ns_per_kib(0, numa::kMaxNode + 1, &ns, &why));  // no such node: refused, said
   CHECK(why != nullptr);
+}
+
+// What a move costs the training thread: all of the migrator's time where they share one CPU (or the
+// CPUs are unknown); with another CPU, the slow cost, the memory traffic they share, never more than the
+// migrator's own time; a slow node no slower than the fast one says nothing, and the migrator's time stays.
+TEST_CASE("step costs: a move priced for the training thread", "[runtime]") {
+  using namespace sentinel;
+  CHECK(training_move_ns_per_kib(59000, 3000, 1) == 59000);
+  CHECK(training_move_ns_per_kib(59000, 3000, 0) == 59000);
+  CHECK(training_move_ns_per_kib(59000, 3000, 2) == 3000);
+  CHECK(training_move_ns_per_kib(59000, 3000, 64) == 3000);
+  CHECK(training_move_ns_per_kib(900, 3000, 2) == 900);  // a migrator faster than a slow read: its own time
+  CHECK(training_move_ns_per_kib(59000, 0, 2) == 59000);
+  CHECK(training_move_ns_per_kib(0, 3000, 2) == 0);  // no bandwidth measured: still unknown
+  note_start_cpus();
+  CHECK(start_cpu_count() >= 1);
 }
 
 // move_pages on pages that hold nothing of the range's own: untouched ones (ENOENT) and ones only read,

@@ -697,6 +697,17 @@ def test_plan(a, tmp):
     print(lines)
     check(r.returncode == 0 and len(lines) == 1 and "(200 ns/KiB)" in lines[0] and "(500 ns/KiB, PLAN record)" in lines[0],
           f"plan tiered-costs text: the step time with the recorded costs ({lines})")
+    # auto priced the moves for a training thread with a CPU of its own: replayed as recorded, and said why.
+    r = run([view, "plan", "--json", d("tiered-off-thread.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("move_ns_per_kib") == 200 and "the migrator on a CPU of its own" in (j.get("costs_source") or "")
+          and (j.get("recorded_plan") or {}).get("identical") is True,
+          f"plan tiered-off-thread: the recorded move cost, said to be the training thread's ({j.get('costs_source')}, "
+          f"{j.get('recorded_plan')})")
+    r = run([view, "plan", "--json", "--move-ns-per-kib", "900", d("tiered-off-thread.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(j.get("costs_source") == "command line and PLAN record",
+          f"plan tiered-off-thread --move-ns-per-kib 900: the given cost, no word of the recorded one ({j.get('costs_source')})")
     r = run([view, "plan", "--json", "--move-ns-per-kib", "900", d("tiered-costs.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("slow_ns_per_kib") == 200 and j.get("move_ns_per_kib") == 900

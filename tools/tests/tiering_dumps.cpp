@@ -243,6 +243,21 @@ bool write_tiering_dumps(const std::string& dir) {
     ok &= write_file(dir + "/tiered-fitted.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
 
+  // SENTINEL_STEP_COSTS=auto on a host where the migrator has a CPU of its own (written since 2026-12-06):
+  // moves priced at the slow cost for the training thread, below the migrator's time, and the header says so.
+  {
+    sentinel::PlanInput in = src.in;
+    in.costs = sentinel::step_costs_of_kib(200, 200);
+    in.flags |= SENTINEL_TIER_MOVES_OFF_THREAD;
+    RecordedPlan priced;
+    if (!plan_of(in, " with moves priced off the training thread", &priced)) return false;
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(priced.header));
+      d.plan(priced.header, priced.entries);
+    };
+    ok &= write_file(dir + "/tiered-off-thread.prof", sentinel::testing::make_loop_dump(spec).bytes);
+  }
+
   // A run that asked for the hot policy and 3 MiB in its configuration, with no tiering records:
   // sentinel-view plan takes those settings.
   auto hot = sentinel::testing::small_loop_spec();
