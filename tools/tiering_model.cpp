@@ -463,8 +463,11 @@ std::string step_costs_text(const PhaseTiering& ph) {
   if (!ph.plan) return "";
   const sentinel_plan_header& h = ph.plan->header;
   if (!h.slow_ns_per_kib && !h.move_ns_per_kib) return "";
-  std::string s = "step costs " + std::to_string(h.slow_ns_per_kib) + " ns/KiB slow, " +
-                  std::to_string(h.move_ns_per_kib) + " ns/KiB moved";
+  std::string s =
+      "step costs " + std::to_string(h.slow_ns_per_kib) + " ns/KiB slow, " + std::to_string(h.move_ns_per_kib) +
+      " ns/KiB moved" +
+      ((h.flags & SENTINEL_TIER_MOVES_OFF_THREAD) ? " (for the training thread: the migrator on a CPU of its own)"
+                                                  : "");
   if (!ph.modeled) return s + " (step time not modeled: it needs a slow cost and interval durations)";
   const PhaseTiering::ModeledStep& m = *ph.modeled;
   return s + ": modeled step " + human_duration(m.step_ns) + " = " + human_duration(m.base_ns) + " measured + " +
@@ -509,7 +512,9 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   print_fit_json(os, plan);
   // The step-time model (1.4): the costs the plan was made with (0: unknown), its modeled step.
   os << ",\"slow_ns_per_kib\":" << (plan ? plan->header.slow_ns_per_kib : 0)
-     << ",\"move_ns_per_kib\":" << (plan ? plan->header.move_ns_per_kib : 0) << ",\"modeled_step\":";
+     << ",\"move_ns_per_kib\":" << (plan ? plan->header.move_ns_per_kib : 0)
+     << ",\"moves_off_thread\":" << ((plan && (plan->header.flags & SENTINEL_TIER_MOVES_OFF_THREAD)) ? "true" : "false")
+     << ",\"modeled_step\":";
   if (!ph || !ph->modeled) {
     os << "null";
     return;

@@ -744,6 +744,14 @@ def test_plan(a, tmp):
     fits = [ph.get("fit") for ph in j.get("phases", [])]
     check((j.get("plan") or {}).get("fit", {}).get("status") == "fitted" and {"status": "fitted", "slow_ns_per_kib": 800,
           "steps": 5, "step_ns": 40000000} in fits, f"summary --json: plan.fit and the phase's fit ({fits})")
+    r = run([view, "summary", "--no-symbols", d("tiered-off-thread.prof")])
+    lines = [l for l in r.stdout.splitlines() if "step costs" in l]
+    check(r.returncode == 0 and len(lines) == 1 and "200 ns/KiB moved (for the training thread: the migrator on a CPU of "
+          "its own)" in lines[0], f"summary tiered-off-thread: the move cost said to be the training thread's ({lines})")
+    r = run([view, "summary", "--json", d("tiered-off-thread.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    flags = [ph.get("moves_off_thread") for ph in j.get("phases", []) if ph.get("planned")]
+    check(flags == [True], f"summary --json tiered-off-thread: the planned phase's moves_off_thread ({flags})")
     r = run([view, "plan", "--json", d("tiered.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("slow_ns_per_kib") == 0 and j.get("costs_source") == "none" and j.get("objective") == "fast-hit bytes",
