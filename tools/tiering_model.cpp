@@ -288,7 +288,24 @@ std::string trial_text(const fmt::PlanRecord& plan) {
     out += std::string(": kept ") + kept;
   else
     out += std::string(": under way when the dump was written, ") + kept + " in effect";
-  return out;
+  return out + move_fit_text(t);
+}
+
+std::string move_fit_text(const sentinel_plan_trial& t) {
+  switch (t.move_fit) {
+    case SENTINEL_MOVE_FIT_DONE:
+      return "; a moved KiB cost the training thread " + std::to_string(t.fit_move_ns_per_kib) + " ns (fitted)";
+    case SENTINEL_MOVE_FIT_FREE:
+      return "; moves cost the training thread nothing measurable (fitted)";
+    case SENTINEL_MOVE_FIT_LITTLE_MOVED:
+      return "; no move cost fitted, under 1 MiB moved a step";
+    case SENTINEL_MOVE_FIT_EMULATED:
+      return "; no move cost fitted, timed in emulated time";
+    case SENTINEL_MOVE_FIT_NO_SLOW_COST:
+      return "; no move cost fitted, no slow cost";
+    default:
+      return "";
+  }
 }
 
 std::string fit_text(const fmt::PlanRecord& plan) {
@@ -332,6 +349,23 @@ const char* fit_name(uint32_t fit) {
   }
 }
 
+const char* move_fit_name(uint32_t fit) {
+  switch (fit) {
+    case SENTINEL_MOVE_FIT_DONE:
+      return "fitted";
+    case SENTINEL_MOVE_FIT_FREE:
+      return "free";
+    case SENTINEL_MOVE_FIT_LITTLE_MOVED:
+      return "little moved";
+    case SENTINEL_MOVE_FIT_EMULATED:
+      return "emulated";
+    case SENTINEL_MOVE_FIT_NO_SLOW_COST:
+      return "no slow cost";
+    default:
+      return "none";
+  }
+}
+
 void print_fit_json(std::ostream& os, const fmt::PlanRecord* plan) {
   if (!plan || plan->trial.fit == SENTINEL_FIT_NONE) {
     os << "null";
@@ -364,7 +398,9 @@ void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
   json_string(os, replan_name(t.replan));
   os << ",\"replanned_step_ns\":" << t.replanned_step_ns << ",\"replanned_steps\":" << t.replanned_steps
      << ",\"replanned_moved_bytes_per_step\":" << t.replanned_moved_bytes
-     << ",\"replanned_predicted_hit_share\":" << t.replanned_hit_ppm / 1e6 << "}";
+     << ",\"replanned_predicted_hit_share\":" << t.replanned_hit_ppm / 1e6 << ",\"move_fit\":";
+  json_string(os, move_fit_name(t.move_fit));
+  os << ",\"fit_move_ns_per_kib\":" << t.fit_move_ns_per_kib << "}";
 }
 
 }  // namespace

@@ -109,6 +109,8 @@ std::string trial_text(const fmt::PlanRecord& plan);
 // steady steps, wall time): the slow node costs 6,550 ns per access-weighted KiB (the plan was given
 // 3,276)"; empty when no fit was made (not yet, a dry run, or a dump before 1.9).
 std::string fit_text(const fmt::PlanRecord& plan);
+// "; a moved KiB cost the training thread N ns (fitted)", or why none was fitted (1.10); empty for none.
+std::string move_fit_text(const sentinel_plan_trial& t);
 
 // The summary's text lines and JSON keys for these records (the JSON part starts with a comma).
 void print_tiering_text(std::ostream& os, const TieringModel& t);

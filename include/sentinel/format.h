@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 9
+#define SENTINEL_FORMAT_MINOR 10
 
 struct sentinel_file_header {
   char magic[8];
@@ -295,20 +295,31 @@ struct sentinel_plan_trial {
   uint32_t fit_slow_ns_per_kib; /* the fitted cost (SENTINEL_FIT_DONE), else 0 */
   uint32_t fit_steps;           /* steady steps timed */
   uint64_t fit_step_ns;         /* their median duration, wall time (0: none timed) */
-};                              /* 112 bytes (96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
+  /* 1.10: what a moved KiB cost the training thread, fitted to the trial's moving schedule and the one
+   * without moves (wall time): their measured difference less the slow accesses the moves saved, as
+   * modeled, over the bytes moved. */
+  uint32_t move_fit;            /* SENTINEL_MOVE_FIT_* */
+  uint32_t fit_move_ns_per_kib; /* the fitted cost (SENTINEL_MOVE_FIT_DONE), else 0 */
+};                              /* 120 bytes (112 in 1.9, 96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
 #define SENTINEL_TRIAL_CLOCK_WALL 0u
-#define SENTINEL_TRIAL_CLOCK_EMULATED 1u /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
-#define SENTINEL_REPLAN_NONE 0u          /* not decided: the moving schedule's steps did not end, or moved nothing */
-#define SENTINEL_REPLAN_WITHIN 1u        /* the measured bandwidth was within 1.5x of the planned one: no re-plan */
-#define SENTINEL_REPLAN_DONE 2u          /* re-planned with the measured bandwidth, and timed as a third candidate */
-#define SENTINEL_REPLAN_SAME 3u          /* re-planned, to the same schedule: not timed again */
-#define SENTINEL_REPLAN_FAILED 4u        /* the re-plan could not be made (out of memory, or refused) */
-#define SENTINEL_FIT_NONE 0u             /* not fitted yet (steps still to time), or no plan is placed (a dry run) */
-#define SENTINEL_FIT_DONE 1u             /* fitted: fit_slow_ns_per_kib */
-#define SENTINEL_FIT_LITTLE_SLOW 2u      /* too few access-weighted bytes on the slow node to fit a cost from */
-#define SENTINEL_FIT_NO_BASE 3u          /* no modeled base (no interval durations) */
-#define SENTINEL_FIT_UNKNOWN_MOVES 4u    /* the schedule moves bytes at an unknown cost */
-#define SENTINEL_FIT_AT_BASE 5u          /* the measured steps were no longer than the modeled base and moves */
+#define SENTINEL_TRIAL_CLOCK_EMULATED 1u  /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
+#define SENTINEL_REPLAN_NONE 0u           /* not decided: the moving schedule's steps did not end, or moved nothing */
+#define SENTINEL_REPLAN_WITHIN 1u         /* the measured bandwidth was within 1.5x of the planned one: no re-plan */
+#define SENTINEL_REPLAN_DONE 2u           /* re-planned with the measured bandwidth, and timed as a third candidate */
+#define SENTINEL_REPLAN_SAME 3u           /* re-planned, to the same schedule: not timed again */
+#define SENTINEL_REPLAN_FAILED 4u         /* the re-plan could not be made (out of memory, or refused) */
+#define SENTINEL_FIT_NONE 0u              /* not fitted yet (steps still to time), or no plan is placed (a dry run) */
+#define SENTINEL_FIT_DONE 1u              /* fitted: fit_slow_ns_per_kib */
+#define SENTINEL_FIT_LITTLE_SLOW 2u       /* too few access-weighted bytes on the slow node to fit a cost from */
+#define SENTINEL_FIT_NO_BASE 3u           /* no modeled base (no interval durations) */
+#define SENTINEL_FIT_UNKNOWN_MOVES 4u     /* the schedule moves bytes at an unknown cost */
+#define SENTINEL_FIT_AT_BASE 5u           /* the measured steps were no longer than the modeled base and moves */
+#define SENTINEL_MOVE_FIT_NONE 0u         /* no trial, or it has not timed both schedules */
+#define SENTINEL_MOVE_FIT_DONE 1u         /* fitted: fit_move_ns_per_kib */
+#define SENTINEL_MOVE_FIT_FREE 2u         /* the moving schedule was no slower than the slow accesses it saved say */
+#define SENTINEL_MOVE_FIT_LITTLE_MOVED 3u /* the moving schedule moves less than 1 MiB a step: noise */
+#define SENTINEL_MOVE_FIT_EMULATED 4u     /* the trial was timed in emulated time, the model's costs in wall time */
+#define SENTINEL_MOVE_FIT_NO_SLOW_COST 5u /* no slow cost to price the saved accesses at */
 #define SENTINEL_TRIAL_KEPT_MOVING 0u
 #define SENTINEL_TRIAL_KEPT_FIXED 1u
 #define SENTINEL_TRIAL_KEPT_REPLANNED 2u

@@ -385,6 +385,13 @@ struct Layout<sentinel_plan_trial> {
       SENTINEL_APPENDED(S, 100, u32, fit_steps, 9, zero, nullptr, "steady steps timed for the fit (wall time)"),
       SENTINEL_APPENDED(S, 104, u64, fit_step_ns, 9, zero, nullptr,
                         "the median of their durations, wall time (0: none timed)"),
+      SENTINEL_APPENDED(S, 112, u32, move_fit, 10, zero, nullptr,
+                        "what a moved KiB cost the training thread, fitted to the trial's two schedules: 0 not "
+                        "(no trial, or not both timed), 1 fitted, 2 free (the moving schedule no slower than the "
+                        "slow accesses it saved), 3 less than 1 MiB moved a step, 4 timed in emulated time, 5 no "
+                        "slow cost; larger values are refused"),
+      SENTINEL_APPENDED(S, 116, u32, fit_move_ns_per_kib, 10, zero, nullptr,
+                        "the fitted cost, ns per KiB moved (0: not fitted)"),
   };
 };
 

@@ -511,6 +511,8 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown trial clock ", r.trial.clock));
       if (r.trial.fit > SENTINEL_FIT_AT_BASE)
         throw FormatError(at, cat("PLAN record: unknown fit state ", r.trial.fit));
+      if (r.trial.move_fit > SENTINEL_MOVE_FIT_NO_SLOW_COST)
+        throw FormatError(at, cat("PLAN record: unknown move fit state ", r.trial.move_fit));
     }
     // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).
     if (r.trial.kept == SENTINEL_TRIAL_KEPT_MOVING && (r.header.flags & SENTINEL_TIER_NO_MOVES))

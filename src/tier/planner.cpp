@@ -249,4 +249,26 @@ SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t 
   return f;
 }
 
+MoveCostFit fit_move_cost(const Plan& moving, uint64_t moving_step_ns, const Plan& fixed, uint64_t fixed_step_ns,
+                          uint32_t slow_ns_per_kib) {
+  MoveCostFit f;
+  if (!moving_step_ns || !fixed_step_ns) return f;
+  const uint64_t moved = moving.header.moved_bytes_per_step;
+  if (moved < kMinFitMovedBytes) {
+    f.status = SENTINEL_MOVE_FIT_LITTLE_MOVED;
+    return f;
+  }
+  if (!slow_ns_per_kib) {
+    f.status = SENTINEL_MOVE_FIT_NO_SLOW_COST;
+    return f;
+  }
+  // Priced without moves, the two differ only in their slow accesses (same input, same base).
+  const double modeled = priced_step_ns(moving, slow_ns_per_kib, 0) - priced_step_ns(fixed, slow_ns_per_kib, 0);
+  const double extra = static_cast<double>(moving_step_ns) - static_cast<double>(fixed_step_ns) - modeled;
+  const uint32_t kib = ns_per_kib_of(extra / static_cast<double>(moved));
+  f.status = kib ? SENTINEL_MOVE_FIT_DONE : SENTINEL_MOVE_FIT_FREE;
+  f.move_ns_per_kib = kib;
+  return f;
+}
+
 }  // namespace sentinel

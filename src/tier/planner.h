@@ -211,6 +211,20 @@ inline constexpr uint64_t kMinFitSlowBytes = uint64_t{1} << 20;
 // move_ns_per_kib: what a moved KiB costs (0: unknown, then a schedule that moves is not fitted).
 SlowCostFit fit_slow_cost(const Plan& plan, uint64_t measured_step_ns, uint32_t move_ns_per_kib);
 
+// What a moved KiB cost the training thread, fitted to the step-time trial: the moving schedule and the
+// same phase without moves, each as make_plan() modeled it (one input, so one base), and each one's
+// measured mean step in wall time. The moving step's extra time over the fixed one, less the modeled
+// difference of their slow accesses at slow_ns_per_kib (the accesses the moves saved), is what its moves
+// cost; over the bytes it moved a step. SENTINEL_MOVE_FIT_* in status; the caller says EMULATED itself.
+struct MoveCostFit {
+  uint32_t status = SENTINEL_MOVE_FIT_NONE;
+  uint32_t move_ns_per_kib = 0;
+};
+// The least bytes a step must move to fit from: below it the steps' noise outweighs the moves.
+inline constexpr uint64_t kMinFitMovedBytes = uint64_t{1} << 20;
+MoveCostFit fit_move_cost(const Plan& moving, uint64_t moving_step_ns, const Plan& fixed, uint64_t fixed_step_ns,
+                          uint32_t slow_ns_per_kib);
+
 // The steps a fit was timed over: their median, and how far apart they lie, (longest - shortest) / median in
 // ppm (0 for fewer than 2 steps or a median of 0); of the first kMaxSpreadSteps where there are more. The
 // runtime adopts a fitted cost for its later plans only within kMaxFitSpreadPpm: steps that differ by more

@@ -29,8 +29,12 @@ void Tiering::finish_fit(PlanSlot& s) {
   f.step_ns = clock_->ticks_to_duration_ns_now(steps.median);
   const uint32_t spread_ppm = steps.spread_ppm;
   const Plan& plan = s.candidates[s.active.load(std::memory_order_relaxed)].plan;
-  // What a moved KiB costs: the plan's, else the migrator's bandwidth (measured in the trial, else the probe's).
-  uint32_t move = plan.header.move_ns_per_kib;
+  // What a moved KiB costs: fitted to the trial's two schedules (free ones at 1 ns), else the plan's, else
+  // the migrator's bandwidth (measured in the trial, else the probe's).
+  const Trial& t = s.trial;
+  uint32_t move = t.move_fit == SENTINEL_MOVE_FIT_DONE   ? t.fit_move_ns_per_kib
+                  : t.move_fit == SENTINEL_MOVE_FIT_FREE ? 1
+                                                         : plan.header.move_ns_per_kib;
   if (!move)
     move = move_ns_per_kib_of(s.trial.achieved_bytes_per_s ? s.trial.achieved_bytes_per_s : migrator_.bandwidth());
   const SlowCostFit r = fit_slow_cost(plan, f.step_ns, move);

@@ -129,6 +129,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now, bool behind) {
     return;
   }
   t.state = SENTINEL_TRIAL_DONE;
+  fit_moves(s);
   uint32_t best = kMoving;  // ties: the moving schedule, then the re-planned one, then without moves
   for (uint32_t c : {kReplanned, kFixed})
     if (t.timed[c] && t.sum[c] / t.timed[c] < t.sum[best] / t.timed[best]) best = c;
@@ -152,6 +153,35 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now, bool behind) {
   b.str(": kept ").str(best == kFixed       ? "the schedule without moves"
                        : best == kReplanned ? "the re-planned schedule"
                                             : "the moving schedule");
+  log_line(LogLevel::info, b);
+}
+
+void Tiering::fit_moves(PlanSlot& s) {
+  Trial& t = s.trial;
+  const Plan& moving = s.candidates[kMoving].plan;
+  const uint64_t moving_ns = mean_step_ns(t, kMoving), fixed_ns = mean_step_ns(t, kFixed);
+  MoveCostFit f;
+  if (t.emulated)  // emulated ns against a model in wall time: not one clock
+    f.status = SENTINEL_MOVE_FIT_EMULATED;
+  else
+    f = fit_move_cost(moving, moving_ns, s.candidates[kFixed].plan, fixed_ns, moving.header.slow_ns_per_kib);
+  t.move_fit = f.status;
+  t.fit_move_ns_per_kib = f.move_ns_per_kib;
+  if (f.status != SENTINEL_MOVE_FIT_DONE && f.status != SENTINEL_MOVE_FIT_FREE) return;
+  // Free moves are priced at 1 ns per KiB: 0 is an unknown cost to the planner.
+  const bool adopted = cfg_.step_costs.kind == StepCostsKind::automatic && !fitted_move_ns_per_kib_;
+  if (adopted) fitted_move_ns_per_kib_ = f.move_ns_per_kib ? f.move_ns_per_kib : 1;
+  LineBuf b;
+  b.str("phase ").u64(s.phase).str(": a moved KiB cost the training thread ");
+  if (f.status == SENTINEL_MOVE_FIT_DONE)
+    b.u64(f.move_ns_per_kib).str(" ns");
+  else
+    b.str("nothing measurable");
+  b.str(" (the moving schedule ").u64(moving_ns / 100000 / 10).chr('.').u64(moving_ns / 100000 % 10);
+  b.str(" ms/step against ").u64(fixed_ns / 100000 / 10).chr('.').u64(fixed_ns / 100000 % 10);
+  b.str(" without moves, ").bytes(moving.header.moved_bytes_per_step).str(" moved a step; it was planned at ");
+  b.u64(moving.header.move_ns_per_kib).chr(')');
+  if (adopted) b.str("; later plans use it");
   log_line(LogLevel::info, b);
 }
 
@@ -274,6 +304,8 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.fit_slow_ns_per_kib = s.fit.slow_ns_per_kib;
   r.fit_steps = s.fit.timed;
   r.fit_step_ns = s.fit.step_ns;
+  r.move_fit = t.move_fit;
+  r.fit_move_ns_per_kib = t.fit_move_ns_per_kib;
   if (t.state == SENTINEL_TRIAL_NONE) return r;
   r.moving_step_ns = mean_step_ns(t, kMoving);
   r.fixed_step_ns = mean_step_ns(t, kFixed);

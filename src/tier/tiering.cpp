@@ -127,7 +127,9 @@ StepCosts Tiering::step_costs() const {
 bool Tiering::auto_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const {
   if (dry_run_ || !migrator_.measured_costs(slow_ns_per_kib, move_ns_per_kib)) return false;
   if (fitted_slow_ns_per_kib_) *slow_ns_per_kib = fitted_slow_ns_per_kib_;
-  *move_ns_per_kib = training_move_ns_per_kib(*move_ns_per_kib, *slow_ns_per_kib, start_cpu_count());
+  *move_ns_per_kib = fitted_move_ns_per_kib_
+                         ? fitted_move_ns_per_kib_
+                         : training_move_ns_per_kib(*move_ns_per_kib, *slow_ns_per_kib, start_cpu_count());
   return true;
 }
 

@@ -175,6 +175,8 @@ class Tiering {
     uint64_t achieved_bytes_per_s = 0;
     uint32_t replan = SENTINEL_REPLAN_NONE;
     bool emulated = false;  // timed by the emulated clock: step_start and sum are its ns, not ticks
+    uint32_t move_fit = SENTINEL_MOVE_FIT_NONE;  // what a moved KiB cost the training thread (fit_moves)
+    uint32_t fit_move_ns_per_kib = 0;
     // Wall ticks of each interval over the moving schedule's timed steps (on_interval_timed).
     uint64_t moving_interval_ticks[64] = {};
     uint32_t moving_interval_count[64] = {};
@@ -255,6 +257,8 @@ class Tiering {
   void use_candidate(uint32_t slot, uint32_t c);
   // A step of the phase starts: time the one that ended for the fit, and fit once kFitSteps are timed.
   void fit_step(PlanSlot& s, uint64_t now, bool steady);
+  // The trial has timed both schedules: fit what a moved KiB cost the training thread (fit_move_cost).
+  void fit_moves(PlanSlot& s);
   void finish_fit(PlanSlot& s);
   // SENTINEL_STEP_COSTS=auto's costs so far: the probe's, the slow one replaced by a fitted one. False
   // until the probe has run.
@@ -316,6 +320,7 @@ class Tiering {
   uint64_t fallback_objects_ = 0, fallback_bytes_ = 0, pinned_objects_ = 0, pinned_bytes_ = 0;
   uint64_t born_fast_ = 0, born_slow_ = 0;
   uint64_t fallback_fast_ = 0;           // fallback objects that are on the fast node (counted in the occupancy)
+  uint32_t fitted_move_ns_per_kib_ = 0;  // the first trial's move fit: what later auto plans are given (0: none)
   uint32_t fitted_slow_ns_per_kib_ = 0;  // the first phase's fit: what later auto plans are given (0: none)
 };
 

@@ -417,6 +417,26 @@ TEST_CASE("format reader 1.9: the fitted slow cost in the trial; older trials re
   CHECK(has(error_of(plan_bytes(112, SENTINEL_FIT_AT_BASE + 1)).what(), "PLAN record: unknown fit state 6"));
 }
 
+TEST_CASE("format reader 1.10: the fitted move cost in the trial; older trials read as none", "[format]") {
+  auto plan_bytes = [](uint32_t trial_size, uint32_t move_fit) {
+    Bytes b = plan_head(sample_header(), sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry));
+    b.u32(0);  // no interval durations
+    b.u32(trial_size);
+    put_trial_88(b);
+    b.u32(SENTINEL_TRIAL_CLOCK_WALL).u32(SENTINEL_FIT_DONE).u32(6550).u32(5).u64(2124000000);
+    if (trial_size >= 120) b.u32(move_fit).u32(move_fit == SENTINEL_MOVE_FIT_DONE ? 4200 : 0);
+    return plan_dump(b);
+  };
+  Profile p = parse_profile(plan_bytes(120, SENTINEL_MOVE_FIT_DONE));
+  REQUIRE(p.plans.size() == 1);
+  const sentinel_plan_trial& t = p.plans[0].trial;
+  CHECK((t.move_fit == SENTINEL_MOVE_FIT_DONE && t.fit_move_ns_per_kib == 4200 && t.fit_slow_ns_per_kib == 6550));
+  const Profile old = parse_profile(plan_bytes(112, 0));  // 1.9: no move fit
+  CHECK((old.plans[0].trial.move_fit == SENTINEL_MOVE_FIT_NONE && old.plans[0].trial.fit_move_ns_per_kib == 0));
+  CHECK(has(error_of(plan_bytes(120, SENTINEL_MOVE_FIT_NO_SLOW_COST + 1)).what(),
+            "PLAN record: unknown move fit state 6"));
+}
+
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
   sentinel_plan_header h = sample_header();
   h.slow_ns_per_kib = 200;

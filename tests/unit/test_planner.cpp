@@ -619,6 +619,48 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
   }
 }
 
+// The runtime's move fit (docs/tiering.md, "The fitted move cost"): the trial's two schedules measured on a
+// machine where a moved KiB costs the training thread kTrue give kTrue back, whatever the move cost they
+// were planned with; a schedule that moved little, or no slow cost, fits nothing.
+TEST_CASE("planner: the move cost fitted to the trial's two schedules", "[planner]") {
+  const uint32_t kSlow = 3000, kPlanned = 3000, kTrue = 12000;  // ns per KiB
+  int fitted = 0;
+  for (const char* name : kFixtures) {
+    offline::PlanSource src = load_fixture(name);
+    REQUIRE(src.in.interval_ns);
+    INFO(name);
+    PlanInput in = src.in;
+    in.budget = FastBudget{0, 200000};
+    in.costs = step_costs_of_kib(kSlow, kPlanned);
+    in.policy = SENTINEL_POLICY_SENTINEL;
+    Planned moving = run_plan(in);
+    REQUIRE(moving.ok);
+    in.flags |= SENTINEL_TIER_NO_MOVES;
+    Planned fixed = run_plan(in);
+    REQUIRE(fixed.ok);
+    REQUIRE(fixed.plan.header.moved_bytes_per_step == 0);
+    auto measured = [&](const Plan& p) { return static_cast<uint64_t>(priced_step_ns(p, kSlow, kTrue) + 0.5); };
+    const MoveCostFit f = fit_move_cost(moving.plan, measured(moving.plan), fixed.plan, measured(fixed.plan), kSlow);
+    if (moving.plan.header.moved_bytes_per_step < kMinFitMovedBytes) {
+      CHECK(f.status == SENTINEL_MOVE_FIT_LITTLE_MOVED);
+      continue;
+    }
+    ++fitted;
+    REQUIRE(f.status == SENTINEL_MOVE_FIT_DONE);
+    CHECK(f.move_ns_per_kib >= kTrue - 1);
+    CHECK(f.move_ns_per_kib <= kTrue + 1);
+    // Moves that cost nothing: the moving schedule as fast as its saved accesses say.
+    const MoveCostFit free = fit_move_cost(moving.plan, static_cast<uint64_t>(priced_step_ns(moving.plan, kSlow, 0)),
+                                           fixed.plan, measured(fixed.plan), kSlow);
+    CHECK(free.status == SENTINEL_MOVE_FIT_FREE);
+    CHECK(free.move_ns_per_kib == 0);
+    CHECK(fit_move_cost(moving.plan, measured(moving.plan), fixed.plan, measured(fixed.plan), 0).status ==
+          SENTINEL_MOVE_FIT_NO_SLOW_COST);
+    CHECK(fit_move_cost(moving.plan, 0, fixed.plan, measured(fixed.plan), kSlow).status == SENTINEL_MOVE_FIT_NONE);
+  }
+  CHECK(fitted > 0);  // some fixture's plan moves enough to fit from
+}
+
 // How far apart a fit's steps lie: (longest - shortest) / median, whatever their order.
 TEST_CASE("planner: the spread of a fit's steps", "[planner]") {
   const uint64_t steady[] = {1000, 1030, 990, 1010, 1005};

@@ -752,6 +752,13 @@ def test_plan(a, tmp):
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     flags = [ph.get("moves_off_thread") for ph in j.get("phases", []) if ph.get("planned")]
     check(flags == [True], f"summary --json tiered-off-thread: the planned phase's moves_off_thread ({flags})")
+    trial = (j.get("plan") or {}).get("trial") or {}
+    check(trial.get("move_fit") == "fitted" and trial.get("fit_move_ns_per_kib") == 4200,
+          f"summary --json tiered-off-thread: the trial's fitted move cost (1.10) ({trial})")
+    r = run([view, "summary", "--no-symbols", d("tiered-off-thread.prof")])
+    lines = [l for l in r.stdout.splitlines() if l.startswith("trial ")]
+    check(r.returncode == 0 and any("a moved KiB cost the training thread 4200 ns (fitted)" in l for l in lines),
+          f"summary tiered-off-thread: the fitted move cost on the trial's line ({lines})")
     r = run([view, "plan", "--json", d("tiered.prof")])
     j = json.loads(r.stdout) if r.returncode == 0 else {}
     check(j.get("slow_ns_per_kib") == 0 and j.get("costs_source") == "none" and j.get("objective") == "fast-hit bytes",

@@ -251,9 +251,21 @@ bool write_tiering_dumps(const std::string& dir) {
     in.flags |= SENTINEL_TIER_MOVES_OFF_THREAD;
     RecordedPlan priced;
     if (!plan_of(in, " with moves priced off the training thread", &priced)) return false;
+    // Its trial kept the moving schedule and fitted what a moved KiB cost the training thread (1.10).
+    sentinel_plan_trial trial{};
+    trial.state = SENTINEL_TRIAL_DONE;
+    trial.steps_per_candidate = 2;
+    trial.moving_step_ns = 20'000'000;
+    trial.fixed_step_ns = 22'000'000;
+    trial.moving_moved_bytes = priced.header.moved_bytes_per_step;
+    trial.moving_hit_ppm = priced.header.predicted_hit_ppm;
+    trial.fixed_hit_ppm = 100000;
+    trial.moving_steps = trial.fixed_steps = 2;
+    trial.move_fit = SENTINEL_MOVE_FIT_DONE;
+    trial.fit_move_ns_per_kib = 4200;
     spec.extra = [&](DumpBuilder& d, const LoopDump&) {
       d.tiering(tiering_of(priced.header));
-      d.plan(priced.header, priced.entries);
+      d.plan(priced.header, priced.entries, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &trial);
     };
     ok &= write_file(dir + "/tiered-off-thread.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
