@@ -47,7 +47,8 @@ void print_help() {
                "  --slow-ns-per-kib N, --move-ns-per-kib M\n"
                "                     the model's costs, ns per KiB (default: the PLAN record's)\n"
                "  --fitted           price slow accesses at the cost the runtime fitted to its steady\n"
-               "                     steps (the PLAN record's fit) instead of the one it planned with\n"
+               "                     steps (the PLAN record's fit) instead of the one it planned with,\n"
+               "                     and moves at the one its trial fitted where it fitted one\n"
                "  --calibrate FAST_NS,SLOW_NS\n"
                "                     price the plans on another clock, on which all-fast's step took\n"
                "                     FAST_NS and all-slow's SLOW_NS (e.g. a slow-tier guest's emulated\n"
@@ -299,7 +300,14 @@ int check_model(const Dump& d, Options& o, PhaseInput& pi) {
     if (!rec || rec->trial.fit != SENTINEL_FIT_DONE)
       return fail("the runtime fitted no slow cost (its PLAN record has no fit): --fitted has nothing to use");
     pi.slow_ns_per_kib = rec->trial.fit_slow_ns_per_kib;
-    pi.costs_source = "fitted by the runtime" + std::string(o.settings.have_move_cost ? ", moves: command line" : "");
+    // Moves at the trial's fit (1.10) too, where it made one and no cost was given (free: 1 ns, as the runtime).
+    const uint32_t move_fit = rec->trial.move_fit;
+    const bool fitted_moves =
+        !o.settings.have_move_cost && (move_fit == SENTINEL_MOVE_FIT_DONE || move_fit == SENTINEL_MOVE_FIT_FREE);
+    if (fitted_moves) pi.move_ns_per_kib = move_fit == SENTINEL_MOVE_FIT_DONE ? rec->trial.fit_move_ns_per_kib : 1;
+    pi.costs_source = "fitted by the runtime" + std::string(o.settings.have_move_cost ? ", moves: command line"
+                                                            : fitted_moves            ? ", moves too"
+                                                                                      : "");
     pi.src.in.costs = step_costs_of_kib(pi.slow_ns_per_kib, pi.move_ns_per_kib);
   }
   if (o.clock_all_fast_ns) return 0;  // the clock given is the time base and the slow cost

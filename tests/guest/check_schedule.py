@@ -245,6 +245,16 @@ def main():
                           f"{trial.get('replanned_predicted_hit_share', 0):.3f}): kept {trial['kept']}")
                     if args.trial_clock == "emulated":
                         failures += check_emulated_trial(tag, trial, counts, len(before), p.stderr)
+                    # What a moved KiB cost the training thread, fitted to the two schedules (format 1.10): only
+                    # in wall time, from 1 MiB moved a step, with a slow cost to price the saved accesses at.
+                    moved = trial.get("moving_moved_bytes_per_step", 0)
+                    want = ("emulated" if trial.get("clock") == "emulated" else
+                            "little moved" if moved < (1 << 20) else
+                            "no slow cost" if not plan.get("slow_ns_per_kib") else ("fitted", "free"))
+                    print(f"{'':12s} move cost fitted: {trial.get('move_fit')} {trial.get('fit_move_ns_per_kib')} ns/KiB "
+                          f"(planned {plan.get('move_ns_per_kib')})")
+                    if trial.get("move_fit") not in (want if isinstance(want, tuple) else (want,)):
+                        failures.append(f"{tag} the move fit is {trial.get('move_fit')}, not {want}")
                     if trial["kept"] == "no-moves":
                         static = True  # nothing moves in the checked steps: every observation must match
                         failures += share_as_predicted(tag, "the schedule without moves", share,

@@ -1001,6 +1001,16 @@ def test_whatif(a, d):
     check(jf.get("slow_ns_per_kib") == 800 and jf.get("costs_source") == "fitted by the runtime"
           and jf.get("all_fast_step_ns") == af and jf.get("all_slow_step_ns", 0) > sl,
           f"whatif --fitted: priced at the fitted cost ({jf.get('slow_ns_per_kib')}, {jf.get('costs_source')})")
+    # The trial fitted the move cost too (1.10): --fitted prices moves at it, unless one is given.
+    r = run([view, "whatif", "--json", "--fitted", d("tiered-off-thread.prof")])
+    jm = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(jm.get("slow_ns_per_kib") == 800 and jm.get("move_ns_per_kib") == 4200
+          and jm.get("costs_source") == "fitted by the runtime, moves too",
+          f"whatif --fitted: moves at the trial's fit ({jm.get('move_ns_per_kib')}, {jm.get('costs_source')})")
+    r = run([view, "whatif", "--json", "--fitted", "--move-ns-per-kib", "900", d("tiered-off-thread.prof")])
+    jm = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(jm.get("move_ns_per_kib") == 900 and jm.get("costs_source") == "fitted by the runtime, moves: command line",
+          f"whatif --fitted --move-ns-per-kib: the given move cost ({jm.get('move_ns_per_kib')}, {jm.get('costs_source')})")
     # --calibrate: the same plans priced on another clock, all-fast and all-slow given. A plan without moves
     # keeps its place between them (its share of all-slow's slow accesses); interleave is linear in the budget.
     r = run([view, "whatif", "--json", "--calibrate", "50000000,90000000", d("tiered-costs.prof")])

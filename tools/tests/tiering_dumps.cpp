@@ -263,6 +263,10 @@ bool write_tiering_dumps(const std::string& dir) {
     trial.moving_steps = trial.fixed_steps = 2;
     trial.move_fit = SENTINEL_MOVE_FIT_DONE;
     trial.fit_move_ns_per_kib = 4200;
+    trial.fit = SENTINEL_FIT_DONE;  // and the slow cost fitted over its steady steps after it
+    trial.fit_slow_ns_per_kib = 800;
+    trial.fit_steps = 5;
+    trial.fit_step_ns = 40'000'000;
     spec.extra = [&](DumpBuilder& d, const LoopDump&) {
       d.tiering(tiering_of(priced.header));
       d.plan(priced.header, priced.entries, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &trial);
