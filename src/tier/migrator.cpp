@@ -118,7 +118,7 @@ void Migrator::calibrate_costs() {
     if (priced < move)
       b.str("; a move is priced at ")
           .u64(priced)
-          .str(" for the training thread (")
+          .str(" ns per KiB for the training thread (")
           .u64(cpus)
           .str(" CPUs: the migrator copies on another)");
     log_line(LogLevel::info, b);

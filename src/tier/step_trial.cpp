@@ -241,8 +241,11 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   // auto's move cost comes from the probe's time per byte moved (step_costs.h): the measured one replaces it.
   uint32_t slow = 0, move = 0;
   const uint32_t achieved = move_ns_per_kib_of(t.achieved_bytes_per_s);
-  if (cfg_.step_costs.kind == StepCostsKind::automatic && auto_costs(&slow, &move))
-    in.costs = step_costs_of_kib(slow, training_move_ns_per_kib(achieved, slow, start_cpu_count()));
+  if (cfg_.step_costs.kind == StepCostsKind::automatic && auto_costs(&slow, &move)) {
+    // A move cost an earlier trial fitted stays; else the price follows the measured bandwidth.
+    if (!fitted_move_ns_per_kib_) move = training_move_ns_per_kib(achieved, slow, start_cpu_count());
+    in.costs = step_costs_of_kib(slow, move);
+  }
   in.flags = (in.flags & ~SENTINEL_TIER_MOVES_OFF_THREAD) | cost_flags(in.costs, achieved);
   PhaseProfileView p;
   p.phase = s.phase;
