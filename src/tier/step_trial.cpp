@@ -105,6 +105,7 @@ void Tiering::trial_step(PlanSlot& s, uint64_t now, bool behind) {
   const uint32_t cand = t.timing;
   if (t.step_start && now > t.step_start && exact) {
     if (++t.complete > kCatchUpSteps || t.start_caught_up) {
+      if (t.timed[cand] < kMaxSpreadSteps) t.steps[cand][t.timed[cand]] = now - t.step_start;
       t.sum[cand] += now - t.step_start;
       ++t.timed[cand];
     }
@@ -168,8 +169,14 @@ void Tiering::fit_moves(PlanSlot& s) {
   t.move_fit = f.status;
   t.fit_move_ns_per_kib = f.move_ns_per_kib;
   if (f.status != SENTINEL_MOVE_FIT_DONE && f.status != SENTINEL_MOVE_FIT_FREE) return;
+  // As for the slow-cost fit, later plans take it only from steps that lie within kMaxFitSpreadPpm.
+  auto spread = [&](uint32_t c) {
+    return step_spread(t.steps[c], t.timed[c] < kMaxSpreadSteps ? t.timed[c] : kMaxSpreadSteps).spread_ppm;
+  };
+  const uint32_t spread_ppm = spread(kMoving) > spread(kFixed) ? spread(kMoving) : spread(kFixed);
   // Free moves are priced at 1 ns per KiB: 0 is an unknown cost to the planner.
-  const bool adopted = cfg_.step_costs.kind == StepCostsKind::automatic && !fitted_move_ns_per_kib_;
+  const bool would_adopt = cfg_.step_costs.kind == StepCostsKind::automatic && !fitted_move_ns_per_kib_;
+  const bool adopted = would_adopt && spread_ppm <= kMaxFitSpreadPpm;
   if (adopted) fitted_move_ns_per_kib_ = f.move_ns_per_kib ? f.move_ns_per_kib : 1;
   LineBuf b;
   b.str("phase ").u64(s.phase).str(": a moved KiB cost the training thread ");
@@ -180,8 +187,10 @@ void Tiering::fit_moves(PlanSlot& s) {
   b.str(" (the moving schedule ").u64(moving_ns / 100000 / 10).chr('.').u64(moving_ns / 100000 % 10);
   b.str(" ms/step against ").u64(fixed_ns / 100000 / 10).chr('.').u64(fixed_ns / 100000 % 10);
   b.str(" without moves, ").bytes(moving.header.moved_bytes_per_step).str(" moved a step; it was planned at ");
-  b.u64(moving.header.move_ns_per_kib).chr(')');
+  b.u64(moving.header.move_ns_per_kib).str("; steps ").u64(spread_ppm / 10000).str("% apart)");
   if (adopted) b.str("; later plans use it");
+  if (would_adopt && !adopted)
+    b.str("; its steps lay over ").u64(kMaxFitSpreadPpm / 10000).str("% apart: later plans do not use it");
   log_line(LogLevel::info, b);
 }
 

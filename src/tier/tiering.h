@@ -171,6 +171,7 @@ class Tiering {
     uint64_t step_start = 0;         // ticks of the running step's start; 0: not timeable
     uint64_t sum[kCandidates] = {};  // ticks of timed steps
     uint32_t timed[kCandidates] = {};
+    uint64_t steps[kCandidates][kMaxSpreadSteps] = {};  // the first timed steps' ticks: how far apart they lie
     uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the moving one began
     uint64_t achieved_bytes_per_s = 0;
     uint32_t replan = SENTINEL_REPLAN_NONE;
