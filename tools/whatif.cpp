@@ -300,11 +300,10 @@ int check_model(const Dump& d, Options& o, PhaseInput& pi) {
     if (!rec || rec->trial.fit != SENTINEL_FIT_DONE)
       return fail("the runtime fitted no slow cost (its PLAN record has no fit): --fitted has nothing to use");
     pi.slow_ns_per_kib = rec->trial.fit_slow_ns_per_kib;
-    // Moves at the trial's fit (1.10) too, where it made one and no cost was given (free: 1 ns, as the runtime).
-    const uint32_t move_fit = rec->trial.move_fit;
-    const bool fitted_moves =
-        !o.settings.have_move_cost && (move_fit == SENTINEL_MOVE_FIT_DONE || move_fit == SENTINEL_MOVE_FIT_FREE);
-    if (fitted_moves) pi.move_ns_per_kib = move_fit == SENTINEL_MOVE_FIT_DONE ? rec->trial.fit_move_ns_per_kib : 1;
+    // Moves at the trial's fit (1.10) too, where it made one and no cost was given, as the runtime prices them.
+    const uint32_t fitted_move = move_cost_of_fit(rec->trial.move_fit, rec->trial.fit_move_ns_per_kib);
+    const bool fitted_moves = !o.settings.have_move_cost && fitted_move;
+    if (fitted_moves) pi.move_ns_per_kib = fitted_move;
     pi.costs_source = "fitted by the runtime" + std::string(o.settings.have_move_cost ? ", moves: command line"
                                                             : fitted_moves            ? ", moves too"
                                                                                       : "");

@@ -224,6 +224,11 @@ struct MoveCostFit {
 inline constexpr uint64_t kMinFitMovedBytes = uint64_t{1} << 20;
 MoveCostFit fit_move_cost(const Plan& moving, uint64_t moving_step_ns, const Plan& fixed, uint64_t fixed_step_ns,
                           uint32_t slow_ns_per_kib);
+// The move cost a trial's fit gives later plans, ns per KiB: the fitted one, 1 for free moves (0 is an
+// unknown cost to the planner), 0 where nothing was fitted. The runtime and sentinel-view whatif --fitted.
+inline uint32_t move_cost_of_fit(uint32_t move_fit, uint32_t fit_move_ns_per_kib) {
+  return move_fit == SENTINEL_MOVE_FIT_DONE ? fit_move_ns_per_kib : move_fit == SENTINEL_MOVE_FIT_FREE ? 1 : 0;
+}
 
 // The steps a fit was timed over: their median, and how far apart they lie, (longest - shortest) / median in
 // ppm (0 for fewer than 2 steps or a median of 0); of the first kMaxSpreadSteps where there are more. The

@@ -31,10 +31,8 @@ void Tiering::finish_fit(PlanSlot& s) {
   const Plan& plan = s.candidates[s.active.load(std::memory_order_relaxed)].plan;
   // What a moved KiB costs: fitted to the trial's two schedules (free ones at 1 ns), else the plan's, else
   // the migrator's bandwidth (measured in the trial, else the probe's).
-  const Trial& t = s.trial;
-  uint32_t move = t.move_fit == SENTINEL_MOVE_FIT_DONE   ? t.fit_move_ns_per_kib
-                  : t.move_fit == SENTINEL_MOVE_FIT_FREE ? 1
-                                                         : plan.header.move_ns_per_kib;
+  uint32_t move = move_cost_of_fit(s.trial.move_fit, s.trial.fit_move_ns_per_kib);
+  if (!move) move = plan.header.move_ns_per_kib;
   if (!move)
     move = move_ns_per_kib_of(s.trial.achieved_bytes_per_s ? s.trial.achieved_bytes_per_s : migrator_.bandwidth());
   const SlowCostFit r = fit_slow_cost(plan, f.step_ns, move);

@@ -3,6 +3,7 @@
 // each timed on real steps; the fastest stays. Tiering's members, on the sequencer's side.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/log.h"
@@ -173,11 +174,10 @@ void Tiering::fit_moves(PlanSlot& s) {
   auto spread = [&](uint32_t c) {
     return step_spread(t.steps[c], t.timed[c] < kMaxSpreadSteps ? t.timed[c] : kMaxSpreadSteps).spread_ppm;
   };
-  const uint32_t spread_ppm = spread(kMoving) > spread(kFixed) ? spread(kMoving) : spread(kFixed);
-  // Free moves are priced at 1 ns per KiB: 0 is an unknown cost to the planner.
+  const uint32_t spread_ppm = std::max(spread(kMoving), spread(kFixed));
   const bool would_adopt = cfg_.step_costs.kind == StepCostsKind::automatic && !fitted_move_ns_per_kib_;
   const bool adopted = would_adopt && spread_ppm <= kMaxFitSpreadPpm;
-  if (adopted) fitted_move_ns_per_kib_ = f.move_ns_per_kib ? f.move_ns_per_kib : 1;
+  if (adopted) fitted_move_ns_per_kib_ = move_cost_of_fit(f.status, f.move_ns_per_kib);
   LineBuf b;
   b.str("phase ").u64(s.phase).str(": a moved KiB cost the training thread ");
   if (f.status == SENTINEL_MOVE_FIT_DONE)

@@ -654,6 +654,10 @@ TEST_CASE("planner: the move cost fitted to the trial's two schedules", "[planne
                                            fixed.plan, measured(fixed.plan), kSlow);
     CHECK(free.status == SENTINEL_MOVE_FIT_FREE);
     CHECK(free.move_ns_per_kib == 0);
+    // What later plans are given: the fit, free moves at 1 ns per KiB (0 is unknown), nothing otherwise.
+    CHECK(move_cost_of_fit(f.status, f.move_ns_per_kib) == f.move_ns_per_kib);
+    CHECK(move_cost_of_fit(free.status, free.move_ns_per_kib) == 1);
+    CHECK(move_cost_of_fit(SENTINEL_MOVE_FIT_EMULATED, 0) == 0);
     CHECK(fit_move_cost(moving.plan, measured(moving.plan), fixed.plan, measured(fixed.plan), 0).status ==
           SENTINEL_MOVE_FIT_NO_SLOW_COST);
     CHECK(fit_move_cost(moving.plan, 0, fixed.plan, measured(fixed.plan), kSlow).status == SENTINEL_MOVE_FIT_NONE);
