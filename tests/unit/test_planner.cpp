@@ -566,6 +566,16 @@ TEST_CASE("planner: by modeled step time, never slower than no moves or first to
   }
 }
 
+// The input planned under `policy`, which must succeed: the schedules the fit tests measure, and the two
+// ends of the step-time model, all-slow and all-fast, that the interleave and clock tests price everything
+// between.
+Planned run_plan_as(PlanInput in, sentinel_policy policy) {
+  in.policy = policy;
+  Planned p = run_plan(in);
+  REQUIRE(p.ok);
+  return p;
+}
+
 // The runtime's fit (docs/planner.md, "The fitted slow cost"): a step measured at a true slow cost the
 // probe missed gives that cost back, and at it the model prices every baseline as that machine would.
 TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
@@ -577,9 +587,7 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
     PlanInput in = src.in;
     in.budget = FastBudget{0, 200000};
     in.costs = step_costs_of_kib(kProbe, kMove);
-    in.policy = SENTINEL_POLICY_SENTINEL;
-    Planned st = run_plan(in);
-    REQUIRE(st.ok);
+    const Planned st = run_plan_as(in, SENTINEL_POLICY_SENTINEL);
     const Plan& p = st.plan;
     const uint64_t slow = slow_weighted_bytes(p);
     const double moves = static_cast<double>(p.header.moved_bytes_per_step) / 1024 * kMove;
@@ -595,9 +603,7 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
     CHECK(f.slow_ns_per_kib <= kTrue + 1);
     // All-slow at the fitted cost: the base plus every access-weighted byte at the true cost.
     in.costs = step_costs_of_kib(f.slow_ns_per_kib, kMove);
-    in.policy = SENTINEL_POLICY_ALL_SLOW;
-    Planned as = run_plan(in);
-    REQUIRE(as.ok);
+    const Planned as = run_plan_as(in, SENTINEL_POLICY_ALL_SLOW);
     const double want =
         static_cast<double>(as.plan.modeled_base_ns) + static_cast<double>(as.plan.weighted_bytes) / 1024 * kTrue;
     CHECK(std::abs(static_cast<double>(as.plan.modeled_step_ns) - want) <= want * 0.001);
@@ -606,15 +612,11 @@ TEST_CASE("planner: the slow cost fitted to a measured step", "[planner]") {
     CHECK(fit_slow_cost(p, p.modeled_base_ns, kMove).status == SENTINEL_FIT_AT_BASE);
     CHECK(fit_slow_cost(as.plan, as.plan.modeled_base_ns + 1, kMove).status == SENTINEL_FIT_DONE);
     // All-fast has nothing on the slow node to fit from.
-    in.policy = SENTINEL_POLICY_ALL_FAST;
-    Planned af = run_plan(in);
-    REQUIRE(af.ok);
+    const Planned af = run_plan_as(in, SENTINEL_POLICY_ALL_FAST);
     CHECK(fit_slow_cost(af.plan, measured, kMove).status == SENTINEL_FIT_LITTLE_SLOW);
     // Without interval durations there is no base.
     in.interval_ns = nullptr;
-    in.policy = SENTINEL_POLICY_SENTINEL;
-    Planned untimed = run_plan(in);
-    REQUIRE(untimed.ok);
+    const Planned untimed = run_plan_as(in, SENTINEL_POLICY_SENTINEL);
     CHECK(fit_slow_cost(untimed.plan, measured, kMove).status == SENTINEL_FIT_NO_BASE);
   }
 }
@@ -632,12 +634,9 @@ TEST_CASE("planner: the move cost fitted to the trial's two schedules", "[planne
     PlanInput in = src.in;
     in.budget = FastBudget{0, 200000};
     in.costs = step_costs_of_kib(kSlow, kPlanned);
-    in.policy = SENTINEL_POLICY_SENTINEL;
-    Planned moving = run_plan(in);
-    REQUIRE(moving.ok);
+    const Planned moving = run_plan_as(in, SENTINEL_POLICY_SENTINEL);
     in.flags |= SENTINEL_TIER_NO_MOVES;
-    Planned fixed = run_plan(in);
-    REQUIRE(fixed.ok);
+    const Planned fixed = run_plan_as(in, SENTINEL_POLICY_SENTINEL);
     REQUIRE(fixed.plan.header.moved_bytes_per_step == 0);
     auto measured = [&](const Plan& p) { return static_cast<uint64_t>(priced_step_ns(p, kSlow, kTrue) + 0.5); };
     const MoveCostFit f = fit_move_cost(moving.plan, measured(moving.plan), fixed.plan, measured(fixed.plan), kSlow);
@@ -681,15 +680,6 @@ TEST_CASE("planner: the spread of a fit's steps", "[planner]") {
   for (uint64_t& v : many) v = 100;
   many[39] = 1000000;  // past the first kMaxSpreadSteps: not looked at
   CHECK(step_spread(many, 40).spread_ppm == 0);
-}
-
-// The input planned under `policy`, which must succeed: the two ends of the step-time model, all-slow and
-// all-fast, that the interleave and clock tests price everything between.
-Planned run_plan_as(PlanInput in, sentinel_policy policy) {
-  in.policy = policy;
-  Planned p = run_plan(in);
-  REQUIRE(p.ok);
-  return p;
 }
 
 // The interleave policy has no plan: the model prices it as the all-slow plan with the budget's share of its
