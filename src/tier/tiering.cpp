@@ -137,6 +137,8 @@ uint32_t Tiering::cost_flags(const StepCosts& planned, uint32_t migrator_ns_per_
   uint32_t slow = 0, probe = 0;
   if (cfg_.step_costs.kind != StepCostsKind::automatic || dry_run_ || !migrator_.measured_costs(&slow, &probe))
     return 0;
+  // A move cost an earlier trial fitted was measured, not priced by the CPU rule: the flag would misname it.
+  if (fitted_move_ns_per_kib_) return 0;
   const uint32_t migrator = migrator_ns_per_kib ? migrator_ns_per_kib : probe;
   return ns_per_kib_of(planned.move_ns_per_byte) < migrator ? SENTINEL_TIER_MOVES_OFF_THREAD : 0;
 }

@@ -265,7 +265,8 @@ class Tiering {
   // until the probe has run.
   bool auto_costs(uint32_t* slow_ns_per_kib, uint32_t* move_ns_per_kib) const;
   // SENTINEL_TIER_MOVES_OFF_THREAD where auto priced a plan's moves below the migrator's own time per KiB
-  // (migrator_ns_per_kib; 0: the probe's), else 0.
+  // (migrator_ns_per_kib; 0: the probe's) by training_move_ns_per_kib(), else 0 (also where the move cost
+  // is an earlier trial's fit).
   uint32_t cost_flags(const StepCosts& planned, uint32_t migrator_ns_per_kib) const;
   uint64_t mean_step_ns(const Trial& t, uint32_t c) const;  // 0: none timed
   void adopt_live_objects(uint32_t slot, const PhaseProfileView& p);
