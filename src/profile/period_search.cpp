@@ -470,10 +470,13 @@ bool PeriodSearch::choose(uint64_t pos, Candidate* chosen, bool* exact) {
 
 // A single exact repeat of an unrelated period is a coincidence when another candidate already has more
 // allocations verified by equal bags (a batch made by another thread fell outside two windows of the
-// step's other allocations): wait for that one.
+// step's other allocations): wait for that one. Not for one refused before on the evidence it has now
+// (a bag lock on a loop of training steps, StepLock::loop_of_steps()): it cannot lock, and the steps'
+// own relock waited behind it for good.
 bool PeriodSearch::outweighed(const Candidate& exact) const {
   for (const Candidate& o : cand_) {
     if (o.period == 0 || o.hits < 3 || o.period % exact.period == 0 || exact.period % o.period == 0) continue;
+    if (const Failure* f = failure(o.period); f && f->hits != 0 && o.hits <= f->hits + 1) continue;
     if (uint64_t{o.hits} * o.period > uint64_t{exact.run} + exact.period) return true;
   }
   return false;

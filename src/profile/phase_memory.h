@@ -27,6 +27,7 @@ class PhaseMemory {
     uint32_t period;
     uint16_t phase;
     bool counted;  // its steps are in committed()
+    bool steady;   // a whole step of it gave back all it took (StepLock::note_live()): a training step
   };
 
   Phase* slot(uint16_t id);  // null for 0 and for a phase no longer remembered
@@ -51,6 +52,7 @@ class PhaseMemory {
   const Segment& recent(uint32_t k) const { return seg_[(seg_count_ - 1 - k) % kSegmentSlots]; }
   uint64_t committed() const { return committed_steps_; }  // steps of the counted segments
   void uncommit(uint64_t steps) { committed_steps_ -= steps; }
+  void commit(uint64_t steps) { committed_steps_ += steps; }  // a closed segment's step found late
 
  private:
   Phase phase_mem_[kPhaseSlots]{};

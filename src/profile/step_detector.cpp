@@ -15,7 +15,8 @@ using namespace step_internal;
 namespace {
 
 // The one mapping made by init(), part by part.
-constexpr size_t kMemBytes = StepHistory::kBytes + PeriodSearch::kBytes + BagFollower::kBytes + StepEvents::kBytes;
+constexpr size_t kMemBytes =
+    StepHistory::kBytes + PeriodSearch::kBytes + BagFollower::kBytes + StepEvents::kBytes + StepRemainder::kBytes;
 
 }  // namespace
 
@@ -44,6 +45,8 @@ bool StepDetector::init(const StepConfig& config) {
   follower_.attach(p);
   p += BagFollower::kBytes;
   events_.attach(p);
+  p += StepEvents::kBytes;
+  remainder_.attach(p);
   config_ = config;
   if (config_.intervals == 0) config_.intervals = 1;
   mode_ = config.mode;
@@ -117,6 +120,7 @@ FeedResult StepDetector::feed_auto(uint64_t seq, uint64_t token, int64_t live_by
   any_fed_ = true;
   if (history_.take_seq(seq)) {  // a gap: the lock is lost and the search starts over
     if (locked()) lock_.unlock(cursor_.state == StepCursor::kTentative);
+    remainder_.cancel();
     search_.reset();
     cursor_.state = StepCursor::kSearching;
   }
@@ -129,6 +133,7 @@ FeedResult StepDetector::feed_auto(uint64_t seq, uint64_t token, int64_t live_by
     search_.clear();  // stale: they stopped verifying at the lock
   } else {
     search_.verify(pos, token);
+    if (remainder_.due(pos + 1)) lock_.resolve_remainder(pos + 1, true);
   }
   search_.propose(pos, d);
   PeriodSearch::Candidate chosen;

@@ -46,7 +46,7 @@ class StepDetector {
   constexpr StepDetector()
       : search_(&history_, &phases_),
         follower_(&history_),
-        lock_(&cursor_, &history_, &search_, &follower_, &phases_, &events_) {}
+        lock_(&cursor_, &history_, &search_, &follower_, &phases_, &events_, &remainder_) {}
   ~StepDetector();
   StepDetector(const StepDetector&) = delete;
   StepDetector& operator=(const StepDetector&) = delete;
@@ -159,6 +159,7 @@ class StepDetector {
   step_internal::BagFollower follower_;
   step_internal::PhaseMemory phases_;
   step_internal::StepEvents events_;
+  step_internal::StepRemainder remainder_;
   step_internal::StepLock lock_;
   bool any_fed_ = false;  // fed in auto or fixed mode
   uint64_t auto_fed_ = 0;

@@ -42,7 +42,7 @@ FeedResult StepLock::follow(uint64_t token) {
     open_step();
   }
   cur_->clock = follower_->newest().assigned - 1;
-  if (tentative) note_live(P);
+  if (tentative || !steady_step_) note_live(P);
   if (tentative && ++matches_since_lock_ >= P && confirmable()) cur_->state = StepCursor::kConfirmed;
   return {a.ordinal, a.k, cur_->clock, cur_->phase, flags};
 }
@@ -71,13 +71,16 @@ bool StepLock::confirmable() const {
 }
 
 // The allocation just matched: were the tracked bytes live before it those live one period before? (Not
-// known in a recorded stream without live bytes: never steady there.)
+// known in a recorded stream without live bytes: never steady there.) A whole step of them in a row
+// latches steady_step_ for the lock's segment (a lock of a period of kSmallPeriod or more that did so is a
+// training step: see loop_of_steps()); after that the lock stops asking, unless it is still tentative.
 void StepLock::note_live(uint32_t period) {
   const uint64_t pos = h_->end() - 1;
   const int64_t now = h_->live(pos);
   const bool same =
       pos >= period && pos - period >= h_->oldest_pos() && now != StepHistory::kNoLive && h_->live(pos - period) == now;
   steady_run_ = same ? steady_run_ + 1 : 0;
+  if (steady_run_ >= period && period >= PeriodSearch::kSmallPeriod) steady_step_ = true;
 }
 
 // The allocation just assigned opened a step: it starts at this allocation.
@@ -187,6 +190,8 @@ void StepLock::unlock(bool retract) {
     cur_->state = StepCursor::kSearching;
     cur_phase_ = nullptr;
     emit(at, at, P, id, kStepUnlock);
+    // An epoch's last batch, smaller, may follow: it is read once it has come (resolve_remainder()).
+    if (lost_.steps >= 2) remainder_->expect(*h_, h_->pos_of(at), P, id);
   }
 }
 
@@ -216,7 +221,24 @@ uint64_t StepLock::drop_unbegun_step() {
 }
 
 void StepLock::end_of_stream() {
+  if (!cur_->locked()) resolve_remainder(h_->end(), true);
   drop_unbegun_step();
+}
+
+void StepLock::resolve_remainder(uint64_t end_pos, bool final) {
+  StepRemainder::Found f;
+  if (!remainder_->resolve(*h_, end_pos, final, &f)) return;
+  for (uint32_t k = 0; k < phases_->recent_count(); k++) {
+    PhaseMemory::Segment& s = phases_->recent(k);
+    if (s.phase != f.phase || !s.counted || s.end_seq >= f.start_seq) continue;
+    s.steps++;
+    s.last_start_seq = f.start_seq;
+    s.end_seq = f.end_seq;
+    phases_->commit(1);
+    if (Phase* ph = phases_->slot(f.phase)) ph->steps++;
+    emit(f.start_seq, f.end_seq, f.period, f.phase, kStepInferred);
+    return;
+  }
 }
 
 // The automatic lock ends where marks take over; a tentative one is voided.
@@ -234,7 +256,7 @@ void StepLock::end_for_marks(uint64_t seq) {
 
 void StepLock::close_segment(bool counted) {
   phases_->close(PhaseMemory::Segment{cur_start_seq_, last_match_seq_, cur_->step_start, cur_steps_, cur_->period,
-                                      cur_->phase, counted});
+                                      cur_->phase, counted, steady_step_});
   cur_steps_ = 0;
 }
 

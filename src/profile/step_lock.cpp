@@ -7,8 +7,13 @@ namespace sentinel::step_internal {
 
 bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exact) {
   if (exact && !steady_or_waited(pos, cand.period)) return false;
+  resolve_remainder(pos + 1, false);  // before this lock walks back: the remainder is the lost lock's
   Alignment a = align(pos, cand, exact);
   const uint32_t P = a.P;
+  if (loop_of_steps(a)) {
+    search_->remember_failure(P, cand.run, cand.hits);
+    return false;
+  }
   follower_->release();                // the table is about to hold this candidate's step
   if (!follower_->build(pos, P, 0)) {  // the multiset; rebuilt below in the order of the chosen rotation
     search_->remember_failure(P, cand.run, cand.hits);
@@ -48,6 +53,7 @@ bool StepLock::lock(uint64_t pos, const PeriodSearch::Candidate& cand, bool exac
   give_way(h_->seq_of(absorb_from), P);
   if (!follower_->build(pos, P, e0)) return false;  // cannot fail: the same tokens fit a moment ago
   begin(a, cand, e0, starts);
+  remainder_->cancel();  // this lock explains what comes now
   emit_starts(a, starts, relock);
   return true;
 }
@@ -196,6 +202,22 @@ StepLock::Phase* StepLock::enter_phase(Phase* known, uint64_t bag_sig, const Rot
   return ph;
 }
 
+// A period whose verified region holds two or more whole steps of a counted lock of a shorter period
+// that gave back all it took (PhaseMemory::Segment::steady) is a loop of training steps, an epoch (its
+// steps, then a short last batch and an evaluation pass), never a step: give_way() would absorb those
+// steps as an inner loop's. An inner loop keeps what its iterations compute for the backward pass (a
+// forward over identical layers or time steps), or frees what the forward kept, so its lock is not
+// steady; and a recorded stream without live bytes never is. A PyTorch 2.x script of 3 epochs of 15
+// AdamW steps and an evaluation pass was counted as its epochs, or not at all, before this.
+bool StepLock::loop_of_steps(const Alignment& a) const {
+  const uint64_t from = h_->seq_of(a.s0);
+  for (uint32_t k = 0; k < phases_->recent_count(); k++) {
+    const PhaseMemory::Segment& s = phases_->recent(k);
+    if (s.counted && s.steady && s.period < a.P && s.steps >= 2 && s.start_seq >= from) return true;
+  }
+  return false;
+}
+
 // Earlier locks that overlap the allocations this lock explains (from its first step on) give those steps
 // up: a lock of a shorter period that lies entirely inside is absorbed (an inner loop locked on before the
 // real step was seen twice); otherwise its steps that start at or after from_seq are taken over (the last
@@ -270,6 +292,7 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
           : 0;
   matches_since_lock_ = 0;
   steady_run_ = 0;
+  steady_step_ = false;
   consecutive_noise_ = 0;
   rhythm_ = NoiseRhythm{};
   cur_steps_ = starts.total;

@@ -11,6 +11,7 @@
 #include "profile/phase_memory.h"
 #include "profile/step_detector_internal.h"
 #include "profile/step_history.h"
+#include "profile/step_remainder.h"
 
 namespace sentinel::step_internal {
 
@@ -38,8 +39,14 @@ class StepLock {
 
   // The parts it works with: the detector's.
   constexpr StepLock(StepCursor* cursor, const StepHistory* history, PeriodSearch* search, BagFollower* follower,
-                     PhaseMemory* phases, StepEvents* events)
-      : cur_(cursor), h_(history), search_(search), follower_(follower), phases_(phases), events_(events) {}
+                     PhaseMemory* phases, StepEvents* events, StepRemainder* remainder)
+      : cur_(cursor),
+        h_(history),
+        search_(search),
+        follower_(follower),
+        phases_(phases),
+        events_(events),
+        remainder_(remainder) {}
 
   // Locks on candidate `cand` at position pos. exact: its last run + P tokens repeat exactly; otherwise
   // its last hits windows of P tokens (ending at pos) hold equal bags. False (nothing changes) when the
@@ -50,6 +57,10 @@ class StepLock {
   void unlock(bool retract);         // the lock is lost (retract: a tentative one, voided)
   void end_for_marks(uint64_t seq);  // sentinel_step() takes over: the automatic lock ends at seq
   void end_of_stream();              // nothing more is fed: the newest step may not have been one
+  // Searching: the allocations after the lock lost last were its step resized (an epoch's last batch,
+  // step_remainder.h), read up to end_pos: that step is counted in its phase. Not final (a lock is about
+  // to be made): a remainder that may still be arriving stays pending.
+  void resolve_remainder(uint64_t end_pos, bool final);
 
   uint64_t steps() const { return phases_->committed() + (cur_->locked() ? cur_steps_ : 0); }
   // In-step ordinal that an allocation made before the current lock had (see StepDetector).
@@ -98,6 +109,7 @@ class StepLock {
   Phase* grown_phase(uint64_t pos, uint32_t P);
   Phase* enter_phase(Phase* known, uint64_t bag_sig, const Rotation& rot, const Alignment& a, uint32_t e0);
   void exact_starts(const Alignment& a, uint32_t e0, Starts* starts) const;
+  bool loop_of_steps(const Alignment& a) const;
   void give_way(uint64_t from_seq, uint32_t period);
   bool drop_cut_step(PhaseMemory::Segment& s, uint64_t from_seq);
   void begin(const Alignment& a, const PeriodSearch::Candidate& cand, uint32_t e0, const Starts& starts);
@@ -121,6 +133,7 @@ class StepLock {
   BagFollower* follower_;
   PhaseMemory* phases_;
   StepEvents* events_;
+  StepRemainder* remainder_;
 
   // the lock held
   Phase* cur_phase_ = nullptr;
@@ -134,6 +147,7 @@ class StepLock {
   uint32_t lock_ordered_run_ = 0;                   // allocations an exact lock verified in order (0: a bag lock)
   uint64_t matches_since_lock_ = 0;
   uint64_t steady_run_ = 0;  // matched allocations in a row with the bytes live that P allocations before had
+  bool steady_step_ = false;  // steady_run_ reached a whole step of kSmallPeriod or more in this lock
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;
   uint64_t wait_from_ = 0, wait_last_ = 0;  // the wait began at, and was last asked at, these positions

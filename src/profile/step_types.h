@@ -21,7 +21,8 @@ struct StepConfig {
 // Flags of a StepEvent.
 enum : uint16_t {
   kStepMark = 1u << 0,      // step start given by mark() (sentinel_step())
-  kStepInferred = 1u << 1,  // step start that happened before the lock, found when the period was known
+  kStepInferred = 1u << 1,  // step start that happened before the lock, found when the period was known, or
+                            // after it, an epoch's short last batch (docs/step-detection.md)
   kStepLock = 1u << 2,      // first step event of a lock (a lock is a run of steps of one phase)
   kStepNewPhase = 1u << 3,  // with kStepLock: a pattern not seen before (a new phase id)
   kStepRelock = 1u << 4,    // with kStepLock: a pattern seen before (its phase id is reused)
@@ -35,7 +36,8 @@ enum : uint16_t {
 
 struct StepEvent {
   uint64_t seq;      // first allocation of the step (or where the lock was lost, or the voided range)
-  uint64_t end_seq;  // kStepRetract: last seq of the voided range; else equal to seq
+  uint64_t end_seq;  // kStepRetract: last seq of the voided range; a step found after its lock was lost
+                     // (kStepInferred): its last allocation; else equal to seq
   uint64_t steps;    // StepDetector::steps() right after this event
   uint32_t period;   // P of the phase (0 for unlock events in marks mode)
   uint16_t phase;    // phase id, 1-based (0: none)

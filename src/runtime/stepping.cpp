@@ -619,6 +619,11 @@ void Stepper::drain_events(uint64_t now) {
       e.start_seq = ev.seq;
       e.phase = ev.phase;
       e.flags = flags | SENTINEL_STEP_INFERRED;
+      // A step found after its lock was lost (an epoch's short last batch) knows where it ended.
+      if (ev.end_seq > ev.seq) {
+        e.allocations = static_cast<uint32_t>(ev.end_seq - ev.seq + 1);
+        e.flags |= StepLog::kClosed;
+      }
       steps_.add(e);
       continue;
     }

@@ -6,7 +6,8 @@ with 2 forked workers), loader_phases (training, then evaluation, each a DataLoa
 `break` part-way through an epoch; loader_phases_late_zero: the same, zeroing the gradients after the
 loss), word_lm (a word language model trained the way pytorch/examples' does it:
 truncated backpropagation through time, gradient clipping, a hand-written SGD update) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
-their thread pools pinned to one thread; or a thread-pool workload of workloads.py (keras_mlp,
+their thread pools pinned to one thread; epochs (a CNN trained epoch after epoch as users write it, a
+short last batch and an evaluation pass each, pools not pinned); or a thread-pool workload of workloads.py (keras_mlp,
 keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
 TRUTH.json receives the true step starts: the runtime's tracked-allocation count when each step began,
 read through sentinel_get_stats() (which does not mark anything); for the thread-pool workloads also
@@ -143,6 +144,52 @@ def word_lm(steps, clock):
     return starts
 
 
+def epochs(steps, clock):
+    """A script as users write one on PyTorch 2.x, thread pools not pinned: a 2-conv, 2-linear CNN under
+    AdamW, a shuffled DataLoader of 900 samples at batch 64 (14 batches and a last one of 4), then an
+    evaluation pass of 100 samples under no_grad (batches of 64 and 36), epoch after epoch; steps // 15
+    epochs. The truth is the training iterations (read after each batch arrives); the evaluation passes
+    hold 2 batches each, too few to be a phase. Each epoch repeats exactly: before the detector told a
+    loop of steps from a step, the epoch was taken for the step (docs/step-detection.md, "Epochs")."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(3, 32, 3, padding=1), nn.Conv2d(32, 64, 3, padding=1)
+            self.f1, self.f2 = nn.Linear(64 * 8 * 8, 256), nn.Linear(256, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.c1(x)), 2)
+            x = F.max_pool2d(F.relu(self.c2(x)), 2)
+            return self.f2(F.relu(self.f1(x.flatten(1))))
+
+    g = torch.Generator()
+    g.manual_seed(1)
+    train = DataLoader(TensorDataset(torch.randn(900, 3, 32, 32), torch.randint(0, 10, (900,))), batch_size=64,
+                       shuffle=True, generator=g)
+    val = DataLoader(TensorDataset(torch.randn(100, 3, 32, 32), torch.randint(0, 10, (100,))), batch_size=64)
+    model = Net()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    starts = []
+    for _ in range(steps // len(train)):
+        model.train()
+        for x, y in train:
+            starts.append(clock())
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            for x, y in val:
+                (model(x).argmax(1) == y).sum().item()
+    return starts
+
+
 def keras(steps, clock):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import numpy as np
@@ -186,6 +233,8 @@ def main():
         starts = keras(steps, clock)
     elif model == "word_lm":
         starts = word_lm(steps, clock)
+    elif model == "epochs":
+        starts = epochs(steps, clock)
     elif model == "loader_phases":
         starts = loader_phases(steps, clock)
     elif model == "loader_phases_late_zero":

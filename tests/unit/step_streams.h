@@ -22,6 +22,7 @@ using sentinel::StepEvent;
 struct Token {
   uint32_t site;
   uint64_t size;
+  int64_t live = StepDetector::kNoLive;  // the tracked bytes live before it, where the fixture has them
 };
 
 struct Stream {
@@ -46,6 +47,9 @@ inline Stream load_fixture(const std::string& name) {
     Token t{};
     in >> t.site >> t.size;  // a third column (the thread) is for people, not for the detector
     if (in.fail()) FAIL(name << ": malformed line: " << line);
+    uint32_t thread;
+    int64_t live;
+    if (in >> thread >> live) t.live = live;  // a fourth: the live bytes (record_stream.py --live)
     s.tokens.push_back(t);
   }
   return s;
@@ -96,7 +100,7 @@ inline Run run_detector(StepDetector& d, const Stream& s, size_t n, bool feed_ma
   size_t mi = 0;
   for (size_t i = 0; i < n; i++) {
     while (feed_marks && mi < s.marks.size() && s.marks[mi] == i) d.mark(s.marks[mi++]);
-    FeedResult f = d.feed(i, s.tokens[i].site, s.tokens[i].size);
+    FeedResult f = d.feed(i, s.tokens[i].site, s.tokens[i].size, s.tokens[i].live);
     r.fed.push_back(f);
     if (f.flags & sentinel::kFedLockedNow) r.locks.push_back({i, d.period()});
     pull(d, r, live);
@@ -105,6 +109,15 @@ inline Run run_detector(StepDetector& d, const Stream& s, size_t n, bool feed_ma
   pull(d, r, live);
   finish(d, r, live);
   return r;
+}
+
+// n allocations of random sites and sizes (a program's set-up before its loop).
+inline void append_noise(Stream& s, int n, uint32_t seed) {
+  uint64_t x = seed;
+  for (int i = 0; i < n; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    s.tokens.push_back({static_cast<uint32_t>(1000 + (x >> 40) % 5000), 65536 + (x >> 20) % 1000000});
+  }
 }
 
 inline std::unique_ptr<StepDetector> make(StepConfig c = StepConfig{}) {

@@ -78,14 +78,6 @@ void append_steps(Stream& s, const std::vector<Token>& p, int steps, int extra =
   }
 }
 
-void append_noise(Stream& s, int n, uint32_t seed) {
-  uint64_t x = seed;
-  for (int i = 0; i < n; i++) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    s.tokens.push_back({static_cast<uint32_t>(1000 + (x >> 40) % 5000), 65536 + (x >> 20) % 1000000});
-  }
-}
-
 struct FixtureCase {
   const char* file;
   uint32_t period;  // steady-state allocations per step
