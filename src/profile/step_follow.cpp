@@ -108,7 +108,9 @@ FeedResult StepLock::noise(uint64_t token) {
   last_noise_token_ = token;
   // A step that is two or more copies of the lock's pattern plus a token of its own (an evaluation pass
   // of identical layers, with its batch): the lock is on the part, the foreign token keeps its rhythm.
-  if (noise_in_rhythm(token)) {
+  // Not where the lock's steps give back all they take (steady_step_): those are training steps, and
+  // the token in rhythm is an optimizer step every k of them (gradient accumulation), within the budget.
+  if (!steady_step_ && noise_in_rhythm(token)) {
     counters_.noise--;  // the token belongs to the whole step, which the search finds next
     if (cur_phase_) cur_phase_->noise--;
     return lose(true);

@@ -7,7 +7,8 @@ with 2 forked workers), loader_phases (training, then evaluation, each a DataLoa
 loss), word_lm (a word language model trained the way pytorch/examples' does it:
 truncated backpropagation through time, gradient clipping, a hand-written SGD update) or keras (TensorFlow/Keras fit; run with the TensorFlow venv's python), all with
 their thread pools pinned to one thread; epochs (a CNN trained epoch after epoch as users write it, a
-short last batch and an evaluation pass each, pools not pinned); or a thread-pool workload of workloads.py (keras_mlp,
+short last batch and an evaluation pass each, pools not pinned) and accum (the same with gradient
+accumulation over 4 batches and an evaluation phase); or a thread-pool workload of workloads.py (keras_mlp,
 keras_tfdata, keras_cnn, keras_batch, torch_threads, torch_pin, torch_phases), pools not pinned.
 TRUTH.json receives the true step starts: the runtime's tracked-allocation count when each step began,
 read through sentinel_get_stats() (which does not mark anything); for the thread-pool workloads also
@@ -144,13 +145,19 @@ def word_lm(steps, clock):
     return starts
 
 
-def epochs(steps, clock):
+def epochs(steps, clock, accumulate=1):
     """A script as users write one on PyTorch 2.x, thread pools not pinned: a 2-conv, 2-linear CNN under
     AdamW, a shuffled DataLoader of 900 samples at batch 64 (14 batches and a last one of 4), then an
-    evaluation pass of 100 samples under no_grad (batches of 64 and 36), epoch after epoch; steps // 15
-    epochs. The truth is the training iterations (read after each batch arrives); the evaluation passes
-    hold 2 batches each, too few to be a phase. Each epoch repeats exactly: before the detector told a
-    loop of steps from a step, the epoch was taken for the step (docs/step-detection.md, "Epochs")."""
+    evaluation pass under no_grad, epoch after epoch. The truth is each iteration's start (read after its
+    batch arrives). Each epoch repeats exactly: before the detector told a loop of steps from a step, the
+    epoch was taken for the step (docs/step-detection.md, "Epochs").
+    accumulate=1 ("epochs"): steps // 15 epochs; the evaluation passes hold 100 samples (2 batches), too
+    few to be a phase, and are not in the truth.
+    accumulate=4 ("accum"): gradient accumulation, the optimizer's update after every 4th batch (3 an
+    epoch; the epoch's last 3 batches carry their gradients into the next, as such loops do), and a
+    StepLR schedule; the evaluation passes hold 1000 samples (16 batches), a phase of their own, and are
+    in the truth: steps // 31 epochs. Before, the update's allocations, foreign to the micro-batch's
+    lock and in rhythm, voided it (docs/step-detection.md, "Tolerance policy")."""
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -172,20 +179,30 @@ def epochs(steps, clock):
     g.manual_seed(1)
     train = DataLoader(TensorDataset(torch.randn(900, 3, 32, 32), torch.randint(0, 10, (900,))), batch_size=64,
                        shuffle=True, generator=g)
-    val = DataLoader(TensorDataset(torch.randn(100, 3, 32, 32), torch.randint(0, 10, (100,))), batch_size=64)
+    n_val = 100 if accumulate == 1 else 1000
+    val = DataLoader(TensorDataset(torch.randn(n_val, 3, 32, 32), torch.randint(0, 10, (n_val,))), batch_size=64)
     model = Net()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    schedule = torch.optim.lr_scheduler.StepLR(opt, 1, 0.9)
     starts = []
-    for _ in range(steps // len(train)):
+    for _ in range(steps // (len(train) + (len(val) if accumulate > 1 else 0))):
         model.train()
-        for x, y in train:
+        for i, (x, y) in enumerate(train):
             starts.append(clock())
-            opt.zero_grad()
-            F.cross_entropy(model(x), y).backward()
-            opt.step()
+            if accumulate == 1:
+                opt.zero_grad()
+            (F.cross_entropy(model(x), y) / accumulate).backward()
+            if (i + 1) % accumulate == 0:
+                opt.step()
+                if accumulate > 1:
+                    opt.zero_grad()
+        if accumulate > 1:
+            schedule.step()
         model.eval()
         with torch.no_grad():
             for x, y in val:
+                if accumulate > 1:
+                    starts.append(clock())
                 (model(x).argmax(1) == y).sum().item()
     return starts
 
@@ -235,6 +252,8 @@ def main():
         starts = word_lm(steps, clock)
     elif model == "epochs":
         starts = epochs(steps, clock)
+    elif model == "accum":
+        starts = epochs(steps, clock, accumulate=4)
     elif model == "loader_phases":
         starts = loader_phases(steps, clock)
     elif model == "loader_phases_late_zero":
