@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the dump reader for a bounded time: run-fuzz.sh BUILD_DIR SECONDS [TARGET]
-# TARGET is fuzz-format-reader (default), fuzz-view-model (the viewer's models over parsed dumps)
-# or fuzz-planner (plan_source and make_plan over parsed dumps).
+# TARGET is fuzz-format-reader (default), fuzz-view-model (the viewer's models over parsed dumps),
+# fuzz-planner (plan_source and make_plan over parsed dumps) or fuzz-step-detector (the step detector
+# on streams made like training loops; its corpus starts empty: the dumps are no inputs of its kind).
 # BUILD_DIR is a build configured with CC=clang CXX=clang++ meson setup BUILD_DIR -Dfuzz=true.
 # The committed seeds are copied into a scratch corpus under BUILD_DIR (the source tree is never
 # written). Exits non-zero when the fuzzer finds a crash, a sanitizer report, a leak, a timeout or
@@ -9,7 +10,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 || ! $2 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 BUILD_DIR SECONDS [fuzz-format-reader|fuzz-view-model|fuzz-planner]" >&2
+  echo "usage: $0 BUILD_DIR SECONDS [fuzz-format-reader|fuzz-view-model|fuzz-planner|fuzz-step-detector]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
@@ -26,7 +27,7 @@ corpus=$build/fuzz-corpus
 [[ $target == fuzz-format-reader ]] || corpus=$build/fuzz-corpus-$target
 artifacts=$build/fuzz-artifacts
 mkdir -p "$corpus" "$artifacts"
-cp -n "$here"/seeds/*.prof "$corpus"/ 2>/dev/null || true
+[[ $target == fuzz-step-detector ]] || cp -n "$here"/seeds/*.prof "$corpus"/ 2>/dev/null || true
 
 jobs=${FUZZ_JOBS:-1}
 echo "run-fuzz.sh: fuzzing $fuzzer for ${seconds}s (corpus $corpus)"
