@@ -202,20 +202,25 @@ StepLock::Phase* StepLock::enter_phase(Phase* known, uint64_t bag_sig, const Rot
   return ph;
 }
 
-// A period whose verified region holds two or more whole steps of a counted lock of a shorter period
-// that gave back all it took (PhaseMemory::Segment::steady) is a loop of training steps, an epoch (its
+// A period whose verified region is mostly (half or more) the steps of counted locks of shorter periods
+// that gave back all they took (PhaseMemory::Segment::steady) is a loop of training steps, an epoch (its
 // steps, then a short last batch and an evaluation pass), never a step: give_way() would absorb those
 // steps as an inner loop's. An inner loop keeps what its iterations compute for the backward pass (a
 // forward over identical layers or time steps), or frees what the forward kept, so its lock is not
-// steady; and a recorded stream without live bytes never is. A PyTorch 2.x script of 3 epochs of 15
-// AdamW steps and an evaluation pass was counted as its epochs, or not at all, before this.
+// steady; one that is (an optimizer's loop over the parameters, each update's temporaries freed) is a
+// part of the step, about a third of a GPT's. A recorded stream without live bytes is never steady. A
+// PyTorch 2.x script of 3 epochs of 15 AdamW steps and an evaluation pass was counted as its epochs, or
+// not at all, before this.
 bool StepLock::loop_of_steps(const Alignment& a) const {
-  const uint64_t from = h_->seq_of(a.s0);
+  const uint64_t from = h_->seq_of(a.s0), to = h_->seq_of(a.pos);
+  uint64_t covered = 0;
   for (uint32_t k = 0; k < phases_->recent_count(); k++) {
     const PhaseMemory::Segment& s = phases_->recent(k);
-    if (s.counted && s.steady && s.period < a.P && s.steps >= 2 && s.start_seq >= from) return true;
+    if (!s.counted || !s.steady || s.period >= a.P || s.steps < 2) continue;
+    const uint64_t lo = max_u64(s.start_seq, from), hi = min_u64(s.end_seq, to);
+    if (hi >= lo) covered += hi - lo + 1;  // the locks follow one another: their spans do not overlap
   }
-  return false;
+  return covered * 2 >= to - from + 1;
 }
 
 // Earlier locks that overlap the allocations this lock explains (from its first step on) give those steps

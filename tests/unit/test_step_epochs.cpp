@@ -240,3 +240,17 @@ TEST_CASE("step detector: a relock whose first step another thread permuted coun
   CHECK(r.starts.size() == 64);
   CHECK(d->phases() == 2);
 }
+
+TEST_CASE("step detector: a steady inner loop is part of the step, not a step", "[step]") {
+  // torch_gpt_s.txt: the GPT-style LM of scripts/scale_models.py (size s), 8 steps. AdamW's loop over
+  // the parameters frees each update's temporaries: its lock (10 allocations a layer, 12 layers) gives
+  // back all it takes, like a training step. Taken for a loop of steps, it refused the step (a third of
+  // it is that loop) and the layers' loops were counted instead: 300 steps in 4 phases. Only a period
+  // that is mostly such steps is an epoch.
+  Stream s = load_fixture("torch_gpt_s.txt");
+  REQUIRE(s.tokens[1000].live != StepDetector::kNoLive);
+  auto d = make();
+  Run r = run_detector(*d, s, s.tokens.size());
+  CHECK(d->steps() == 8);
+  CHECK(d->phases() == 1);
+}
