@@ -94,7 +94,52 @@ bool each_line(const char* path, Visit visit) {
   return found;
 }
 
+// The start time of process `pid` (field 22 of /proc/PID/stat, in clock ticks since boot); 0 when unknown.
+uint64_t start_time_of(uint64_t pid) {
+  LineBuf path;
+  path.str("/proc/").u64(pid).str("/stat");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* p = nullptr;
+  for (const char* q = buf; *q; ++q)
+    if (*q == ')') p = q;  // the command may hold spaces and parentheses: fields follow the last ')'
+  if (!p) return 0;
+  ++p;
+  while (*p == ' ') ++p;
+  for (int field = 3; field < 22 && *p; ++field) skip_field(p);
+  return number(p, 10);
+}
+
+// The mark's path for process `pid`, in the first of /dev/shm and /tmp that is a directory.
+bool mark_path(uint64_t pid, LineBuf* out) {
+  const uint64_t started = start_time_of(pid);
+  if (!started) return false;
+  const char* dir = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+  out->str(dir).str("/sentinel-children-dumped.").u64(pid).chr('.').u64(started);
+  return true;
+}
+
 }  // namespace
+
+bool mark_dump_for_parent() {
+  LineBuf path;
+  if (!mark_path(static_cast<uint64_t>(getppid()), &path)) return false;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+bool children_marked_dumps() {
+  LineBuf path;
+  if (!mark_path(static_cast<uint64_t>(getpid()), &path)) return false;
+  return unlink(path.c_str()) == 0;
+}
 
 bool parent_maps_object_of(const void* own_address) {
   const auto addr = reinterpret_cast<uintptr_t>(own_address);

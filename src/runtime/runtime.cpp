@@ -233,13 +233,19 @@ bool meant_to_run(const Config& cfg, const char* exe) {
   return !name_list_matches(cfg.exclude, exe);
 }
 
-// A process started by another one under Sentinel (a compile worker, a launcher's child) writes its
-// dump only when it found a training step or SENTINEL_INCLUDE names it; any process only when it
-// tracked an object. The one the user started, with objects, always does.
-bool worth_a_dump() {
-  if (g_state.sequencer.allocations() == 0) return false;
-  if (!g_state.started_by_sentinel_process || g_state.config.include[0]) return true;
-  return g_state.stepper.steps().size() > 0;
+// Why this process writes no dump (null: it writes one). A process started by another one under Sentinel
+// (a compile worker, a launcher's child) writes its dump only when it found a training step or
+// SENTINEL_INCLUDE names it; any process only when it tracked an object. The one the user started writes
+// one unless it found no step while processes it started wrote theirs: a launcher (torchrun's, which
+// imports torch and tracks a few objects, but trains nothing).
+const char* why_no_dump() {
+  if (g_state.sequencer.allocations() == 0) return "no object was tracked";
+  const bool stepped = g_state.stepper.steps().size() > 0;
+  if (g_state.config.include[0] || stepped) return nullptr;
+  if (g_state.started_by_sentinel_process) return "no training step found in a process started by another under Sentinel";
+  if (children_marked_dumps())
+    return "no training step found here, and the processes it started wrote their dumps (a launcher)";
+  return nullptr;
 }
 
 // The dump's directory must be writable now, and its file must not exist yet (dumps are never
@@ -712,14 +718,12 @@ void at_exit() {
   g_state.clock.finish();
   g_state.counters.drain_wakeups = g_drain_thread.wakeups();
   g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
-  if (worth_a_dump()) {
-    write_dump(g_state, pid);
-  } else {
+  if (const char* why = why_no_dump()) {
     LineBuf b;
-    b.str(g_state.sequencer.allocations() ? "no training step found in a process started by another under Sentinel"
-                                          : "no object was tracked")
-        .str("; no dump written");
+    b.str(why).str("; no dump written");
     log_line(LogLevel::info, b);
+  } else if (write_dump(g_state, pid) && g_state.started_by_sentinel_process) {
+    mark_dump_for_parent();
   }
   errno = saved_errno;
 }

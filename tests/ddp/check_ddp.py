@@ -2,7 +2,8 @@
 """Several ranks on one fast node (docs/tiering.md, "Processes, containers and limits"): ddp_train.py runs
 with 2 ranks, without and with libsentinel.so (run mode, SENTINEL_DUMP=DIR/rank-%r.prof), and:
 - every rank's losses and final parameters are bit-identical to the run without the library;
-- each rank wrote one dump named by its rank, with its steps found and its phase planned;
+- each rank wrote one dump named by its rank, with its steps found and its phase planned, and no other
+  process wrote one (torchrun's launcher, which trains nothing: docs/config.md, "Which processes write a dump");
 - a budget given as a size is the node's, split between the 2 ranks (each plan has half, flagged
   BUDGET_SPLIT), and the ranks' fast-tier peaks together stay within it;
 - sentinel-view summary on the directory shows both ranks side by side.
@@ -116,6 +117,8 @@ def main():
         print(f"dumps: {names}")
         if len(ranks_dumped) != RANKS:
             failures.append(f"expected rank-0.prof and rank-1.prof, found {names}")
+        elif len(names) != RANKS:  # torchrun's own process trains nothing: a launcher writes no dump
+            failures.append(f"expected only the ranks' dumps, found {names}")
         r = subprocess.run([a.view, "summary", "--json", dumps], capture_output=True, text=True)
         if r.returncode:
             failures.append(f"sentinel-view summary DIR exited {r.returncode}: {r.stderr.strip()}")

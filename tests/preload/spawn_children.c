@@ -1,7 +1,9 @@
 /* Which processes write a dump (docs/config.md): the parent tracks objects and starts itself twice with
  * posix_spawn, LD_PRELOAD inherited. The "helper" child tracks objects but repeats no pattern (a compile
  * worker); the "trainer" child allocates the same blocks step after step (a torchrun rank). By default the
- * parent and the trainer write dumps and the helper none; SENTINEL_INCLUDE and SENTINEL_EXCLUDE change that. */
+ * trainer writes a dump, the helper none, and the parent none either: it found no step and a process it
+ * started wrote a dump, so it is a launcher (torchrun's). With the argument "helper-only" it starts the
+ * helper alone and writes its own dump. SENTINEL_INCLUDE and SENTINEL_EXCLUDE change that. */
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +61,8 @@ int main(int argc, char** argv) {
   void* own = malloc(1u << 20);
   memset(own, 1, 1u << 20);
   printf("helper child: status %d\n", spawn("/proc/self/exe", "helper"));
-  printf("trainer child: status %d\n", spawn("/proc/self/exe", "trainer"));
+  if (!(argc > 1 && strcmp(argv[1], "helper-only") == 0))
+    printf("trainer child: status %d\n", spawn("/proc/self/exe", "trainer"));
   free(own);
   return 0;
 }
