@@ -146,7 +146,7 @@ class StepLock {
   static constexpr uint32_t kStrongBagWindows = 8;  // see confirmable(): short phases
   uint32_t lock_ordered_run_ = 0;                   // allocations an exact lock verified in order (0: a bag lock)
   uint64_t matches_since_lock_ = 0;
-  uint64_t steady_run_ = 0;  // matched allocations in a row with the bytes live that P allocations before had
+  uint64_t steady_run_ = 0;   // matched allocations in a row with the bytes live that P allocations before had
   bool steady_step_ = false;  // steady_run_ reached a whole step of kSmallPeriod or more in this lock
   // An exact lock waits (at most kSteadyWait steps) for a step that kept no bytes: see steady_or_waited().
   static constexpr uint32_t kSteadyWait = 2;

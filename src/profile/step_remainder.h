@@ -36,8 +36,8 @@ class StepRemainder {
  private:
   struct Slot {
     uint64_t key;
-    uint32_t count;      // what the template has left of it
-    uint32_t generation; // the slot belongs to this resolve() when equal to generation_
+    uint32_t count;       // what the template has left of it
+    uint32_t generation;  // the slot belongs to this resolve() when equal to generation_
   };
   Slot* find(uint64_t key, bool insert);
   bool take(uint64_t key, bool* present);

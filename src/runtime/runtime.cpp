@@ -242,7 +242,8 @@ const char* why_no_dump() {
   if (g_state.sequencer.allocations() == 0) return "no object was tracked";
   const bool stepped = g_state.stepper.steps().size() > 0;
   if (g_state.config.include[0] || stepped) return nullptr;
-  if (g_state.started_by_sentinel_process) return "no training step found in a process started by another under Sentinel";
+  if (g_state.started_by_sentinel_process)
+    return "no training step found in a process started by another under Sentinel";
   if (children_marked_dumps())
     return "no training step found here, and the processes it started wrote their dumps (a launcher)";
   return nullptr;

@@ -53,9 +53,8 @@ std::vector<uint64_t> starts_of(const Stream& s, const char* phase) {
 }
 
 size_t count_in(const std::vector<uint64_t>& found, const std::vector<uint64_t>& truth) {
-  return static_cast<size_t>(std::count_if(found.begin(), found.end(), [&](uint64_t x) {
-    return std::find(truth.begin(), truth.end(), x) != truth.end();
-  }));
+  return static_cast<size_t>(std::count_if(
+      found.begin(), found.end(), [&](uint64_t x) { return std::find(truth.begin(), truth.end(), x) != truth.end(); }));
 }
 
 }  // namespace
@@ -199,7 +198,8 @@ TEST_CASE("step detector: gradient accumulation counts every micro-batch", "[ste
       }
       if (k % 4 == 3)
         for (uint32_t u = 0; u < 3; u++)
-          a.tokens.push_back({200 + u, 131072, with_live ? StepShape::kBase + (int64_t{1} << 28) : StepDetector::kNoLive});
+          a.tokens.push_back(
+              {200 + u, 131072, with_live ? StepShape::kBase + (int64_t{1} << 28) : StepDetector::kNoLive});
     }
     auto da = make();
     Run ra = run_detector(*da, a, a.tokens.size());
