@@ -200,10 +200,12 @@ uint32_t StepLock::step_rotation(const Alignment& a, const Phase* known, const R
   }
   *first = bag_first;
   *starts = bag;
-  if (!ordered && !stored_rotation) return walked_e;
   // A known pattern keeps the rotation it had; the bag walk's steps are moved to it (a relock whose first
   // step was permuted by another thread: a DDP rank's after each evaluation pass).
-  if (!stored_rotation) e0 = live_rotation(a, walked_e);
+  if (!stored_rotation) {
+    if (!ordered) return walked_e;
+    e0 = live_rotation(a, walked_e);
+  }
   if (!starts->total || !h_->live_known(a.pos)) return e0;
   *first = settle_starts(a, signed_shift(walked_e, e0, a.P), e0, starts);
   return e0;
