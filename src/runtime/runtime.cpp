@@ -236,15 +236,15 @@ bool meant_to_run(const Config& cfg, const char* exe) {
 // Why this process writes no dump (null: it writes one). A process started by another one under Sentinel
 // (a compile worker, a launcher's child) writes its dump only when it found a training step or
 // SENTINEL_INCLUDE names it; any process only when it tracked an object. The one the user started writes
-// one unless it found no step while processes it started wrote theirs: a launcher (torchrun's, which
-// imports torch and tracks a few objects, but trains nothing).
-const char* why_no_dump() {
+// one unless it found no step while processes it started wrote theirs (children_dumped): a launcher
+// (torchrun's, which imports torch and tracks a few objects, but trains nothing).
+const char* why_no_dump(bool children_dumped) {
   if (g_state.sequencer.allocations() == 0) return "no object was tracked";
   const bool stepped = g_state.stepper.steps().size() > 0;
   if (g_state.config.include[0] || stepped) return nullptr;
   if (g_state.started_by_sentinel_process)
     return "no training step found in a process started by another under Sentinel";
-  if (children_marked_dumps())
+  if (children_dumped)
     return "no training step found here, and the processes it started wrote their dumps (a launcher)";
   return nullptr;
 }
@@ -719,7 +719,10 @@ void at_exit() {
   g_state.clock.finish();
   g_state.counters.drain_wakeups = g_drain_thread.wakeups();
   g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
-  if (const char* why = why_no_dump()) {
+  // Read (and removed) whatever this process does with it: a mark left for a parent that writes its dump
+  // anyway (it trained, or SENTINEL_INCLUDE names it) would stay in /dev/shm for good.
+  const bool children_dumped = children_marked_dumps();
+  if (const char* why = why_no_dump(children_dumped)) {
     LineBuf b;
     b.str(why).str("; no dump written");
     log_line(LogLevel::info, b);
