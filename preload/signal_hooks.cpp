@@ -1,6 +1,7 @@
 // sigaction() and signal() for SIGSEGV go through Sentinel while its profiling handler is installed,
-// so that the program's handler is recorded, not installed over ours (src/signals.h). Every other
-// signal, and SIGSEGV before profiling, goes straight to libc.
+// so that the program's handler is recorded, not installed over ours (src/profile/signals.h). The
+// signals that end jobs and the crash signals go through it while its handler stands in for their
+// default action (src/runtime/exit_signals.h). Every other signal goes straight to libc.
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "base/signal_names.h"
 #include "cli.h"
 #include "job.h"
 #include "json.h"
@@ -27,19 +28,9 @@ namespace sentinel::view {
 namespace {
 
 // "SIGTERM"; "signal N" for one without a name here.
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGQUIT:
-      return "SIGQUIT";
-    default:
-      return "signal " + std::to_string(sig);
-  }
+std::string signal_text(int sig) {
+  const char* name = signal_name(sig);
+  return name ? name : "signal " + std::to_string(sig);
 }
 
 struct Options : SharedOptions {
@@ -341,7 +332,7 @@ void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& 
     if (pr.rank >= 0) os << ", rank " << pr.rank;
     if (pr.flags & SENTINEL_PROCESS_FORKED_CHILD) os << ", forked child";
     if (pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL)
-      os << ", ended by " << signal_name(static_cast<int>(SENTINEL_PROCESS_SIGNAL(pr.flags)))
+      os << ", ended by " << signal_text(static_cast<int>(SENTINEL_PROCESS_SIGNAL(pr.flags)))
          << " (the dump was written as it ended the process)";
     os << "\n";
     os << "executable   " << printable(pr.executable.empty() ? "(unknown)" : pr.executable) << "\n";

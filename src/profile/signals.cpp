@@ -57,7 +57,7 @@ void forward(int signum, siginfo_t* si, void* uc) {
   struct sigaction app = get_app();
   bool fault = si && si->si_code > 0;
   if (!(app.sa_flags & SA_SIGINFO) && app.sa_handler == SIG_DFL) {
-    if (fault) report_fatal(si, uc);
+    report_fatal(si, uc);  // a fault, or a SIGSEGV sent by kill(): either ends the process now
     restore_default_and_maybe_raise(signum, fault);
     return;
   }

@@ -18,7 +18,7 @@ SigactionFn real_sigaction();
 bool install(FaultFn fn);
 bool installed();
 
-// Called once, just before a fault that is not Sentinel's ends the process by the default action (the
+// Called once, just before a SIGSEGV that is not Sentinel's ends the process by the default action (the
 // program has no handler of its own): says where it happened, so that a crash under the library can be
 // told apart from one in it. Async-signal-safe; `uc` is the handler's ucontext_t.
 using FatalFn = void (*)(const siginfo_t* si, const void* uc);

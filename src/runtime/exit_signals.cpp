@@ -14,12 +14,14 @@ namespace sentinel::exit_sig {
 
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV};
 constexpr int kCount = sizeof(kSignals) / sizeof(kSignals[0]);
 
 SigactionFn g_real = nullptr;
 EndFn g_on_end = nullptr;
+CrashFn g_on_crash = nullptr;
 std::atomic<bool> g_installed{false};
+bool g_segv = false;  // SIGSEGV is this module's (the profiler's handler is not installed)
 // The first exit signal taken: (monotonic ns << 6) | signum; 0 before any.
 std::atomic<uint64_t> g_first{0};
 // The same signal again within this time of the first is the same stop request delivered twice: GNU
@@ -33,9 +35,23 @@ std::atomic<bool> g_standing_in[kCount];
 struct sigaction g_view[kCount];
 
 int slot_of(int signum) {
+  if (signum == SIGSEGV && !g_segv) return -1;
   for (int i = 0; i < kCount; ++i)
     if (kSignals[i] == signum) return i;
   return -1;
+}
+
+// The kernel's own report of a faulting instruction, which runs again when the handler returns.
+bool is_fault(int signum, const siginfo_t* si) {
+  return si && si->si_code > 0 && signum != SIGABRT && is_crash_signal(signum);
+}
+
+void restore_default(int signum) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  g_real(signum, &dfl, nullptr);
 }
 
 bool is_default(const struct sigaction& a) {
@@ -44,11 +60,7 @@ bool is_default(const struct sigaction& a) {
 
 // The default action, now: the process ends by the signal as it would have without Sentinel.
 [[noreturn]] void end_by(int signum) {
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  g_real(signum, &dfl, nullptr);
+  restore_default(signum);
   sigset_t only;
   sigemptyset(&only);
   sigaddset(&only, signum);
@@ -57,21 +69,26 @@ bool is_default(const struct sigaction& a) {
   _exit(128 + signum);  // not reached: the default action of every exit signal ends the process
 }
 
-void on_exit_signal(int signum, siginfo_t*, void*) {
+void on_exit_signal(int signum, siginfo_t* si, void* uc) {
   int saved_errno = errno;
   const uint64_t now = monotonic_ns();
+  const bool fault = is_fault(signum, si);
   uint64_t first = 0;
   if (g_first.compare_exchange_strong(first, (now << 6) | static_cast<uint64_t>(signum))) {
-    g_on_end(signum);
-    end_by(signum);
-  }
-  // A signal during the write (SA_NODEFER; or on another thread): the same stop request again lets the
-  // write go on, any other ends the process at once.
-  if (static_cast<int>(first & 63) == signum && now - (first >> 6) < kRepeatNs) {
+    if (is_crash_signal(signum)) {
+      g_on_crash(signum, si, uc);
+    } else {
+      g_on_end(signum);
+    }
+  } else if (!fault && static_cast<int>(first & 63) == signum && now - (first >> 6) < kRepeatNs) {
+    // A signal during the write (SA_NODEFER; or on another thread): the same stop request again lets
+    // the write go on, any other ends the process at once. A fault would only fault again.
     errno = saved_errno;
     return;
   }
-  end_by(signum);
+  if (!fault) end_by(signum);
+  restore_default(signum);  // the instruction runs again, and faults under the default action
+  errno = saved_errno;
 }
 
 bool stand_in(int i) {
@@ -91,15 +108,21 @@ bool stand_in(int i) {
 bool is_exit_signal(int signum) {
   return slot_of(signum) >= 0;
 }
+bool is_crash_signal(int signum) {
+  return signum == SIGABRT || signum == SIGBUS || signum == SIGFPE || signum == SIGILL || signum == SIGSEGV;
+}
 bool installed() {
   return g_installed.load(std::memory_order_acquire);
 }
 
-void install(SigactionFn real, EndFn on_end) {
+void install(SigactionFn real, EndFn on_end, CrashFn on_crash, bool segv) {
   if (!real || g_installed.load()) return;
   g_real = real;
   g_on_end = on_end;
+  g_on_crash = on_crash;
+  g_segv = segv;
   for (int i = 0; i < kCount; ++i) {
+    if (kSignals[i] == SIGSEGV && !segv) continue;
     struct sigaction now;
     if (real(kSignals[i], nullptr, &now) != 0) continue;
     g_view[i] = now;

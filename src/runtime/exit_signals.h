@@ -7,7 +7,15 @@
 // command and then its process group). The program's
 // own handlers are installed as asked and run first; if one of them ends the process through exit() the
 // dump is written there, as always. The interposed sigaction() and signal() keep the program's view:
-// it reads back SIG_DFL where Sentinel's handler stands in. Async-signal-safe.
+// it reads back SIG_DFL where Sentinel's handler stands in.
+//
+// Crashes (SIGABRT, SIGBUS, SIGFPE, SIGILL, and SIGSEGV where the profiler's handler does not own it) left
+// at their default action are stood in for the same way, but the handler hands them to a crash function
+// (the report of where it happened, then the dump): a long run that crashes keeps its profile. A fault
+// (the kernel's, si_code > 0) then returns with the default action back, so the faulting instruction
+// runs again and ends the process with its own registers in the core; a sent one (abort()'s) is raised
+// again. A fault never counts as a repeat: any signal during the write ends the process at once.
+// Async-signal-safe.
 #pragma once
 #include <signal.h>
 
@@ -15,13 +23,17 @@ namespace sentinel::exit_sig {
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 using EndFn = void (*)(int signum);  // writes the dump, marked as ended by signum
+// A crash signal is about to end the process: `si` and `uc` are the handler's.
+using CrashFn = void (*)(int signum, const siginfo_t* si, const void* uc);
 
-// Stands in for the default action of each exit signal whose action is the default now. `real` is
-// libc's sigaction.
-void install(SigactionFn real, EndFn on_end);
+// Stands in for the default action of each exit and crash signal whose action is the default now.
+// `real` is libc's sigaction; `segv`: SIGSEGV too (false where the profiler's handler owns it).
+void install(SigactionFn real, EndFn on_end, CrashFn on_crash, bool segv);
 
-// SIGINT, SIGTERM, SIGHUP, SIGQUIT.
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, and the crash signals this module stands in for.
 bool is_exit_signal(int signum);
+// SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV.
+bool is_crash_signal(int signum);
 // The interposed sigaction() for an exit signal once install() ran.
 bool installed();
 int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old);

@@ -6,7 +6,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "base/guard.h"
 #include "base/log.h"
+#include "base/signal_names.h"
 #include "profile/signals.h"
 #include "runtime/runtime_state.h"
 
@@ -16,15 +18,35 @@ namespace {
 
 const RuntimeState* g_report_state = nullptr;
 uintptr_t g_own_lo = 0, g_own_hi = 0;
+DumpFn g_dump = nullptr;
 
-const char* segv_code_name(int code) {
-  switch (code) {
-    case SEGV_MAPERR:
-      return "SEGV_MAPERR";
-    case SEGV_ACCERR:
-      return "SEGV_ACCERR";
-    default:
-      return "code";
+// The kernel's name of a fault's code ("SEGV_MAPERR"), or null for one not named here.
+const char* fault_code_name(int signum, int code) {
+  struct Named {
+    int signum, code;
+    const char* name;
+  };
+  static constexpr Named kNames[] = {
+      {SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR"}, {SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR"}, {SIGBUS, BUS_ADRALN, "BUS_ADRALN"},
+      {SIGBUS, BUS_ADRERR, "BUS_ADRERR"},    {SIGBUS, BUS_OBJERR, "BUS_OBJERR"},    {SIGFPE, FPE_INTDIV, "FPE_INTDIV"},
+      {SIGFPE, FPE_INTOVF, "FPE_INTOVF"},    {SIGFPE, FPE_FLTDIV, "FPE_FLTDIV"},    {SIGILL, ILL_ILLOPC, "ILL_ILLOPC"},
+      {SIGILL, ILL_ILLOPN, "ILL_ILLOPN"},
+  };
+  for (const Named& n : kNames)
+    if (n.signum == signum && n.code == code) return n.name;
+  return nullptr;
+}
+
+// The kernel's code for a fault, or how a sent signal came ("SI_TKILL": raise, abort).
+void describe_code(LineBuf& b, int signum, int code) {
+  if (const char* name = code > 0 ? fault_code_name(signum, code) : nullptr) {
+    b.str(name);
+  } else if (code == SI_TKILL) {
+    b.str("SI_TKILL, raised by the process");
+  } else if (code == SI_USER) {
+    b.str("SI_USER, sent by kill");
+  } else {
+    b.str("code ").i64(code);
   }
 }
 
@@ -53,19 +75,28 @@ void frame_line(const char* label, uintptr_t pc) {
   log_line(LogLevel::error, b);
 }
 
-void report(const siginfo_t* si, const void* uc) {
+void report(int signum, const siginfo_t* si, const void* uc, bool in_sentinel) {
   const auto* ctx = static_cast<const ucontext_t*>(uc);
   const uintptr_t pc = ctx ? static_cast<uintptr_t>(ctx->uc_mcontext.gregs[REG_RIP]) : 0;
   char name[17] = {};
   prctl(PR_GET_NAME, name, 0, 0, 0);
   LineBuf b;
-  b.str("SIGSEGV (").str(segv_code_name(si->si_code));
-  if (si->si_code != SEGV_MAPERR && si->si_code != SEGV_ACCERR) b.str(" ").i64(si->si_code);
-  b.str(") at address ").hex(reinterpret_cast<uintptr_t>(si->si_addr)).str(" in thread ");
-  b.i64(static_cast<int64_t>(syscall(SYS_gettid))).str(" \"").str(name).str("\": ");
-  b.str(own_code(pc) ? "in Sentinel's own code, a bug of Sentinel's"
-                     : "not one of Sentinel's profiling faults; the program's own");
-  b.str(". The process ends by it; frames follow");
+  if (const char* named = signal_name(signum)) {
+    b.str(named);
+  } else {
+    b.str("signal ").i64(signum);
+  }
+  b.str(" (");
+  describe_code(b, signum, si ? si->si_code : 0);
+  b.str(")");
+  if (si && si->si_code > 0) b.str(" at address ").hex(reinterpret_cast<uintptr_t>(si->si_addr));
+  b.str(" in thread ").i64(static_cast<int64_t>(syscall(SYS_gettid))).str(" \"").str(name).str("\": ");
+  b.str(own_code(pc)        ? "in Sentinel's own code, a bug of Sentinel's"
+        : in_sentinel       ? "while the thread ran Sentinel's own work"
+        : signum == SIGSEGV ? "not one of Sentinel's profiling faults; the program's own"
+                            : "the program's own");
+  b.str(in_sentinel ? ". No dump is written (Sentinel's state may be torn); the process ends by it; frames follow"
+                    : ". The dump is written, then the process ends by it; frames follow");
   log_line(LogLevel::error, b);
   if (pc) frame_line("pc", pc);
   // Both unwinders step through the signal frame. glibc's backtrace() loads libgcc_s on its first call
@@ -81,13 +112,38 @@ void report(const siginfo_t* si, const void* uc) {
   for (i = i < n ? i + 1 : 0; i < n; ++i) frame_line("at", frames[i]);
 }
 
+// The profiler's SIGSEGV handler found a fault that is not its own, and no handler of the program's.
+void report_fault(const siginfo_t* si, const void* uc) {
+  report_crash(SIGSEGV, si, uc);
+}
+
 }  // namespace
 
-void arm_fatal_report(const RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi) {
+void report_crash(int signum, const siginfo_t* si, const void* uc) {
+  if (!g_report_state) return;
+  // A crash signal sent rather than taken (GNU timeout raises its child's fatal signal on itself to end
+  // the same way; kill -SEGV) happened at no instruction of this thread: the dump, as for SIGTERM.
+  const bool located = si && (si->si_code > 0 || (signum == SIGABRT && si->si_code == SI_TKILL));
+  if (!located) {
+    if (g_dump) g_dump(signum);
+    return;
+  }
+  const auto* ctx = static_cast<const ucontext_t*>(uc);
+  const uintptr_t pc = ctx ? static_cast<uintptr_t>(ctx->uc_mcontext.gregs[REG_RIP]) : 0;
+  // Sentinel's own code, or a library it called (libunwind, libnuma, libc) while a hook, the migrator
+  // or the dump writer held its state halfway through a change: writing the dump could fault again or
+  // wait for good on a lock this thread holds.
+  const bool in_sentinel = own_code(pc) || t_guard != 0;
+  report(signum, si, uc, in_sentinel);
+  if (!in_sentinel && g_dump) g_dump(signum);
+}
+
+void arm_fatal_report(const RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi, DumpFn dump) {
   g_report_state = state;
   g_own_lo = own_lo;
   g_own_hi = own_hi;
-  sig::set_fatal_report(report);
+  g_dump = dump;
+  sig::set_fatal_report(report_fault);
 }
 
 }  // namespace sentinel

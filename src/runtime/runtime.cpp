@@ -267,6 +267,13 @@ bool dump_path_usable(const char* tmpl, const char** why) {
   return access(path, W_OK | X_OK) == 0;
 }
 
+// An exit signal or a crash ends the process (exit_signals.h, fatal_report.h): the dump is written
+// first, marked with it.
+void end_by_signal(int signum) {
+  g_state.end_signal = signum;
+  at_exit();
+}
+
 void setup(const char* const* envp, bool for_tests) {
   Guard guard;
   g_state.clock.start();
@@ -348,7 +355,7 @@ void setup(const char* const* envp, bool for_tests) {
   g_state.tiering.init(cfg, g_state.topology, g_state.launch.sharing(), &g_state.arena, &g_state.log, &g_state.clock);
   g_stepping = true;
   g_state_key_ok = pthread_key_create(&g_state_key, retire_thread_state) == 0;
-  arm_fatal_report(&g_state, lo, hi);
+  arm_fatal_report(&g_state, lo, hi, end_by_signal);
   if ((cfg.mode == Mode::profile || cfg.mode == Mode::run) && !sig::install(on_fault)) {
     log_line(LogLevel::error, "cannot install the SIGSEGV handler; profiling is off, tracking goes on");
     g_state.mode = Mode::track;
@@ -370,12 +377,6 @@ void fork_child_handler() {
   after_fork_child();
 }
 
-// An exit signal ends the process (exit_signals.h): the dump is written first, marked with it.
-void end_by_signal(int signum) {
-  g_state.end_signal = signum;
-  at_exit();
-}
-
 }  // namespace
 
 void init(char** envp) {
@@ -385,7 +386,7 @@ void init(char** envp) {
   if (g_state.mode != Mode::off) {
     pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
     at_quick_exit(at_exit);  // glibc's quick_exit ends with an internal _exit no interposer sees
-    exit_sig::install(sig::real_sigaction(), end_by_signal);
+    exit_sig::install(sig::real_sigaction(), end_by_signal, report_crash, !sig::installed());
   }
   g_init_state.store(2);
 }
