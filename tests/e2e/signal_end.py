@@ -1,13 +1,18 @@
 #!/usr/bin/python3
 """Training runs that end by a signal keep their dump (docs/format.md, "When the dump is written").
 
-usage: signal_end.py --preload LIBSENTINEL --view SENTINEL_VIEW [--python PY]
+usage: signal_end.py --preload LIBSENTINEL --view SENTINEL_VIEW [--python debian|venv|PATH]
 
 A PyTorch MLP trains until it is stopped, printing each step's loss. Three ways to stop it, each done to a
 plain run and to a run under the library (run mode, the default):
   SIGTERM   sent once the run has printed enough steps (a scheduler's stop);
   SIGINT    the same with SIGINT: uncaught, Python ends by re-raising it under the default action;
   timeout   the run is started by `timeout -s TERM S`, which sends SIGTERM after S seconds.
+And three ways it crashes by itself once it has made as many steps (CRASH in its environment):
+  SIGSEGV   a read of address 8 through ctypes, a fault in the program's own code;
+  SIGABRT   os.abort();
+  faulthandler  the same fault under `python -X faulthandler` (as pytest runs), whose handler prints the
+            Python stack, puts the default action back and raises the signal again.
 Each must end with the same status with and without the library, print the same losses for the steps both
 runs made, and leave under the library one dump that sentinel-view reads, with the steps made so far and
 the PROCESS record naming the signal. Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
@@ -22,8 +27,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+import torch_builds  # noqa: E402
+
 TRAIN = r"""
-import sys, torch
+import ctypes, os, sys, torch
+crash, crash_at = os.environ.get("CRASH"), int(os.environ.get("CRASH_AT", "0"))
 torch.manual_seed(0)
 torch.set_num_threads(1)
 model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512),
@@ -38,6 +48,10 @@ while True:
     opt.step()
     print(f"step {step} {loss.item().hex()}", flush=True)
     step += 1
+    if crash == "segv" and step == crash_at:
+        ctypes.string_at(8, 8)
+    if crash == "abort" and step == crash_at:
+        os.abort()
 """
 MIN_STEPS = 12  # past the lock, the profiled steps and the plan of run mode
 
@@ -46,17 +60,28 @@ class Failure(Exception):
     pass
 
 
-def env_for(preload, dump_dir):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SENTINEL_") and k != "LD_PRELOAD"}
+def env_for(preload, dump_dir, crash=None):
+    env = torch_builds.child_env({k: v for k, v in os.environ.items()
+                                  if not k.startswith("SENTINEL_") and k not in ("LD_PRELOAD", "PYTHONFAULTHANDLER")})
+    if crash:
+        env.update(CRASH=crash, CRASH_AT=str(MIN_STEPS))
     if preload:
         env.update(LD_PRELOAD=preload, SENTINEL_DUMP=os.path.join(dump_dir, "sentinel-%e.%p.prof"))
     return env
 
 
+def default_interrupts():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def run_until(cmd, env, sig, min_steps, timeout=600):
     """Starts cmd; once it printed min_steps steps sends sig (None: waits for it to end). Returns
     (status, step lines)."""
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT and SIGQUIT at their default action in the child, as under a terminal: a shell starts a
+    # background job with them ignored, and Python then never installs its KeyboardInterrupt handler.
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=default_interrupts)
     lines, deadline = [], time.monotonic() + timeout
     for line in p.stdout:
         if line.startswith("step "):
@@ -72,22 +97,25 @@ def run_until(cmd, env, sig, min_steps, timeout=600):
     return p.returncode, lines, err
 
 
-def check_case(name, args, py, sig, use_timeout):
+def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
     with tempfile.TemporaryDirectory(prefix=f"sentinel-signal-{name}.") as tmp:
         script = os.path.join(tmp, "train.py")
         with open(script, "w") as f:
             f.write(TRAIN)
         results = {}
         for preload in (None, args.preload):
-            cmd = [py, script]
+            cmd = [py, *py_flags, script]
             if use_timeout:
                 # long enough for the run under the library to pass its profiled steps on a loaded host
                 cmd = ["timeout", "-s", "TERM", str(args.timeout_seconds)] + cmd
-            status, lines, err = run_until(cmd, env_for(preload, tmp), None if use_timeout else sig, MIN_STEPS)
+            send = None if use_timeout or crash else sig
+            status, lines, err = run_until(cmd, env_for(preload, tmp, crash), send, MIN_STEPS)
             results[bool(preload)] = (status, lines, err)
         (s_plain, l_plain, _), (s_lib, l_lib, err_lib) = results[False], results[True]
         print(f"signal_end: {name}: status plain {s_plain}, under the library {s_lib}; steps {len(l_plain)} and "
               f"{len(l_lib)}", flush=True)
+        if crash and s_plain != -sig:
+            raise Failure(f"{name}: the plain run ended with status {s_plain}, not by signal {sig}: the test is broken")
         if s_plain != s_lib:
             raise Failure(f"{name}: exit status {s_lib} under the library, {s_plain} without it\n{err_lib[-2000:]}")
         common = min(len(l_plain), len(l_lib))
@@ -112,16 +140,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--preload", required=True)
     ap.add_argument("--view", required=True)
-    ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--python", default="debian",
+                    help="debian (/usr/bin/python3), venv (PyTorch 2.x, tests/torch_builds.py) or a path")
     ap.add_argument("--timeout-seconds", type=int, default=20)
     args = ap.parse_args()
-    if subprocess.run([args.python, "-c", "import torch"], capture_output=True).returncode != 0:
-        print(f"signal_end: skipped: {args.python} cannot import torch")
+    args.python = torch_builds.resolve(args.python)
+    why = torch_builds.skip_reason(args.python)
+    if why:
+        print(f"signal_end: skipped: {why}")
         return 77
     try:
         check_case("SIGTERM", args, args.python, signal.SIGTERM, False)
         check_case("SIGINT", args, args.python, signal.SIGINT, False)
         check_case("timeout", args, args.python, signal.SIGTERM, True)
+        check_case("SIGSEGV", args, args.python, signal.SIGSEGV, False, crash="segv")
+        check_case("SIGABRT", args, args.python, signal.SIGABRT, False, crash="abort")
+        check_case("faulthandler", args, args.python, signal.SIGSEGV, False, crash="segv", py_flags=("-X", "faulthandler"))
     except Failure as e:
         print(f"signal_end: FAIL: {e}")
         return 1

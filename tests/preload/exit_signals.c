@@ -7,9 +7,18 @@
  *                      SIG_DFL through signal() and kill(getpid(), SIGINT)
  *   twice              as GNU timeout stops a command: another process sends SIGTERM twice in a row (to the
  *                      command, then to its process group), the second while the dump is being written; the
- *                      child sends the first at once, often while the parent is still inside fork() */
+ *                      child sends the first at once, often while the parent is still inside fork()
+ * Crashes, which must also keep the dump and end the process as they would have (status 128 + N):
+ *   segv|bus|fpe|ill   the program's own faulting instruction under the default action: a store to a
+ *                      PROT_NONE page, a load past the end of a mapped file, an integer division by zero,
+ *                      ud2
+ *   abort              abort()
+ *   chain              as Python's faulthandler: the program's SIGSEGV handler reports, puts the previous
+ *                      action (SIG_DFL, as it read back) in place again and raises the signal itself */
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +51,45 @@ static void* wait_forever(void* arg) {
   (void)arg;
   for (;;) pause();
   return NULL;
+}
+
+static struct sigaction chained_previous;
+static void on_segv_chained(int sig) {
+  static const char msg[] = "chained handler: fatal error\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(99);
+  sigaction(sig, &chained_previous, NULL);
+  raise(sig);
+}
+
+// Ends the process by the program's own crash `mode`; returns only where the crash did not come.
+static void crash(const char* mode) {
+  long page = sysconf(_SC_PAGESIZE);
+  if (strcmp(mode, "segv") == 0) {
+    volatile unsigned char* m = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    m[0] = 1;
+  } else if (strcmp(mode, "bus") == 0) {
+    char path[] = "/tmp/sentinel-bus.XXXXXX";
+    int fd = mkstemp(path);
+    unlink(path);
+    if (fd < 0 || ftruncate(fd, page) != 0) return;
+    volatile unsigned char* m = mmap(NULL, (size_t)page * 2, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) return;
+    printf("read %d\n", m[page]);  // the second page lies past the end of the file
+  } else if (strcmp(mode, "fpe") == 0) {
+    volatile int zero = 0, seven = 7;  // both volatile: gcc turns 1 / x into a comparison
+    printf("%d\n", seven / zero);
+  } else if (strcmp(mode, "ill") == 0) {
+    __builtin_trap();
+  } else if (strcmp(mode, "abort") == 0) {
+    abort();
+  } else if (strcmp(mode, "chain") == 0) {
+    struct sigaction a;
+    memset(&a, 0, sizeof(a));
+    a.sa_handler = on_segv_chained;
+    a.sa_flags = SA_NODEFER;
+    sigaction(SIGSEGV, &a, &chained_previous);
+    crash("segv");
+  }
 }
 
 static int is_default(int sig) {
@@ -88,6 +136,9 @@ int main(int argc, char** argv) {
       syscall(SYS_exit_group, 0);
     }
     wait_forever(NULL);
+  } else if (strcmp(mode, "segv") == 0 || strcmp(mode, "bus") == 0 || strcmp(mode, "fpe") == 0 ||
+             strcmp(mode, "ill") == 0 || strcmp(mode, "abort") == 0 || strcmp(mode, "chain") == 0) {
+    crash(mode);
   } else {
     int sig = strcmp(mode, "int") == 0    ? SIGINT
               : strcmp(mode, "hup") == 0  ? SIGHUP
