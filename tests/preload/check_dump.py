@@ -22,6 +22,7 @@ each record, every record's contents, the END record and its count), checks that
 Exit status 0 when everything holds; otherwise each problem is printed on one line.
 """
 import argparse
+import glob
 import json
 import os
 import subprocess
@@ -94,6 +95,8 @@ def main():
     ap.add_argument("--plan-costs")
     ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
+    ap.add_argument("--no-parent-mark", action="store_true",
+                    help="the dump's parent process (its ppid) left no mark of its children's dumps behind")
     a = ap.parse_args()
 
     objects, process, problems = parse(a.dump, a.view)
@@ -103,6 +106,13 @@ def main():
         print("ended by signal %d" % got)
         if got != a.signal:
             problems.append("PROCESS flags 0x%x: ended by signal %d, expected %d" % (flags, got, a.signal))
+    if a.no_parent_mark:
+        # A child under Sentinel that writes its dump leaves its parent a mark, which the parent reads and
+        # removes at exit (src/base/lineage.h). By the time the dump is checked the parent has ended.
+        left = [m for d in ("/dev/shm", "/tmp") for m in glob.glob(f"{d}/sentinel-children-dumped.{process.get('ppid')}.*")]
+        print("marks left by the parent, pid %s: %d" % (process.get("ppid"), len(left)))
+        if left:
+            problems.append("the parent left its children's dump mark behind: %s" % ", ".join(left))
     kinds = {}
     for o in objects:
         kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
