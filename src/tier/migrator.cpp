@@ -59,6 +59,12 @@ void* Migrator::main(void* self) {
 
 // Times both ways of moving on a probe buffer, slow and back, and keeps the faster (unless the
 // configuration names one). The bandwidth is what the planner's cost model is fed.
+MoveMethod probe_choice(uint64_t move_pages_ns, uint64_t mbind_ns) {
+  // move_pages only where it is 25% faster or mbind failed.
+  if (!mbind_ns) return MoveMethod::move_pages;
+  return move_pages_ns && move_pages_ns * 5 < mbind_ns * 4 ? MoveMethod::move_pages : MoveMethod::mbind;
+}
+
 void Migrator::probe(MoveMethod wanted) {
   void* buf = mmap(nullptr, kProbeBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (buf == MAP_FAILED) {
@@ -86,7 +92,7 @@ void Migrator::probe(MoveMethod wanted) {
   if (mb) mb += timed(MoveMethod::mbind, node_[kTierFast]);
   numa::set_fault_injection(saved, node_[kTierFast]);
   munmap(buf, kProbeBytes);
-  if (wanted == MoveMethod::automatic) method_ = (mb && (!mp || mb < mp)) ? MoveMethod::mbind : MoveMethod::move_pages;
+  if (wanted == MoveMethod::automatic) method_ = probe_choice(mp, mb);
   uint64_t t = method_ == MoveMethod::mbind ? mb : mp;
   if (t) bandwidth_.store(2 * kProbeBytes * 1000000000ull / t, std::memory_order_release);
   probe_ns_[0] = mp;

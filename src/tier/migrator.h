@@ -71,6 +71,13 @@ struct MigrationStats {  // per (phase slot, interval); summed over steps
   uint64_t fast_bytes_max = 0, fast_bytes_sum = 0;
 };
 
+// The method the probe keeps from its two round trips (ns; 0: the method failed). mbind unless
+// move_pages was clearly faster: the probe's one 4 MiB range cannot see what favours mbind in a running
+// step. move_pages builds page arrays per object and trailed a loop of short intervals where mbind kept
+// up; it also reports pages protected by profiling as absent and splits huge pages (docs/tiering.md,
+// "The move method"). Under TCG the two round trips tie within noise.
+MoveMethod probe_choice(uint64_t move_pages_ns, uint64_t mbind_ns);
+
 class Migrator {
  public:
   static constexpr uint32_t kMaxPlans = 16;
