@@ -382,6 +382,10 @@ SENTINEL_EXPORT int sentinel_get_stats(struct sentinel_stats* out) {
   return rt::get_stats(out);
 }
 
+SENTINEL_EXPORT int sentinel_dump(const char* path) {
+  return rt::dump_now(path);
+}
+
 SENTINEL_EXPORT const char* sentinel_mode(void) {
   return rt::current_mode();
 }

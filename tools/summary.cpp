@@ -334,6 +334,8 @@ void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& 
     if (pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL)
       os << ", ended by " << signal_text(static_cast<int>(SENTINEL_PROCESS_SIGNAL(pr.flags)))
          << " (the dump was written as it ended the process)";
+    if (pr.flags & SENTINEL_PROCESS_SNAPSHOT)
+      os << ", snapshot (sentinel_dump() while the process ran on: steps, profiles and plans so far)";
     os << "\n";
     os << "executable   " << printable(pr.executable.empty() ? "(unknown)" : pr.executable) << "\n";
     std::string cmd;
@@ -611,7 +613,8 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
     os << ",\"pid\":" << pr.pid << ",\"ppid\":" << pr.ppid << ",\"rank\":" << pr.rank
        << ",\"forked_child\":" << ((pr.flags & SENTINEL_PROCESS_FORKED_CHILD) ? "true" : "false")
        << ",\"ended_by_signal\":"
-       << ((pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(pr.flags) : 0);
+       << ((pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(pr.flags) : 0)
+       << ",\"snapshot\":" << ((pr.flags & SENTINEL_PROCESS_SNAPSHOT) ? "true" : "false");
     os << ",\"executable\":" << json_quote(pr.executable) << ",\"argv\":[";
     for (size_t i = 0; i < pr.argv.size(); ++i) os << (i ? "," : "") << json_quote(pr.argv[i]);
     os << "]";

@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 10
+#define SENTINEL_FORMAT_MINOR 11
 
 struct sentinel_file_header {
   char magic[8];
@@ -68,6 +68,7 @@ enum sentinel_record_type {
 #define SENTINEL_PROCESS_FORKED_CHILD 0x1u    /* written by a forked child (SENTINEL_DUMP_CHILDREN=1) */
 #define SENTINEL_PROCESS_ENDED_BY_SIGNAL 0x2u /* 1.3: written as a signal ended the process (SIGINT, SIGTERM...) */
 #define SENTINEL_PROCESS_SIGNAL(flags) (((flags) >> 8) & 0xffu) /* that signal's number */
+#define SENTINEL_PROCESS_SNAPSHOT 0x4u /* 1.11: written by sentinel_dump() while the process ran on */
 
 /* Object kinds. */
 enum sentinel_object_kind {

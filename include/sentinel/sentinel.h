@@ -32,6 +32,19 @@ struct sentinel_stats {
 /* Fills *out; returns 0, or -1 when the runtime is in pass-through (out is then zeroed). */
 int sentinel_get_stats(struct sentinel_stats* out);
 
+/* Writes a snapshot of the dump now, while the process runs on: everything the exit's dump would hold so
+ * far (objects, steps, profiles, plans, migration counts), marked as a snapshot (SENTINEL_PROCESS_SNAPSHOT).
+ * `path` is created and never overwritten; NULL writes to the SENTINEL_DUMP path with ".snapN" appended, N
+ * counting this process's snapshots from 1. The dump at exit is written as always. For long runs and
+ * processes that never exit (a notebook's kernel). Blocks other threads' tracked allocations while it
+ * writes. Not async-signal-safe (it reads the loader's module list); a Python signal handler, which runs
+ * between bytecodes, may call it (`kill -USR1` for a snapshot).
+ * Returns 0, or -1 with errno: ENOTSUP (pass-through, the process has written its dump, or a forked child
+ * without SENTINEL_DUMP_CHILDREN=1), ENOENT (NULL and no SENTINEL_DUMP), EEXIST, EBUSY (Sentinel's
+ * sequencer stayed busy for 2 s), EDEADLK (called from a handler that interrupted Sentinel's own work), or
+ * what creating or writing the file failed with. */
+int sentinel_dump(const char* path);
+
 /* "off", "track", ... : the mode the runtime is in now ("off" after a configuration error). */
 const char* sentinel_mode(void);
 

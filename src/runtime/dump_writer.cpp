@@ -102,10 +102,14 @@ size_t read_file(const char* path, char* buf, size_t cap) {
   return n;
 }
 
-void write_process(RecordWriter& w, const RuntimeState& s, int pid, char* scratch) {
+void write_process(RecordWriter& w, const RuntimeState& s, int pid, DumpKind kind, char* scratch) {
   w.begin(SENTINEL_REC_PROCESS);
   uint32_t flags = pid != s.owner_pid ? SENTINEL_PROCESS_FORKED_CHILD : 0;
-  if (s.end_signal) flags |= SENTINEL_PROCESS_ENDED_BY_SIGNAL | (static_cast<uint32_t>(s.end_signal & 0xff) << 8);
+  if (kind == DumpKind::snapshot) {
+    flags |= SENTINEL_PROCESS_SNAPSHOT;
+  } else if (s.end_signal) {
+    flags |= SENTINEL_PROCESS_ENDED_BY_SIGNAL | (static_cast<uint32_t>(s.end_signal & 0xff) << 8);
+  }
   fmt::put_process_head(w, {static_cast<uint32_t>(pid), static_cast<uint32_t>(getppid()), s.launch.rank, flags,
                             s.start_real_ns, realtime_ns(), s.start_mono_ns, monotonic_ns()});
   ssize_t n = readlink("/proc/self/exe", scratch, kScratchBytes - 1);
@@ -474,7 +478,7 @@ void write_stats(RecordWriter& w, const RuntimeState& s, uint64_t write_ticks) {
 
 }  // namespace
 
-bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
+bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind) {
   uint64_t t0 = now_ticks();
   auto* mem = static_cast<uint8_t*>(vm_map_lazy(kBufferBytes + kScratchBytes));
   if (!mem) return false;
@@ -483,7 +487,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
   bool ok = write_all(fd, fh, sizeof(fh));
   RecordWriter w(fd, mem, kBufferBytes);
   if (ok) {
-    write_process(w, s, pid, reinterpret_cast<char*>(mem + kBufferBytes));
+    write_process(w, s, pid, kind, reinterpret_cast<char*>(mem + kBufferBytes));
     write_config(w, s);
     write_topology(w, s.topology);
     write_modules(w, s.modules);
@@ -502,6 +506,33 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd) {
   }
   vm_unmap(mem, kBufferBytes + kScratchBytes);
   return ok;
+}
+
+int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number) {
+  char own[1100];
+  if (!path || !*path) {
+    if (!*s.config.dump) return ENOENT;
+    if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, own, sizeof(own) - 16)) return ENAMETOOLONG;
+    LineBuf suffix;
+    suffix.str(".snap").u64(number);
+    strncat(own, suffix.c_str(), sizeof(own) - strlen(own) - 1);
+    path = own;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return errno;
+  bool ok = write_dump_to_fd(s, pid, fd, DumpKind::snapshot);
+  int error = ok ? 0 : (errno ? errno : EIO);
+  if (close(fd) != 0 && !error) error = errno;
+  LineBuf b;
+  if (error) {
+    unlink(path);
+    b.str("writing the snapshot ").str(path).str(" failed: ").str(strerror(error)).str("; removed");
+    log_line(LogLevel::error, b);
+    return error;
+  }
+  b.str("snapshot written to ").str(path);
+  log_line(LogLevel::info, b);
+  return 0;
 }
 
 bool write_dump(const RuntimeState& s, int pid) {

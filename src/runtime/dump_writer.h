@@ -5,11 +5,20 @@
 
 namespace sentinel {
 
+// What a dump stands for: the process's end, or a snapshot taken while it runs on (sentinel_dump(),
+// marked SENTINEL_PROCESS_SNAPSHOT).
+enum class DumpKind { at_end, snapshot };
+
 // Writes the dump of `s` for process `pid` to the path from SENTINEL_DUMP. Reports problems on stderr.
 // Returns true when a complete file was written.
 bool write_dump(const RuntimeState& s, int pid);
 
+// Writes a snapshot to `path`, or where null to the SENTINEL_DUMP path with ".snapN" appended (N:
+// `number`). The file is created, never overwritten, and removed again when the write fails. Returns 0,
+// or the errno value of what failed.
+int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number);
+
 // Writes to an already open descriptor (tests). Returns true on success.
-bool write_dump_to_fd(const RuntimeState& s, int pid, int fd);
+bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind = DumpKind::at_end);
 
 }  // namespace sentinel

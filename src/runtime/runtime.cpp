@@ -781,6 +781,35 @@ int get_stats(sentinel_stats* out) {
   return 0;
 }
 
+int dump_now(const char* path) {
+  static std::atomic<uint32_t> snapshots{0};
+  auto fail = [](int error) {
+    errno = error;
+    return -1;
+  };
+  if (g_init_state.load() != 2 || g_state.mode == Mode::off || g_dumped.load()) return fail(ENOTSUP);
+  if (getpid() != g_state.owner_pid && !g_state.config.dump_children) return fail(ENOTSUP);
+  // From a signal handler that interrupted this thread inside Sentinel's own work: its state is halfway
+  // through a change, and the sequencer's lock may be this thread's own.
+  if (t_guard) return fail(EDEADLK);
+  Guard guard;
+  const int saved_errno = errno;
+  g_state.modules.refresh();
+  // What the rings hold is sequenced first, so the snapshot has every object the program made so far;
+  // the lock also keeps the sequencer's side (steps, phases, plans) still while it is read. The
+  // migrator goes on: its counts are read as they are.
+  if (g_stepping && !g_state.sequencer.try_lock_within(2'000'000'000)) return fail(EBUSY);
+  if (g_stepping) g_state.sequencer.drain();
+  g_state.clock.finish();  // the tick-to-ns line up to now; the exit's dump draws it again
+  g_state.counters.drain_wakeups = g_drain_thread.wakeups();
+  g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
+  const int error = write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1);
+  if (g_stepping) g_state.sequencer.unlock();
+  if (error) return fail(error);
+  errno = saved_errno;
+  return 0;
+}
+
 const char* current_mode() {
   if (g_init_state.load() != 2) return "off";
   return mode_name(g_state.mode);

@@ -93,6 +93,8 @@ bool wants_thread_start();
 
 void mark_step();
 int get_stats(sentinel_stats* out);
+// sentinel_dump(): a snapshot of the dump now, while the process runs on. 0, or -1 with errno set.
+int dump_now(const char* path);
 const char* current_mode();
 
 // For the unit tests: initialise from an explicit environment, unwinding with no frames skipped.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -24,11 +25,11 @@ std::string temp_path() {
 }
 
 // The runtime's dump of `s`, written by the real writer to a temporary file and read back.
-fmt::Profile written_and_read(const RuntimeState& s) {
+fmt::Profile written_and_read(const RuntimeState& s, DumpKind kind = DumpKind::at_end) {
   std::string path = temp_path();
   int fd = open(path.c_str(), O_WRONLY | O_TRUNC);
   REQUIRE(fd >= 0);
-  REQUIRE(write_dump_to_fd(s, getpid(), fd));
+  REQUIRE(write_dump_to_fd(s, getpid(), fd, kind));
   close(fd);
   fmt::Profile p = fmt::read_profile(path);
   unlink(path.c_str());
@@ -111,6 +112,19 @@ TEST_CASE("dump write -> read round trip", "[dump]") {
   CHECK(p.stat("tracked_allocations") == uint64_t(kObjects));
   CHECK(p.stat("live_bytes") == live);
   CHECK(p.stat("overhead_bytes").value_or(0) > 0);
+  CHECK_FALSE(p.process.flags & SENTINEL_PROCESS_SNAPSHOT);
+
+  // A snapshot (sentinel_dump()) holds the same and says it is one; a signal recorded for the end is
+  // not claimed by it, since the process ran on.
+  s->end_signal = SIGTERM;
+  fmt::Profile snap = written_and_read(*s, DumpKind::snapshot);
+  CHECK((snap.process.flags & SENTINEL_PROCESS_SNAPSHOT));
+  CHECK_FALSE(snap.process.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL);
+  CHECK(snap.objects.size() == size_t(kObjects));
+  CHECK(snap.marks.size() == 12);
+  fmt::Profile ended = written_and_read(*s);
+  CHECK((ended.process.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL));
+  CHECK_FALSE(ended.process.flags & SENTINEL_PROCESS_SNAPSHOT);
 }
 
 // SENTINEL_STEP_COSTS=200,500 on a one-node host (a dry run): the plan is made with those costs and
