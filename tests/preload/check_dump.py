@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -95,6 +96,8 @@ def main():
     ap.add_argument("--plan-costs")
     ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
+    ap.add_argument("--snapshot-by-name", action="store_true",
+                    help="the PROCESS record marks a snapshot exactly when the file name ends in .snapN")
     ap.add_argument("--no-parent-mark", action="store_true",
                     help="the dump's parent process (its ppid) left no mark of its children's dumps behind")
     a = ap.parse_args()
@@ -106,6 +109,12 @@ def main():
         print("ended by signal %d" % got)
         if got != a.signal:
             problems.append("PROCESS flags 0x%x: ended by signal %d, expected %d" % (flags, got, a.signal))
+    if a.snapshot_by_name:
+        want = re.search(r"\.snap[0-9]+$", a.dump) is not None
+        got = bool((process.get("flags") or 0) & 0x4)  # SENTINEL_PROCESS_SNAPSHOT
+        print("snapshot: %s (by its name: %s)" % (got, want))
+        if got != want:
+            problems.append("PROCESS flags 0x%x: snapshot %s, but the file name says %s" % (process.get("flags") or 0, got, want))
     if a.no_parent_mark:
         # A child under Sentinel that writes its dump leaves its parent a mark, which the parent reads and
         # removes at exit (src/base/lineage.h). By the time the dump is checked the parent has ended.
