@@ -9,9 +9,11 @@
 #include "base/clock.h"
 #include "base/crc32c.h"
 #include "base/log.h"
+#include "base/signal_names.h"
 #include "base/vm_region.h"
 #include "format/record_pieces.h"
 #include "profile/signal_stack.h"
+#include "runtime/exit_signals.h"
 
 namespace sentinel {
 
@@ -559,7 +561,13 @@ bool write_dump(const RuntimeState& s, int pid) {
     return false;
   }
   b.str("dump written to ").str(path);
-  log_line(LogLevel::info, b);
+  // After a crash's report (fatal_report.h), where the profile went is worth a line at the default level.
+  if (exit_sig::is_crash_signal(s.end_signal)) {
+    b.str(" before ").str(signal_name(s.end_signal)).str(" ends the process");
+    log_line(LogLevel::warn, b);
+  } else {
+    log_line(LogLevel::info, b);
+  }
   return true;
 }
 

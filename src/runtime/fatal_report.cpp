@@ -96,7 +96,7 @@ void report(int signum, const siginfo_t* si, const void* uc, bool in_sentinel) {
         : signum == SIGSEGV ? "not one of Sentinel's profiling faults; the program's own"
                             : "the program's own");
   b.str(in_sentinel ? ". No dump is written (Sentinel's state may be torn); the process ends by it; frames follow"
-                    : ". The dump is written, then the process ends by it; frames follow");
+                    : ". The process ends by it; frames follow");
   log_line(LogLevel::error, b);
   if (pc) frame_line("pc", pc);
   // Both unwinders step through the signal frame. glibc's backtrace() loads libgcc_s on its first call
