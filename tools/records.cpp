@@ -26,7 +26,8 @@ void print_help() {
                "Prints every record of a dump, decoded by the reader, as one JSON object: \"file\" (the\n"
                "header's version and the record counts), then one key per record type (PROCESS, CONFIG,\n"
                "TOPOLOGY, MODULE, SITES, OBJECTS, STATS, MARKS, STEPS, INTERVALS, PROFILE, IDENTITIES,\n"
-               "TOUCHES, GROUPS, COUNTERS, TIERING, PLAN, MIGRATIONS, MIGRATION_LOG, PLACEMENT, DETECTION).\n"
+               "TOUCHES, GROUPS, COUNTERS, TIERING, PLAN, MIGRATIONS, MIGRATION_LOG, PLACEMENT, DETECTION,\n"
+               "CRASH).\n"
                "Records of one type are concatenated in file order; PHASE_COUNTERS samples are under\n"
                "COUNTERS. Entries of fixed size carry the field names of docs/format.md's tables, with the\n"
                "values the reader gives (an older entry's missing fields get their documented default).\n"
@@ -224,6 +225,7 @@ void record_value(std::ostream& os, const fmt::Profile& p, const std::string& ke
   if (key == "MIGRATION_LOG") return entries(os, p.migration_log);
   if (key == "PLACEMENT") return entries(os, p.placement);
   if (key == "DETECTION") return entries(os, p.detection);
+  if (key == "CRASH") return entries(os, p.crash);
   os << "null";  // a record type this printer does not know yet
 }
 

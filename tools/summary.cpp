@@ -355,6 +355,31 @@ void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& 
   os << "\n";
 }
 
+// "SIGSEGV (code 2) at 0x10 in thread 42": the CRASH entry's head line.
+std::string crash_text(const sentinel_crash& c) {
+  std::ostringstream os;
+  os << signal_text(static_cast<int>(c.signal)) << " (";
+  if (const char* name = c.code > 0 ? fault_code_name(static_cast<int>(c.signal), c.code) : nullptr)
+    os << name;
+  else
+    os << (c.code == SI_TKILL ? "SI_TKILL, raised by the process" : "si_code " + std::to_string(c.code));
+  os << ")";
+  if (c.address) os << " at address 0x" << std::hex << c.address << std::dec;
+  os << " in thread " << c.thread;
+  return os.str();
+}
+
+// The crash that ended the process (1.11): where, with its stack symbolized offline.
+void print_crash_text(std::ostream& os, const fmt::Profile& p, Symbolizer& sym) {
+  if (p.crash.empty()) return;
+  const sentinel_crash& c = p.crash.front();
+  os << "crash        " << crash_text(c) << "; its stack:\n";
+  auto frames = c.site == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, c.site);
+  if (frames.empty()) os << "      0  " << sym.frame(c.pc) << "\n";
+  for (size_t k = 0; k < frames.size(); ++k) os << "      " << k << "  " << frames[k] << "\n";
+  os << "\n";
+}
+
 // Objects, bytes, sites, modules and the sentinel_step() marks.
 void print_objects_text(std::ostream& os, const fmt::Profile& p, const Analysis& a) {
   os << "objects          " << a.objects << " tracked, " << a.alive_objects << " still alive at exit ("
@@ -438,6 +463,7 @@ void print_counters_text(std::ostream& os, const fmt::Profile& p, const Analysis
 void print_text(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
   std::ostream& os = std::cout;
   print_process_text(os, p, o);
+  print_crash_text(os, p, sym);
   print_objects_text(os, p, a);
   print_steps_text(os, p, v);
   if (a.objects) {
@@ -599,6 +625,21 @@ void print_steps_json(std::ostream& os, const fmt::Profile& p, const Views& v, c
   os << "]";
 }
 
+// "crash": null, or {signal, code, address, pc, thread, frames}.
+void print_crash_json(std::ostream& os, const fmt::Profile& p, Symbolizer& sym) {
+  os << ",\"crash\":";
+  if (p.crash.empty()) {
+    os << "null";
+    return;
+  }
+  const sentinel_crash& c = p.crash.front();
+  os << "{\"signal\":" << c.signal << ",\"code\":" << c.code << ",\"address\":" << c.address << ",\"pc\":" << c.pc
+     << ",\"thread\":" << c.thread << ",\"frames\":[";
+  auto frames = c.site == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, c.site);
+  for (size_t k = 0; k < frames.size(); ++k) os << (k ? "," : "") << json_quote(frames[k]);
+  os << "]}";
+}
+
 void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const Options& o, const Views& v) {
   std::ostream& os = std::cout;
   const auto& pr = p.process;
@@ -615,6 +656,7 @@ void print_json(const fmt::Profile& p, const Analysis& a, Symbolizer& sym, const
        << ",\"ended_by_signal\":"
        << ((pr.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) ? SENTINEL_PROCESS_SIGNAL(pr.flags) : 0)
        << ",\"snapshot\":" << ((pr.flags & SENTINEL_PROCESS_SNAPSHOT) ? "true" : "false");
+    print_crash_json(os, p, sym);
     os << ",\"executable\":" << json_quote(pr.executable) << ",\"argv\":[";
     for (size_t i = 0; i < pr.argv.size(); ++i) os << (i ? "," : "") << json_quote(pr.argv[i]);
     os << "]";

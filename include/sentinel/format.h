@@ -61,6 +61,7 @@ enum sentinel_record_type {
   SENTINEL_REC_MIGRATION_LOG = 20,  /* individual migration batches, for the trace (sentinel_migration_batch) */
   SENTINEL_REC_PLACEMENT = 21,      /* the placement check per (phase, interval) (sentinel_placement_entry) */
   SENTINEL_REC_DETECTION = 22,      /* what the step detector saw, per phase and overall (sentinel_detection) */
+  SENTINEL_REC_CRASH = 23,          /* 1.11: the crash that ended the process (sentinel_crash) */
   SENTINEL_REC_END = 0xFFFF         /* last record: count of records before it */
 };
 
@@ -397,6 +398,17 @@ struct sentinel_detection {
   uint64_t missing_allocations;
   uint64_t locks, unlocks, retracted;
 }; /* 64 bytes */
+
+/* CRASH record (1.11): u32 count, u32 entry_size, entries: one, for the crash that ended the process
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT taken at an instruction; docs/format.md, "Crashes"). */
+struct sentinel_crash {
+  uint32_t signal;  /* the signal's number */
+  int32_t code;     /* its si_code: the kernel's fault code (SEGV_MAPERR...), or SI_TKILL for abort() */
+  uint64_t address; /* si_addr: the faulting address (0 where the signal has none) */
+  uint64_t pc;      /* the instruction */
+  uint32_t thread;  /* the crashing thread's id */
+  uint32_t site;    /* its stack, from the instruction on, as a site of SITES; UINT32_MAX: none */
+};                  /* 32 bytes */
 
 #ifdef __cplusplus
 }

@@ -509,6 +509,26 @@ struct Layout<sentinel_detection> {
   };
 };
 
+template <>
+struct Layout<sentinel_crash> {
+  using S = sentinel_crash;
+  static constexpr const char* name = "sentinel_crash";
+  static constexpr const char* stored = "the `CRASH` entry";
+  static constexpr Field fields[] = {
+      SENTINEL_FIELD(S, 0, u32, signal, 11,
+                     "the signal's number (SIGSEGV 11, SIGBUS 7, SIGFPE 8, SIGILL 4, SIGABRT 6)"),
+      SENTINEL_FIELD(S, 4, i32, code, 11,
+                     "its `si_code`: the kernel's code for a fault (`SEGV_MAPERR` 1, `SEGV_ACCERR` 2, ...), or "
+                     "`SI_TKILL` (-6) for `abort()`"),
+      SENTINEL_FIELD(S, 8, u64, address, 11, "`si_addr`: the faulting address; 0 where the signal has none"),
+      SENTINEL_FIELD(S, 16, u64, pc, 11, "the instruction it was taken at"),
+      SENTINEL_FIELD(S, 24, u32, thread, 11, "the crashing thread's id"),
+      SENTINEL_FIELD(S, 28, u32, site, 11,
+                     "its stack from the instruction on (`pc` first, then the callers), as a site of `SITES`; "
+                     "`UINT32_MAX`: not captured"),
+  };
+};
+
 #undef SENTINEL_FIELD
 #undef SENTINEL_ARRAY
 #undef SENTINEL_RESERVED
@@ -577,7 +597,7 @@ inline constexpr const LayoutInfo* kAllLayouts[] = {
     &kLayoutInfo<sentinel_plan_header>,     &kLayoutInfo<sentinel_plan_trial>,
     &kLayoutInfo<sentinel_plan_entry>,      &kLayoutInfo<sentinel_migration_entry>,
     &kLayoutInfo<sentinel_migration_batch>, &kLayoutInfo<sentinel_placement_entry>,
-    &kLayoutInfo<sentinel_detection>,
+    &kLayoutInfo<sentinel_detection>,       &kLayoutInfo<sentinel_crash>,
 };
 
 // ---- The record types.
@@ -613,6 +633,7 @@ inline constexpr RecordType kRecordTypes[] = {
     {SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG", 2, &kLayoutInfo<sentinel_migration_batch>},
     {SENTINEL_REC_PLACEMENT, "PLACEMENT", 2, &kLayoutInfo<sentinel_placement_entry>},
     {SENTINEL_REC_DETECTION, "DETECTION", 2, &kLayoutInfo<sentinel_detection>},
+    {SENTINEL_REC_CRASH, "CRASH", 11, &kLayoutInfo<sentinel_crash>},
     {SENTINEL_REC_END, "END", 0, nullptr},
 };
 
@@ -662,5 +683,6 @@ static_assert(matches_struct<sentinel_migration_entry>(), "format.h: sentinel_mi
 static_assert(matches_struct<sentinel_migration_batch>(), "format.h: sentinel_migration_batch differs from its table");
 static_assert(matches_struct<sentinel_placement_entry>(), "format.h: sentinel_placement_entry differs from its table");
 static_assert(matches_struct<sentinel_detection>(), "format.h: sentinel_detection differs from its table");
+static_assert(matches_struct<sentinel_crash>(), "format.h: sentinel_crash differs from its table");
 
 }  // namespace sentinel::fmt

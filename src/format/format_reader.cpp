@@ -254,6 +254,8 @@ class Parser {
         return placement(c);
       case SENTINEL_REC_DETECTION:
         return detection(c);
+      case SENTINEL_REC_CRASH:
+        return crash(c);
       default:
         ++prof_.skipped_records;
         return;
@@ -535,6 +537,7 @@ class Parser {
   void migration_log(Cursor c) { fixed_entries(c, "batch", prof_.migration_log); }
   void placement(Cursor c) { fixed_entries(c, "placement", prof_.placement); }
   void detection(Cursor c) { fixed_entries(c, "detection", prof_.detection); }
+  void crash(Cursor c) { fixed_entries(c, "crash", prof_.crash); }
 
   std::span<const uint8_t> b_;
   const ParseOptions& opt_;

@@ -180,6 +180,8 @@ struct Profile {
   std::vector<sentinel_migration_batch> migration_log;
   std::vector<sentinel_placement_entry> placement;
   std::vector<sentinel_detection> detection;
+  // 1.11: the crash that ended the process (at most one entry; CRASH).
+  std::vector<sentinel_crash> crash;
 
   // True when any 1.1 profiler record was seen.
   bool has_profiler_records() const;

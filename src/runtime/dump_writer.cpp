@@ -298,6 +298,11 @@ void write_phase_profile(RecordWriter& w, const RuntimeState& s, const PhaseReco
   }
 }
 
+// The crash that ended the process (fatal_report.h), where one was taken at an instruction.
+void write_crash(RecordWriter& w, const RuntimeState& s) {
+  if (s.crashed) write_entries(w, SENTINEL_REC_CRASH, &s.crash, 1, [](auto&) {});
+}
+
 void write_detection(RecordWriter& w, const RuntimeState& s) {
   const StepDetector& d = s.stepper.detector();
   sentinel_detection rows[Stepper::kMaxPhases + 1];
@@ -499,6 +504,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind) {
     write_steps(w, s);
     write_phases(w, s);
     write_tiering(w, s);
+    write_crash(w, s);
     write_stats(w, s, now_ticks() - t0);
     uint64_t before = w.records();
     w.begin(SENTINEL_REC_END);

@@ -16,26 +16,9 @@ namespace sentinel {
 
 namespace {
 
-const RuntimeState* g_report_state = nullptr;
+RuntimeState* g_report_state = nullptr;
 uintptr_t g_own_lo = 0, g_own_hi = 0;
 DumpFn g_dump = nullptr;
-
-// The kernel's name of a fault's code ("SEGV_MAPERR"), or null for one not named here.
-const char* fault_code_name(int signum, int code) {
-  struct Named {
-    int signum, code;
-    const char* name;
-  };
-  static constexpr Named kNames[] = {
-      {SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR"}, {SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR"}, {SIGBUS, BUS_ADRALN, "BUS_ADRALN"},
-      {SIGBUS, BUS_ADRERR, "BUS_ADRERR"},    {SIGBUS, BUS_OBJERR, "BUS_OBJERR"},    {SIGFPE, FPE_INTDIV, "FPE_INTDIV"},
-      {SIGFPE, FPE_INTOVF, "FPE_INTOVF"},    {SIGFPE, FPE_FLTDIV, "FPE_FLTDIV"},    {SIGILL, ILL_ILLOPC, "ILL_ILLOPC"},
-      {SIGILL, ILL_ILLOPN, "ILL_ILLOPN"},
-  };
-  for (const Named& n : kNames)
-    if (n.signum == signum && n.code == code) return n.name;
-  return nullptr;
-}
 
 // The kernel's code for a fault, or how a sent signal came ("SI_TKILL": raise, abort).
 void describe_code(LineBuf& b, int signum, int code) {
@@ -75,7 +58,26 @@ void frame_line(const char* label, uintptr_t pc) {
   log_line(LogLevel::error, b);
 }
 
-void report(int signum, const siginfo_t* si, const void* uc, bool in_sentinel) {
+// The crashing thread's stack from the instruction on: `pc`, then its callers (just `pc` where no
+// unwinder may run here). How many frames.
+uint32_t crash_stack(uintptr_t pc, uintptr_t* out, uint32_t cap) {
+  uint32_t k = 0;
+  if (pc) out[k++] = pc;
+  // Both unwinders step through the signal frame. glibc's backtrace() loads libgcc_s on its first call
+  // (dlopen, which takes locks): only once sites have been captured, so that the load is done.
+  const UnwindMethod m = g_report_state->unwinder.method();
+  if (m == UnwindMethod::none || (m == UnwindMethod::backtrace && g_report_state->sites.count() == 0)) return k;
+  uintptr_t frames[32];
+  const uint32_t n = g_report_state->unwinder.capture(frames, 32);
+  // The unwind starts in this handler: after the signal trampoline comes the faulting frame (pc), then
+  // its callers.
+  uint32_t i = 0;
+  while (i < n && frames[i] != pc) ++i;
+  for (i = i < n ? i + 1 : 0; i < n && k < cap; ++i) out[k++] = frames[i];
+  return k;
+}
+
+void report(int signum, const siginfo_t* si, const void* uc, bool in_sentinel, const uintptr_t* stack, uint32_t n) {
   const auto* ctx = static_cast<const ucontext_t*>(uc);
   const uintptr_t pc = ctx ? static_cast<uintptr_t>(ctx->uc_mcontext.gregs[REG_RIP]) : 0;
   char name[17] = {};
@@ -98,18 +100,19 @@ void report(int signum, const siginfo_t* si, const void* uc, bool in_sentinel) {
   b.str(in_sentinel ? ". No dump is written (Sentinel's state may be torn); the process ends by it; frames follow"
                     : ". The process ends by it; frames follow");
   log_line(LogLevel::error, b);
-  if (pc) frame_line("pc", pc);
-  // Both unwinders step through the signal frame. glibc's backtrace() loads libgcc_s on its first call
-  // (dlopen, which takes locks): only once sites have been captured, so that the load is done.
-  const UnwindMethod m = g_report_state->unwinder.method();
-  if (m == UnwindMethod::none || (m == UnwindMethod::backtrace && g_report_state->sites.count() == 0)) return;
-  uintptr_t frames[24];
-  const uint32_t n = g_report_state->unwinder.capture(frames, 24);
-  // The unwind starts in this handler: after the signal trampoline comes the faulting frame (pc), then
-  // its callers.
-  uint32_t i = 0;
-  while (i < n && frames[i] != pc) ++i;
-  for (i = i < n ? i + 1 : 0; i < n; ++i) frame_line("at", frames[i]);
+  for (uint32_t i = 0; i < n; ++i) frame_line(i == 0 && pc ? "pc" : "at", stack[i]);
+}
+
+// The CRASH record's entry: the crash, and its stack as a site of the dump's SITES.
+void record_crash(int signum, const siginfo_t* si, uintptr_t pc, const uintptr_t* stack, uint32_t n) {
+  sentinel_crash& c = g_report_state->crash;
+  c.signal = static_cast<uint32_t>(signum);
+  c.code = si->si_code;
+  c.address = si->si_code > 0 ? reinterpret_cast<uintptr_t>(si->si_addr) : 0;
+  c.pc = pc;
+  c.thread = static_cast<uint32_t>(syscall(SYS_gettid));
+  c.site = n ? g_report_state->sites.intern(stack, n) : kNoSite;  // intern() keeps SENTINEL_MAX_FRAMES
+  g_report_state->crashed = true;
 }
 
 // The profiler's SIGSEGV handler found a fault that is not its own, and no handler of the program's.
@@ -134,11 +137,15 @@ void report_crash(int signum, const siginfo_t* si, const void* uc) {
   // or the dump writer held its state halfway through a change: writing the dump could fault again or
   // wait for good on a lock this thread holds.
   const bool in_sentinel = own_code(pc) || t_guard != 0;
-  report(signum, si, uc, in_sentinel);
-  if (!in_sentinel && g_dump) g_dump(signum);
+  uintptr_t stack[24];  // the report prints them all; the dump's site keeps the first SENTINEL_MAX_FRAMES
+  const uint32_t n = crash_stack(pc, stack, 24);
+  report(signum, si, uc, in_sentinel, stack, n);
+  if (in_sentinel || !g_dump) return;
+  record_crash(signum, si, pc, stack, n);
+  g_dump(signum);
 }
 
-void arm_fatal_report(const RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi, DumpFn dump) {
+void arm_fatal_report(RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi, DumpFn dump) {
   g_report_state = state;
   g_own_lo = own_lo;
   g_own_hi = own_hi;

@@ -4,8 +4,9 @@
 // the signal, the address, the thread and whether the instruction was in Sentinel's own code, then one
 // line per frame as module+offset (what addr2line and gdb take), so that a crash in a CI guest, whose
 // core stays there, can still be placed. Then the dump is written, marked with the signal, unless the
-// crashing thread was running Sentinel's own code (its state may be torn halfway through a change). The
-// process then ends by the signal as it would have.
+// crashing thread was running Sentinel's own code (its state may be torn halfway through a change); the
+// dump's CRASH record then holds the signal, the address and the stack (as a site), for the viewer to
+// symbolize. The process then ends by the signal as it would have.
 #pragma once
 #include <signal.h>
 
@@ -19,7 +20,7 @@ struct RuntimeState;
 using DumpFn = void (*)(int signum);
 
 // Arms the report for this process: `own_lo`/`own_hi` bound Sentinel's text.
-void arm_fatal_report(const RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi, DumpFn dump);
+void arm_fatal_report(RuntimeState* state, uintptr_t own_lo, uintptr_t own_hi, DumpFn dump);
 
 // The crash is about to end the process: the report, then the dump. Async-signal-safe; `uc` is the
 // handler's ucontext_t.

@@ -66,7 +66,10 @@ struct RuntimeState {
   int owner_pid = 0;
   bool started_by_sentinel_process = false;  // its parent has this library mapped (base/lineage.h)
   int end_signal = 0;  // the signal that ended the process as the dump was written (exit_signals.h)
-  Launch launch;       // the process's place in a distributed job (base/launch.h)
+  // The crash that ended it, where one was taken at an instruction (fatal_report.h): the CRASH record.
+  sentinel_crash crash{};
+  bool crashed = false;
+  Launch launch;  // the process's place in a distributed job (base/launch.h)
   uint64_t start_mono_ns = 0;
   uint64_t start_real_ns = 0;
   char exe_name[256] = {};

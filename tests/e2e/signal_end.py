@@ -130,6 +130,16 @@ def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
         j = json.loads(r.stdout)
         if j.get("ended_by_signal") != sig:
             raise Failure(f"{name}: the dump says it ended by signal {j.get('ended_by_signal')}, expected {sig}")
+        # A crash taken at an instruction leaves its CRASH record, the stack symbolized; faulthandler raises the
+        # signal again itself, so that one was sent, and the record is not written.
+        located = crash is not None and "faulthandler" not in py_flags
+        got = j.get("crash")
+        if located and (not got or got.get("signal") != sig or len(got.get("frames") or []) < 2):
+            raise Failure(f"{name}: the dump's crash record is {got}, expected signal {sig} with its stack")
+        if not located and got is not None:
+            raise Failure(f"{name}: a crash record where none belongs: {got}")
+        if got:
+            print(f"signal_end: {name}: crash record, stack {got['frames'][:4]}", flush=True)
         if len(l_lib) >= MIN_STEPS and (j.get("steps") or 0) < MIN_STEPS - 3:
             raise Failure(f"{name}: the dump has {j.get('steps')} steps of {len(l_lib)} made")
         print(f"signal_end: {name}: dump read, {j.get('steps')} steps of {len(l_lib)}, ended by signal "

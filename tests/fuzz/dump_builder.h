@@ -278,6 +278,10 @@ class DumpBuilder {
     return entries(SENTINEL_REC_DETECTION, v, entry_size);
   }
 
+  DumpBuilder& crash(const std::vector<sentinel_crash>& v, uint32_t entry_size = 32) {
+    return entries(SENTINEL_REC_CRASH, v, entry_size);
+  }
+
   // The END record; `count` overrides the number of records before it.
   DumpBuilder& end(std::optional<uint64_t> count = {}) {
     Bytes b;

@@ -96,6 +96,9 @@ def main():
     ap.add_argument("--plan-costs")
     ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
+    ap.add_argument("--crash", type=int, help="the signal of the dump's CRASH record, with a symbolized stack "
+                    "naming FUNCTION (--crash-frame); 0: no CRASH record")
+    ap.add_argument("--crash-frame", default="", help="a function the CRASH record's stack must name")
     ap.add_argument("--snapshot-by-name", action="store_true",
                     help="the PROCESS record marks a snapshot exactly when the file name ends in .snapN")
     ap.add_argument("--no-parent-mark", action="store_true",
@@ -109,6 +112,19 @@ def main():
         print("ended by signal %d" % got)
         if got != a.signal:
             problems.append("PROCESS flags 0x%x: ended by signal %d, expected %d" % (flags, got, a.signal))
+    if a.crash is not None:
+        view = sentinel_dump.view_path(a.view)
+        r = subprocess.run([view, "summary", "--json", a.dump], capture_output=True, text=True)
+        crash = json.loads(r.stdout).get("crash") if r.returncode == 0 else None
+        print("crash: %s" % crash)
+        if r.returncode != 0:
+            problems.append("%s summary --json exited %d: %s" % (view, r.returncode, r.stderr.strip()[:300]))
+        elif not a.crash and crash is not None:
+            problems.append("a CRASH record where none belongs: %s" % crash)
+        elif a.crash and (crash is None or crash["signal"] != a.crash):
+            problems.append("the CRASH record is %s, expected signal %d" % (crash, a.crash))
+        elif a.crash and not any(re.match(re.escape(a.crash_frame) + r"[ .+]", f) for f in crash["frames"]):
+            problems.append("the CRASH record's stack does not name %s: %s" % (a.crash_frame, crash["frames"]))
     if a.snapshot_by_name:
         want = re.search(r"\.snap[0-9]+$", a.dump) is not None
         got = bool((process.get("flags") or 0) & 0x4)  # SENTINEL_PROCESS_SNAPSHOT

@@ -320,9 +320,9 @@ TEST_CASE("format reader 1.2: record names", "[format]") {
        {std::pair{SENTINEL_REC_PHASE_COUNTERS, "PHASE_COUNTERS"}, std::pair{SENTINEL_REC_TIERING, "TIERING"},
         std::pair{SENTINEL_REC_PLAN, "PLAN"}, std::pair{SENTINEL_REC_MIGRATIONS, "MIGRATIONS"},
         std::pair{SENTINEL_REC_MIGRATION_LOG, "MIGRATION_LOG"}, std::pair{SENTINEL_REC_PLACEMENT, "PLACEMENT"},
-        std::pair{SENTINEL_REC_DETECTION, "DETECTION"}})
+        std::pair{SENTINEL_REC_DETECTION, "DETECTION"}, std::pair{SENTINEL_REC_CRASH, "CRASH"}})
     CHECK(sentinel::fmt::record_type_name(type) == name);
-  CHECK(sentinel::fmt::record_type_name(23) == "type 23");
+  CHECK(sentinel::fmt::record_type_name(24) == "type 24");
 }
 
 TEST_CASE("format reader 1.3: the step-time trial appended to a PLAN record", "[format]") {

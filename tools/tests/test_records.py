@@ -48,11 +48,12 @@ def main():
 
     seeds = os.path.join(a.source, "tests", "fuzz", "seeds")
     fields = doc_fields(a.source)
-    check(len(fields) == 15, f"docs/format.md has the 15 generated field tables ({len(fields)})")
+    check(len(fields) == 16, f"docs/format.md has the 16 generated field tables ({len(fields)})")
     entry_struct = {"OBJECTS": "sentinel_object", "STEPS": "sentinel_step_entry", "IDENTITIES": "sentinel_identity",
                     "TOUCHES": "sentinel_touch", "GROUPS": "sentinel_group", "TIERING": "sentinel_tiering",
                     "MIGRATIONS": "sentinel_migration_entry", "MIGRATION_LOG": "sentinel_migration_batch",
-                    "PLACEMENT": "sentinel_placement_entry", "DETECTION": "sentinel_detection"}
+                    "PLACEMENT": "sentinel_placement_entry", "DETECTION": "sentinel_detection",
+                    "CRASH": "sentinel_crash"}
 
     with tempfile.TemporaryDirectory(prefix="sentinel-records-") as tmp:
         subprocess.run([a.make_dumps, tmp], check=True, capture_output=True)

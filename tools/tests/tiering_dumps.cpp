@@ -94,6 +94,15 @@ void measured(DumpBuilder& d, const sentinel_plan_header& h) {
   whole.steps = 15;
   whole.locks = 2;
   d.detection({whole});
+  // It ended by a crash (1.11): a fault at the first site's frames.
+  sentinel_crash crash{};
+  crash.signal = 11;
+  crash.code = 1;
+  crash.address = 0x10;
+  crash.pc = 0x7f0000000100;
+  crash.thread = 4243;
+  crash.site = 1;
+  d.crash({crash});
 }
 
 // The plan of `in` as a PLAN record holds it; false, said on stderr with `what`, when it cannot be made.
