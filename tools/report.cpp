@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analysis.h"
+#include "base/signal_names.h"
 #include "cli.h"
 #include "job.h"
 #include "json.h"
@@ -195,6 +196,13 @@ void write_report(std::ostream& s, const Ctx& c) {
     s << " &middot; pid " << p.process.pid;
     if (p.process.rank >= 0) s << " &middot; rank " << p.process.rank;
     if (auto d = p.process.duration_ns()) s << " &middot; ran " << html(human_duration(*d));
+    if (p.process.flags & SENTINEL_PROCESS_SNAPSHOT) s << " &middot; <b>snapshot</b> (the process ran on)";
+    if (p.process.flags & SENTINEL_PROCESS_ENDED_BY_SIGNAL) {
+      const int sig = static_cast<int>(SENTINEL_PROCESS_SIGNAL(p.process.flags));
+      const char* name = signal_name(sig);
+      s << " &middot; <b>ended by " << (name ? std::string(name) : "signal " + std::to_string(sig)) << "</b>";
+      if (!p.crash.empty()) s << " (a crash: <code>sentinel-view summary</code> shows its stack)";
+    }
     s << " &middot; ";
   }
   s << html(c.path) << " (format " << p.major << "." << p.minor << ", " << html(human_bytes(p.file_size)) << ")</p>\n";
