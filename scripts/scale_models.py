@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Realistic PyTorch training at real sizes, on random data, for scripts/bench-scale (issue 15, item 2).
 
-usage: scale_models.py {gpt,resnet,dlrm} [--size s|m|l|g (dlrm only: the guest's)] [--steps N] [--threads T] [--out RESULT.json]
+usage: scale_models.py {gpt,resnet,dlrm} [--size s|m|l|g (dlrm only: the guest's)] [--batch B] [--steps N] [--threads T]
+                       [--out RESULT.json]
 
 Written the way users write training scripts: no Sentinel API call, no step marks, a new random batch
 every step (as a data loader hands one over), zero_grad / forward / loss / backward / optimizer step.
@@ -221,6 +222,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", choices=sorted(RUNNERS), nargs="?")
     ap.add_argument("--size", choices=("g", "s", "m", "l"), default="s")
+    ap.add_argument("--batch", type=int, help="the batch instead of the size's (the footprint of weights and "
+                                              "tables stays; the compute and activations scale with it)")
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     ap.add_argument("--ids", choices=("hashed", "ranked"), default="hashed",
@@ -239,6 +242,10 @@ def main():
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
     cfg = dict(SIZES[args.model][args.size])
+    if args.batch is not None:
+        if args.batch < 1:
+            ap.error(f"--batch {args.batch}: at least 1")
+        cfg["batch"] = args.batch
     if args.model == "dlrm":
         cfg["ids"] = args.ids
     starts, durations, cpu, losses = [], [], [], []

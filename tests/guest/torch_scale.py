@@ -19,7 +19,7 @@ Checks:
     (misplaced) beyond --max-misplaced (0).
 Prints the figures docs/performance.md quotes (one line each, `torch-scale:`), and with --json writes them.
 
-usage: torch_scale.py [--model dlrm] [--size s] [--steps 16] [--budget 20%] [--ids hashed|ranked] [--chunk SIZE]
+usage: torch_scale.py [--model dlrm] [--size s] [--batch B] [--steps 16] [--budget 20%] [--ids hashed|ranked] [--chunk SIZE]
                       [--jobs 2] [--json OUT] [--keep DIR]
 """
 import argparse
@@ -47,6 +47,8 @@ def run_config(tmp, label, args, extra_env):
     cmd = [sys.executable, MODELS, args.model, "--size", args.size, "--steps", str(args.steps), "--out", out]
     if args.model == "dlrm":
         cmd += ["--ids", args.ids]
+    if args.batch:
+        cmd += ["--batch", str(args.batch)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     wall = time.monotonic() - t0
     if p.returncode:
@@ -102,7 +104,8 @@ def check(args, ref, got, summary):
     steady_from = warm.get("steady_from") or args.steps // 2
     moved_steps = ph.get("migrated_steps") or 0
     figures = {
-        "model": args.model, "size": args.size, "steps": args.steps, "torch": got.get("torch_version"),
+        "model": args.model, "size": args.size, "batch": (got.get("config") or {}).get("batch"), "steps": args.steps,
+        "torch": got.get("torch_version"),
         "ids": args.ids if args.model == "dlrm" else None, "chunk_bytes": args.chunk or "2M (default)",
         "plan_entries": ph.get("plan_entries"), "identities": ph.get("identities"),
         "peak_rss_reference_bytes": ref["maxrss_bytes"], "peak_rss_sentinel_bytes": got["maxrss_bytes"],
@@ -124,7 +127,7 @@ def check(args, ref, got, summary):
 
 
 def report(f):
-    print(f"torch-scale: {f['model']} {f['size']}, torch {f['torch']}, {f['steps']} steps: peak RSS "
+    print(f"torch-scale: {f['model']} {f['size']} (batch {f['batch']}), torch {f['torch']}, {f['steps']} steps: peak RSS "
           f"{f['peak_rss_reference_bytes'] / MiB:.0f} MiB without the library, {f['peak_rss_sentinel_bytes'] / MiB:.0f} "
           f"MiB under it; tracked peak {f['tracked_peak_bytes'] / MiB:.0f} MiB")
     print(f"torch-scale: budget {f['fast_budget_bytes'] / MiB:.1f} MiB, fast tier at most {f['fast_peak_bytes'] / MiB:.1f} "
@@ -146,6 +149,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="dlrm", choices=("dlrm", "gpt", "resnet"))
     ap.add_argument("--size", default="s")
+    ap.add_argument("--batch", type=int, help="the batch instead of the size's (scale_models.py --batch)")
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--budget", default="20%")
     ap.add_argument("--ids", default="hashed", choices=("hashed", "ranked"),
