@@ -3,8 +3,8 @@
 
 usage: signal_end.py --preload LIBSENTINEL --view SENTINEL_VIEW [--python debian|venv|PATH]
 
-A PyTorch MLP trains until it is stopped, printing each step's loss. Three ways to stop it, each done to a
-plain run and to a run under the library (run mode, the default):
+A PyTorch MLP (mlp_loop.py) trains until it is stopped, printing each step's loss. Three ways to stop it,
+each done to a plain run and to a run under the library (run mode, the default):
   SIGTERM   sent once the run has printed enough steps (a scheduler's stop);
   SIGINT    the same with SIGINT: uncaught, Python ends by re-raising it under the default action;
   timeout   the run is started by `timeout -s TERM S`, which sends SIGTERM after S seconds.
@@ -31,28 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 import torch_builds  # noqa: E402
 
-TRAIN = r"""
-import ctypes, os, sys, torch
-crash, crash_at = os.environ.get("CRASH"), int(os.environ.get("CRASH_AT", "0"))
-torch.manual_seed(0)
-torch.set_num_threads(1)
-model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512),
-                            torch.nn.ReLU(), torch.nn.Linear(512, 10))
-opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-x, y = torch.randn(128, 512), torch.randint(0, 10, (128,))
-step = 0
-while True:
-    opt.zero_grad()
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    print(f"step {step} {loss.item().hex()}", flush=True)
-    step += 1
-    if crash == "segv" and step == crash_at:
-        ctypes.string_at(8, 8)
-    if crash == "abort" and step == crash_at:
-        os.abort()
-"""
+TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_loop.py")  # trains until stopped
 MIN_STEPS = 12  # past the lock, the profiled steps and the plan of run mode
 
 
@@ -99,12 +78,9 @@ def run_until(cmd, env, sig, min_steps, timeout=600):
 
 def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
     with tempfile.TemporaryDirectory(prefix=f"sentinel-signal-{name}.") as tmp:
-        script = os.path.join(tmp, "train.py")
-        with open(script, "w") as f:
-            f.write(TRAIN)
         results = {}
         for preload in (None, args.preload):
-            cmd = [py, *py_flags, script]
+            cmd = [py, *py_flags, TRAIN]
             if use_timeout:
                 # long enough for the run under the library to pass its profiled steps on a loaded host
                 cmd = ["timeout", "-s", "TERM", str(args.timeout_seconds)] + cmd
