@@ -136,6 +136,16 @@ std::vector<std::string> site_frames(const fmt::Profile& p, Symbolizer& sym, uin
   return out;
 }
 
+// A crash's stack: its first frame is the faulting instruction itself, the others are return addresses.
+std::vector<std::string> crash_frames(const fmt::Profile& p, Symbolizer& sym, const sentinel_crash& c) {
+  std::vector<std::string> out;
+  const fmt::Site* s = c.site == UINT32_MAX ? nullptr : p.find_site(c.site);
+  if (!s) return out;
+  for (size_t k = 0; k < s->frames.size(); ++k)
+    out.push_back(k == 0 && s->frames[k] == c.pc ? sym.instruction(c.pc) : sym.frame(s->frames[k]));
+  return out;
+}
+
 std::string bounds_text(const fmt::IntervalTable& t) {
   std::string out;
   for (const auto& [first, end] : t.bounds)
@@ -374,8 +384,8 @@ void print_crash_text(std::ostream& os, const fmt::Profile& p, Symbolizer& sym) 
   if (p.crash.empty()) return;
   const sentinel_crash& c = p.crash.front();
   os << "crash        " << crash_text(c) << "; its stack:\n";
-  auto frames = c.site == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, c.site);
-  if (frames.empty()) os << "      0  " << sym.frame(c.pc) << "\n";
+  auto frames = crash_frames(p, sym, c);
+  if (frames.empty()) os << "      0  " << sym.instruction(c.pc) << "\n";
   for (size_t k = 0; k < frames.size(); ++k) os << "      " << k << "  " << frames[k] << "\n";
   os << "\n";
 }
@@ -635,7 +645,7 @@ void print_crash_json(std::ostream& os, const fmt::Profile& p, Symbolizer& sym) 
   const sentinel_crash& c = p.crash.front();
   os << "{\"signal\":" << c.signal << ",\"code\":" << c.code << ",\"address\":" << c.address << ",\"pc\":" << c.pc
      << ",\"thread\":" << c.thread << ",\"frames\":[";
-  auto frames = c.site == UINT32_MAX ? std::vector<std::string>{} : site_frames(p, sym, c.site);
+  auto frames = crash_frames(p, sym, c);
   for (size_t k = 0; k < frames.size(); ++k) os << (k ? "," : "") << json_quote(frames[k]);
   os << "]}";
 }

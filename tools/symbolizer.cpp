@@ -172,11 +172,20 @@ std::string Symbolizer::raw(uint64_t address) const {
 const std::string& Symbolizer::frame(uint64_t address) {
   auto it = cache_.find(address);
   if (it != cache_.end()) return it->second;
+  // A return address points after the call: look up the call instruction itself.
+  return cache_.emplace(address, lookup(address, address ? address - 1 : 0)).first->second;
+}
+
+const std::string& Symbolizer::instruction(uint64_t pc) {
+  auto it = instruction_cache_.find(pc);
+  if (it != instruction_cache_.end()) return it->second;
+  return instruction_cache_.emplace(pc, lookup(pc, pc)).first->second;
+}
+
+std::string Symbolizer::lookup(uint64_t address, uint64_t pc) {
   std::string out;
   const fmt::Module* m = profile_.module_for(address);
   Dwfl* dwfl = impl_->dwfl;
-  // A return address points after the call: look up the call instruction itself.
-  const uint64_t pc = address ? address - 1 : 0;
   Dwfl_Module* mod = (dwfl && m && !impl_->mismatched.count(m)) ? dwfl_addrmodule(dwfl, pc) : nullptr;
   if (mod) {
     GElf_Off off = 0;
@@ -187,12 +196,13 @@ const std::string& Symbolizer::frame(uint64_t address) {
       std::string n = name;
       if (auto at = n.find('@'); at != std::string::npos && at > 0) n.resize(at);  // foo@@GLIBC_2.34
       out = printable(demangle(n.c_str()));
-      if (where.empty()) out += "+" + hex(off + 1) + " (" + printable(basename_of(module_file(profile_, *m))) + ")";
+      if (where.empty())
+        out += "+" + hex(off + (address - pc)) + " (" + printable(basename_of(module_file(profile_, *m))) + ")";
     }
     if (!where.empty()) out = out.empty() ? raw(address) + " (" + where + ")" : out + " (" + where + ")";
   }
   if (out.empty()) out = raw(address);
-  return cache_.emplace(address, std::move(out)).first->second;
+  return out;
 }
 
 }  // namespace sentinel::view
