@@ -1,5 +1,7 @@
 #include "base/config.h"
 
+#include <signal.h>
+
 #include <cstring>
 #include <initializer_list>
 
@@ -27,6 +29,9 @@ const VarSpec kTable[] = {
      "capacity of the object log kept for the dump; later objects are tracked but not logged", &Config::max_objects, 0,
      uint64_t{1} << 32},
     {"SENTINEL_DUMP_CHILDREN", VarType::boolean, "0", "1: forked children write dumps of their own (with their pid)"},
+    {"SENTINEL_SNAPSHOT_SIGNAL", VarType::snapshot_signal, "off",
+     "USR1 or USR2: that signal, left at its default action by the program, writes a snapshot of the dump while "
+     "the process runs on (as sentinel_dump(NULL) does); off: none"},
     {"SENTINEL_EXCLUDE", VarType::names, kDefaultExclude,
      "executables (comma-separated, * and ? wildcards) that run in pass-through: no tracking, no dump; "
      "default: compilers, assemblers, linkers and build tools"},
@@ -246,6 +251,23 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
         return false;
       c->dump_children = k < 4;
       return true;
+    case VarType::snapshot_signal: {
+      // Signal names are upper case by habit (kill -USR1, timeout -s USR1): either case, SIG or not.
+      char head[4] = {};
+      copy_bounded(head, sizeof(head), value);
+      const char* name = strlen(value) > 3 && equals_ci(head, "SIG") ? value + 3 : value;
+      if (strcmp(value, "off") == 0)
+        c->snapshot_signal = 0;
+      else if (equals_ci(name, "USR1"))
+        c->snapshot_signal = SIGUSR1;
+      else if (equals_ci(name, "USR2"))
+        c->snapshot_signal = SIGUSR2;
+      else
+        return fail(reason, cap,
+                    "expected off, USR1 or USR2 (signals whose default action would end the process, which "
+                    "Sentinel uses for nothing else)");
+      return true;
+    }
     case VarType::unwind:
       if ((k = pick(value, {"libunwind", "backtrace", "none"}, "method", reason, cap)) < 0) return false;
       c->unwind = static_cast<UnwindMethod>(k);
@@ -435,6 +457,9 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       break;
     case VarType::boolean:
       b.str(c.dump_children ? "1" : "0");
+      break;
+    case VarType::snapshot_signal:
+      b.str(c.snapshot_signal == SIGUSR1 ? "USR1" : c.snapshot_signal == SIGUSR2 ? "USR2" : "off");
       break;
     case VarType::unwind:
       b.str(c.unwind == UnwindMethod::libunwind   ? "libunwind"

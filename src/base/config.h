@@ -33,8 +33,9 @@ struct Config {
   uint64_t retain_bytes = 0;
   uint64_t max_objects = 0;
   bool dump_children = false;
-  char exclude[384] = {};  // executables that run in pass-through (base/parse.h's name list)
-  char include[384] = {};  // when not empty, only these are tracked, and they always write their dump
+  int32_t snapshot_signal = 0;  // SENTINEL_SNAPSHOT_SIGNAL: SIGUSR1, SIGUSR2, or 0 (none)
+  char exclude[384] = {};       // executables that run in pass-through (base/parse.h's name list)
+  char include[384] = {};       // when not empty, only these are tracked, and they always write their dump
   UnwindMethod unwind = UnwindMethod::libunwind;
   uint64_t profile_steps = 0;
   uint64_t profile_granularity = 0;
@@ -73,6 +74,7 @@ enum class VarType : uint8_t {
   names,
   log_level,
   boolean,
+  snapshot_signal,
   unwind,
   step,
   papi,

@@ -1,6 +1,6 @@
 // The names of the signals that end processes under Sentinel, the job-ending ones and the crashes
-// (runtime/exit_signals.h), and of the crashes' fault codes. One table for the crash report and the
-// viewer. Async-signal-safe.
+// (runtime/exit_signals.h), and the snapshot signal's choices, and of the crashes' fault codes. One table for the crash
+// report and the viewer. Async-signal-safe.
 #pragma once
 #include <signal.h>
 
@@ -27,6 +27,10 @@ constexpr const char* signal_name(int signum) {
       return "SIGFPE";
     case SIGILL:
       return "SIGILL";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
     default:
       return nullptr;
   }

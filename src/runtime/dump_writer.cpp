@@ -516,7 +516,7 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind) {
   return ok;
 }
 
-int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number) {
+int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number, LogLevel written) {
   char own[1100];
   if (!path || !*path) {
     if (!*s.config.dump) return ENOENT;
@@ -539,7 +539,7 @@ int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t nu
     return error;
   }
   b.str("snapshot written to ").str(path);
-  log_line(LogLevel::info, b);
+  log_line(written, b);
   return 0;
 }
 

@@ -15,8 +15,8 @@ bool write_dump(const RuntimeState& s, int pid);
 
 // Writes a snapshot to `path`, or where null to the SENTINEL_DUMP path with ".snapN" appended (N:
 // `number`). The file is created, never overwritten, and removed again when the write fails. Returns 0,
-// or the errno value of what failed.
-int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number);
+// or the errno value of what failed. `written`: the level of the line that names the file.
+int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number, LogLevel written);
 
 // Writes to an already open descriptor (tests). Returns true on success.
 bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind = DumpKind::at_end);

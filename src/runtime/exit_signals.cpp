@@ -8,18 +8,23 @@
 #include <cstring>
 
 #include "base/clock.h"
+#include "base/log.h"
 #include "base/own_pid.h"
 
 namespace sentinel::exit_sig {
 
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV};
-constexpr int kCount = sizeof(kSignals) / sizeof(kSignals[0]);
+constexpr int kEndSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV};
+constexpr int kEndCount = sizeof(kEndSignals) / sizeof(kEndSignals[0]);
+// The snapshot signal's slot comes after them.
+constexpr int kCount = kEndCount + 1;
 
 SigactionFn g_real = nullptr;
 EndFn g_on_end = nullptr;
 CrashFn g_on_crash = nullptr;
+SnapshotFn g_on_snapshot = nullptr;
+int g_snapshot_signum = 0;  // 0: none
 std::atomic<bool> g_installed{false};
 bool g_segv = false;  // SIGSEGV is this module's (the profiler's handler is not installed)
 // The first exit signal taken: (monotonic ns << 6) | signum; 0 before any.
@@ -34,10 +39,14 @@ constexpr uint64_t kRepeatNs = 1'000'000'000;
 std::atomic<bool> g_standing_in[kCount];
 struct sigaction g_view[kCount];
 
+int signal_of(int i) {
+  return i < kEndCount ? kEndSignals[i] : g_snapshot_signum;
+}
+
 int slot_of(int signum) {
-  if (signum == SIGSEGV && !g_segv) return -1;
+  if (signum <= 0 || (signum == SIGSEGV && !g_segv)) return -1;
   for (int i = 0; i < kCount; ++i)
-    if (kSignals[i] == signum) return i;
+    if (signal_of(i) == signum) return i;
   return -1;
 }
 
@@ -71,6 +80,14 @@ bool is_default(const struct sigaction& a) {
 
 void on_exit_signal(int signum, siginfo_t* si, void* uc) {
   int saved_errno = errno;
+  // A snapshot request is handed over; where nothing takes it the process ends as it would have.
+  if (signum == g_snapshot_signum) {
+    if (g_on_snapshot(signum)) {
+      errno = saved_errno;
+      return;
+    }
+    end_by(signum);
+  }
   const uint64_t now = monotonic_ns();
   const bool fault = is_fault(signum, si);
   uint64_t first = 0;
@@ -98,7 +115,7 @@ bool stand_in(int i) {
   sigemptyset(&ours.sa_mask);
   // SA_NODEFER: the same signal again during the write is taken at once and ends the process.
   ours.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
-  if (g_real(kSignals[i], &ours, nullptr) != 0) return false;
+  if (g_real(signal_of(i), &ours, nullptr) != 0) return false;
   g_standing_in[i].store(true, std::memory_order_release);
   return true;
 }
@@ -108,6 +125,13 @@ bool stand_in(int i) {
 bool is_exit_signal(int signum) {
   return slot_of(signum) >= 0;
 }
+int snapshot_signal() {
+  return g_snapshot_signum;
+}
+bool stands_in(int signum) {
+  const int i = slot_of(signum);
+  return i >= 0 && g_standing_in[i].load(std::memory_order_acquire);
+}
 bool is_crash_signal(int signum) {
   return signum == SIGABRT || signum == SIGBUS || signum == SIGFPE || signum == SIGILL || signum == SIGSEGV;
 }
@@ -115,16 +139,20 @@ bool installed() {
   return g_installed.load(std::memory_order_acquire);
 }
 
-void install(SigactionFn real, EndFn on_end, CrashFn on_crash, bool segv) {
+void install(SigactionFn real, const Handlers& handlers, bool segv, int snapshot_signum) {
   if (!real || g_installed.load()) return;
   g_real = real;
-  g_on_end = on_end;
-  g_on_crash = on_crash;
+  g_on_end = handlers.on_end;
+  g_on_crash = handlers.on_crash;
+  g_on_snapshot = handlers.on_snapshot;
   g_segv = segv;
+  // Only a signal no other slot has (SIGUSR1, SIGUSR2: the configuration's choice).
+  if (handlers.on_snapshot && snapshot_signum > 0 && slot_of(snapshot_signum) < 0) g_snapshot_signum = snapshot_signum;
   for (int i = 0; i < kCount; ++i) {
-    if (kSignals[i] == SIGSEGV && !segv) continue;
+    const int signum = signal_of(i);
+    if (!signum || (signum == SIGSEGV && !segv)) continue;
     struct sigaction now;
-    if (real(kSignals[i], nullptr, &now) != 0) continue;
+    if (real(signum, nullptr, &now) != 0) continue;
     g_view[i] = now;
     // Ignored (nohup's SIGHUP) or handled by whoever loaded first: left as it is.
     if (is_default(now)) stand_in(i);
@@ -151,6 +179,10 @@ int app_sigaction(int signum, const struct sigaction* act, struct sigaction* old
       if (!g_standing_in[i].load(std::memory_order_acquire) && !stand_in(i)) return -1;
     } else {
       if (g_real(signum, act, nullptr) != 0) return -1;
+      if (signum == g_snapshot_signum && g_standing_in[i].load(std::memory_order_acquire))
+        log_line(LogLevel::warn,
+                 "SENTINEL_SNAPSHOT_SIGNAL: the program set its own action for the signal (a handler, or ignore), "
+                 "which now applies instead of the snapshot");
       g_standing_in[i].store(false, std::memory_order_release);
     }
     g_view[i] = *act;

@@ -15,7 +15,12 @@
 // (the kernel's, si_code > 0) then returns with the default action back, so the faulting instruction
 // runs again and ends the process with its own registers in the core; a sent one (abort()'s) is raised
 // again. A fault never counts as a repeat: any signal during the write ends the process at once.
-// Async-signal-safe.
+//
+// The snapshot signal (SENTINEL_SNAPSHOT_SIGNAL: SIGUSR1 or SIGUSR2), left at its default action, is
+// stood in for the same way, but its handler only hands a request to a thread of Sentinel's, which
+// writes a snapshot of the dump while the process runs on (sentinel_dump() is not async-signal-safe: it
+// reads the loader's module list). Where nothing takes the request (a forked child) the process ends by
+// the signal as it would have. Async-signal-safe.
 #pragma once
 #include <signal.h>
 
@@ -25,13 +30,27 @@ using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 using EndFn = void (*)(int signum);  // writes the dump, marked as ended by signum
 // A crash signal is about to end the process: `si` and `uc` are the handler's.
 using CrashFn = void (*)(int signum, const siginfo_t* si, const void* uc);
+// The snapshot signal came: true when the request was taken (the process goes on).
+using SnapshotFn = bool (*)(int signum);
 
-// Stands in for the default action of each exit and crash signal whose action is the default now.
-// `real` is libc's sigaction; `segv`: SIGSEGV too (false where the profiler's handler owns it).
-void install(SigactionFn real, EndFn on_end, CrashFn on_crash, bool segv);
+struct Handlers {
+  EndFn on_end;
+  CrashFn on_crash;
+  SnapshotFn on_snapshot;  // may be null: no snapshot signal
+};
 
-// SIGINT, SIGTERM, SIGHUP, SIGQUIT, and the crash signals this module stands in for.
+// Stands in for the default action of each exit and crash signal, and of the snapshot signal, whose
+// action is the default now. `real` is libc's sigaction; `segv`: SIGSEGV too (false where the profiler's
+// handler owns it); `snapshot_signum`: 0 for none.
+void install(SigactionFn real, const Handlers& handlers, bool segv, int snapshot_signum);
+
+// SIGINT, SIGTERM, SIGHUP, SIGQUIT, the crash signals and the snapshot signal this module stands in for:
+// the interposed sigaction() hands these to app_sigaction().
 bool is_exit_signal(int signum);
+// The snapshot signal install() took; 0 for none.
+int snapshot_signal();
+// Whether Sentinel's handler stands in for signum now (its action is the default in the program's view).
+bool stands_in(int signum);
 // SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV.
 bool is_crash_signal(int signum);
 // The interposed sigaction() for an exit signal once install() ran.

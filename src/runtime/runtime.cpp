@@ -19,6 +19,7 @@
 #include "base/numa_ops.h"
 #include "base/own_pid.h"
 #include "base/parse.h"
+#include "base/signal_names.h"
 #include "base/thread.h"
 #include "base/vm_region.h"
 #include "profile/papi_counters.h"
@@ -28,6 +29,7 @@
 #include "runtime/exit_signals.h"
 #include "runtime/fatal_report.h"
 #include "runtime/runtime_state.h"
+#include "runtime/snapshot_thread.h"
 #include "tier/topology.h"
 #include "track/arena.h"
 #include "track/drain_thread.h"
@@ -77,6 +79,7 @@ constinit std::atomic<int> g_init_state{0};  // 0 not started, 1 in progress, 2 
 std::atomic<int> g_dumped{0};
 std::atomic<int> g_invalid_free_reported{0};
 constinit DrainThread g_drain_thread;
+constinit SnapshotThread g_snapshot_thread;
 std::atomic<bool> g_drain_thread_tried{false};  // a failure was reported
 pthread_key_t g_state_key;
 bool g_state_key_ok = false;
@@ -84,6 +87,9 @@ bool g_state_key_ok = false;
 // calls that no hook sees, so the profiler must never protect it.
 uintptr_t g_libc_lo = 0, g_libc_hi = 0;
 bool g_stepping = false;  // the step detector runs (every mode but off)
+// Threads get an alternate signal stack of Sentinel's: a SIGSEGV handler of Sentinel's is installed (the
+// profiler's, or the crash handler's in track mode), and a stack overflow can run it only on such a stack.
+std::atomic<bool> g_thread_stacks{false};
 
 bool on_fault(void* address) {
   return g_state.profiler.handle_fault(address);
@@ -127,9 +133,21 @@ ThreadState* this_thread_state() {
   return ts;
 }
 
+void write_signal_snapshot();
+
+// The snapshot signal's thread: with the drain thread, when the process first has events to sequence.
+void start_snapshot_thread() {
+  if (g_snapshot_thread.start(write_signal_snapshot)) return;
+  LineBuf b;
+  b.str("cannot start Sentinel's snapshot thread (").str(strerror(errno)).str("); ");
+  b.str(signal_name(g_state.config.snapshot_signal)).str(" writes no snapshot");
+  log_line(LogLevel::warn, b);
+}
+
 // Sentinel's thread starts when the process that loaded the library has events to sequence.
 void maybe_start_drain_thread() {
   if (getpid() != g_state.owner_pid) return;  // a vfork child shares our memory: never a thread there
+  if (g_state.config.snapshot_signal && !g_snapshot_thread.started()) start_snapshot_thread();
   if (!g_drain_thread.start(&g_state.sequencer) && !g_drain_thread_tried.exchange(true)) {
     LineBuf b;
     b.str("cannot start Sentinel's thread (")
@@ -377,6 +395,24 @@ void fork_child_handler() {
   after_fork_child();
 }
 
+// The snapshot signal's handler (exit_signals.h), async-signal-safe: taken in the process that writes the
+// dump, where the snapshot thread serves it (at once, or when it starts); a forked child, which has no such
+// thread, ends by the signal as it would have.
+bool request_snapshot(int) {
+  if (getpid() != g_state.owner_pid) return false;
+  g_snapshot_thread.request();
+  return true;
+}
+
+void warn_if_no_snapshot_signal() {
+  const int signum = g_state.config.snapshot_signal;
+  if (!signum || exit_sig::stands_in(signum)) return;
+  LineBuf b;
+  b.str("SENTINEL_SNAPSHOT_SIGNAL: ").str(signal_name(signum));
+  b.str(" is ignored or handled already at start (a disposition inherited over exec); it writes no snapshot");
+  log_line(LogLevel::warn, b);
+}
+
 }  // namespace
 
 void init(char** envp) {
@@ -386,7 +422,14 @@ void init(char** envp) {
   if (g_state.mode != Mode::off) {
     pthread_atfork(fork_prepare, fork_parent, fork_child_handler);
     at_quick_exit(at_exit);  // glibc's quick_exit ends with an internal _exit no interposer sees
-    exit_sig::install(sig::real_sigaction(), end_by_signal, report_crash, !sig::installed());
+    const bool crash_handler_segv = !sig::installed();
+    exit_sig::install(sig::real_sigaction(), {end_by_signal, report_crash, request_snapshot}, crash_handler_segv,
+                      g_state.config.snapshot_signal);
+    warn_if_no_snapshot_signal();
+    // In track mode the crash handler stands in for SIGSEGV: the stack the profiler would have given
+    // this thread (its callers get theirs from pthread_create), so that a stack overflow keeps the dump.
+    if (crash_handler_segv) sig::give_thread_stack();
+    g_thread_stacks.store(true, std::memory_order_release);
   }
   g_init_state.store(2);
 }
@@ -662,6 +705,7 @@ void after_fork_child() {
   if (g_stepping) {
     // The child is single-threaded: Sentinel's thread and every other thread's state stay behind.
     g_drain_thread.forget();
+    g_snapshot_thread.forget();
     g_state.sequencer.after_fork_child(t_state);
     if (t_state) t_state->tid = this_thread_id();
   }
@@ -683,6 +727,18 @@ uint32_t io_pin(const void* p, size_t n, IoPin* out, uint32_t cap) {
 void io_unpin(const IoPin* pins, uint32_t count) {
   g_state.profiler.unpin(reinterpret_cast<const Profiler::Pinned*>(pins), count);
 }
+
+namespace {
+// What a dump reads beside the sequencer's state, brought up to now: the tick-to-ns line and the drain
+// thread's counts. The exit's dump and a snapshot share it; the loader's module list is refreshed by each
+// before it takes the sequencer's lock (dl_iterate_phdr waits on the loader's lock, whose holder may be
+// waiting to sequence).
+void settle_counts_for_dump() {
+  g_state.clock.finish();
+  g_state.counters.drain_wakeups = g_drain_thread.wakeups();
+  g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
+}
+}  // namespace
 
 void at_exit() {
   if (g_init_state.load() != 2 || g_state.mode == Mode::off) return;
@@ -712,14 +768,14 @@ void at_exit() {
   }
   if (uint64_t failed = sig::stack_stats().failures) {
     LineBuf b;
-    b.str("profiling: ")
+    b.str("signal stacks: ")
         .u64(failed)
-        .str(" thread(s) took their faults without an alternate signal stack (mmap or sigaltstack failed)");
+        .str(
+            " thread(s) ran without an alternate signal stack of Sentinel's (mmap or sigaltstack failed): their "
+            "faults ran on their own stack, and a stack overflow there ends with no dump");
     log_line(LogLevel::warn, b);
   }
-  g_state.clock.finish();
-  g_state.counters.drain_wakeups = g_drain_thread.wakeups();
-  g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
+  settle_counts_for_dump();
   // Read (and removed) whatever this process does with it: a mark left for a parent that writes its dump
   // anyway (it trained, or SENTINEL_INCLUDE names it) would stay in /dev/shm for good.
   const bool children_dumped = children_marked_dumps();
@@ -739,11 +795,12 @@ void before_thread_exit() {
   Guard guard;
   // A process ends when its last thread does: Sentinel's threads must not outlive the main one.
   g_drain_thread.stop_and_join();
+  g_snapshot_thread.stop_and_join();
   g_state.tiering.before_main_exit();
 }
 
 void thread_started() {
-  if (sig::installed()) sig::give_thread_stack();
+  if (wants_thread_start()) sig::give_thread_stack();
 }
 
 void thread_ending() {
@@ -751,7 +808,7 @@ void thread_ending() {
 }
 
 bool wants_thread_start() {
-  return sig::installed();
+  return g_thread_stacks.load(std::memory_order_acquire);
 }
 
 void mark_step() {
@@ -781,7 +838,9 @@ int get_stats(sentinel_stats* out) {
   return 0;
 }
 
-int dump_now(const char* path) {
+namespace {
+// sentinel_dump()'s work, and the snapshot signal's: `written` is the level of the line naming the file.
+int snapshot_now(const char* path, LogLevel written) {
   static std::atomic<uint32_t> snapshots{0};
   auto fail = [](int error) {
     errno = error;
@@ -800,14 +859,33 @@ int dump_now(const char* path) {
   // migrator goes on: its counts are read as they are.
   if (g_stepping && !g_state.sequencer.try_lock_within(2'000'000'000)) return fail(EBUSY);
   if (g_stepping) g_state.sequencer.drain();
-  g_state.clock.finish();  // the tick-to-ns line up to now; the exit's dump draws it again
-  g_state.counters.drain_wakeups = g_drain_thread.wakeups();
-  g_state.counters.drain_dormant_wakes = g_drain_thread.dormant_wakes();
-  const int error = write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1);
+  settle_counts_for_dump();  // up to now; the exit's dump settles them again
+  const int error = write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1, written);
   if (g_stepping) g_state.sequencer.unlock();
   if (error) return fail(error);
   errno = saved_errno;
   return 0;
+}
+
+// On Sentinel's snapshot thread, for the snapshot signal (snapshot_thread.h). The user asked by sending
+// it, so the file's name is said at the default level.
+void write_signal_snapshot() {
+  if (snapshot_now(nullptr, LogLevel::warn) == 0) return;
+  const int error = errno;
+  LineBuf b;
+  b.str(signal_name(exit_sig::snapshot_signal())).str(": no snapshot written (");
+  b.str(error == ENOTSUP  ? "the process's dump is written already, or this process writes none"
+        : error == EBUSY  ? "the event sequencer stayed busy for 2 s"
+        : error == EEXIST ? "the snapshot's file exists already"
+        : error == ENOENT ? "SENTINEL_DUMP is none"
+                          : strerror(error));
+  b.chr(')');
+  log_line(LogLevel::warn, b);
+}
+}  // namespace
+
+int dump_now(const char* path) {
+  return snapshot_now(path, LogLevel::info);
 }
 
 const char* current_mode() {

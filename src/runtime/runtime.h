@@ -85,10 +85,12 @@ void at_exit();
 void before_thread_exit();
 
 // A thread made by pthread_create starts, before its start routine, and ends (its routine returned, or
-// pthread_exit): while profiling, it gets and gives back an alternate signal stack (profile/signal_stack.h).
+// pthread_exit): it gets and gives back an alternate signal stack (profile/signal_stack.h), on which
+// Sentinel's SIGSEGV handler (the profiler's, or the crash handler in track mode) runs even when the
+// thread's own stack has overflowed.
 void thread_started();
 void thread_ending();
-// pthread_create should start the thread through thread_started(): the profiling handler is installed.
+// pthread_create should start the thread through thread_started(): the runtime is set up (every mode but off).
 bool wants_thread_start();
 
 void mark_step();

@@ -4,15 +4,19 @@
 
 usage: snapshot_run.py --preload LIBSENTINEL --view SENTINEL_VIEW [--python debian|venv|PATH]
 
-A PyTorch MLP trains 30 steps and, after step 15, calls sentinel_dump(None) through ctypes when the library
-is there, as a user would to look at a long run's profile before it ends. Run plainly and under the library
+A PyTorch MLP (mlp_loop.py) trains 30 steps and, after its 16th step, calls sentinel_dump(None) through
+ctypes when the library is there, as a user would to look at a long run's profile before it ends. Run plainly and under the library
 (run mode): the losses must be bit-identical, and the library must leave two dumps, the snapshot
 (SENTINEL_DUMP's path with ".snap1") and the dump at exit. sentinel-view must read both; the snapshot must
 say it is one, hold the steps found so far and the main phase's plan, and the dump at exit must not be a
-snapshot and hold more steps. Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
+snapshot and hold more steps. The same again with no call in the script: under
+SENTINEL_SNAPSHOT_SIGNAL=USR1 the test sends the run SIGUSR1 once it has printed 16 steps, and a thread of
+Sentinel's writes the snapshot while the run goes on (its steps then lie between the 13th and the 30th).
+Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 
 import argparse
 import glob
+import signal
 import json
 import os
 import subprocess
@@ -23,26 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 import torch_builds  # noqa: E402
 
-TRAIN = r"""
-import ctypes, torch
-torch.manual_seed(0)
-torch.set_num_threads(1)
-model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512),
-                            torch.nn.ReLU(), torch.nn.Linear(512, 10))
-opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-x, y = torch.randn(128, 512), torch.randint(0, 10, (128,))
-lib = ctypes.CDLL(None, use_errno=True)
-for step in range(30):
-    opt.zero_grad()
-    loss = torch.nn.functional.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    print(f"step {step} {loss.item().hex()}", flush=True)
-    if step == 15 and hasattr(lib, "sentinel_dump"):
-        lib.sentinel_dump.argtypes = [ctypes.c_char_p]
-        if lib.sentinel_dump(None) != 0:
-            print(f"sentinel_dump failed: errno {ctypes.get_errno()}", flush=True)
-"""
+TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_loop.py")
 SNAPSHOT_AFTER = 16  # steps made when the snapshot is taken
 
 
@@ -51,6 +36,40 @@ def summary(view, path):
     if r.returncode != 0:
         raise SystemExit(f"snapshot_run: FAIL: sentinel-view summary {path} exited {r.returncode}: {r.stderr.strip()}")
     return json.loads(r.stdout)
+
+
+def run(python, env, signal_after=None):
+    """Trains; with signal_after sends SIGUSR1 once that many steps were printed. Returns (status, stdout, stderr)."""
+    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    for line in p.stdout:
+        out.append(line)
+        if signal_after and sum(x.startswith("step ") for x in out) == signal_after:
+            p.send_signal(signal.SIGUSR1)
+    p.wait(timeout=600)
+    return p.returncode, "".join(out), p.stderr.read()
+
+
+def check_dumps(view, where, name, snap_steps, failures):
+    """The dump at exit and its one snapshot in `where`: flags, steps and the plan."""
+    finals = glob.glob(os.path.join(where, "*.prof"))
+    snaps = glob.glob(os.path.join(where, "*.prof.snap*"))
+    print(f"snapshot_run: {name}: dumps at exit {[os.path.basename(x) for x in finals]}, "
+          f"snapshots {[os.path.basename(x) for x in snaps]}")
+    if len(finals) != 1 or len(snaps) != 1 or snaps[0] != finals[0] + ".snap1":
+        failures.append(f"{name}: expected one dump at exit and its .snap1 snapshot")
+        return
+    final, snap = summary(view, finals[0]), summary(view, snaps[0])
+    print(f"snapshot_run: {name}: snapshot {snap.get('snapshot')}, {snap.get('steps')} steps, plan "
+          f"{bool(snap.get('plan'))}; at exit snapshot {final.get('snapshot')}, {final.get('steps')} steps")
+    if snap.get("snapshot") is not True or final.get("snapshot") is not False:
+        failures.append(f"{name}: snapshot flags: snapshot {snap.get('snapshot')}, at exit {final.get('snapshot')}")
+    if not snap_steps[0] <= (snap.get("steps") or 0) <= snap_steps[1]:
+        failures.append(f"{name}: the snapshot has {snap.get('steps')} steps, expected {snap_steps[0]}-{snap_steps[1]}")
+    if not snap.get("plan"):
+        failures.append(f"{name}: the snapshot has no plan: the lock and the profiled steps came before it")
+    if (final.get("steps") or 0) < 27 or final.get("ended_by_signal"):
+        failures.append(f"{name}: the dump at exit has {final.get('steps')} steps of 30")
 
 
 def main():
@@ -67,38 +86,25 @@ def main():
         return 77
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-snapshot.") as tmp:
-        script = os.path.join(tmp, "train.py")
-        with open(script, "w") as f:
-            f.write(TRAIN)
-        outs = {}
-        for preload in (False, True):
-            env = torch_builds.plain_env()
-            if preload:
-                env.update(LD_PRELOAD=args.preload, SENTINEL_DUMP=os.path.join(tmp, "sentinel-%e.%p.prof"))
-            p = subprocess.run([python, script], env=env, capture_output=True, text=True, timeout=600)
-            if p.returncode != 0:
-                failures.append(f"{'under the library' if preload else 'plain'}: status {p.returncode}: {p.stderr[-1500:]}")
-            outs[preload] = p.stdout
-        if outs[False] != outs[True]:
-            failures.append("the output differs under the library (losses, or sentinel_dump failed):\n" + outs[True][-800:])
-        finals = glob.glob(os.path.join(tmp, "*.prof"))
-        snaps = glob.glob(os.path.join(tmp, "*.prof.snap*"))
-        print(f"snapshot_run: dumps at exit {[os.path.basename(x) for x in finals]}, "
-              f"snapshots {[os.path.basename(x) for x in snaps]}")
-        if len(finals) != 1 or len(snaps) != 1 or not snaps[0].endswith(".snap1") or snaps[0] != finals[0] + ".snap1":
-            failures.append("expected one dump at exit and its .snap1 snapshot")
-        else:
-            final, snap = summary(args.view, finals[0]), summary(args.view, snaps[0])
-            print(f"snapshot_run: snapshot {snap.get('snapshot')}, {snap.get('steps')} steps, plan "
-                  f"{bool(snap.get('plan'))}; at exit snapshot {final.get('snapshot')}, {final.get('steps')} steps")
-            if snap.get("snapshot") is not True or final.get("snapshot") is not False:
-                failures.append(f"snapshot flags: snapshot {snap.get('snapshot')}, at exit {final.get('snapshot')}")
-            if not SNAPSHOT_AFTER - 3 <= (snap.get("steps") or 0) <= SNAPSHOT_AFTER:
-                failures.append(f"the snapshot has {snap.get('steps')} steps, {SNAPSHOT_AFTER} were made")
-            if not snap.get("plan"):
-                failures.append("the snapshot has no plan: the lock and the profiled steps came before it")
-            if (final.get("steps") or 0) < 27 or final.get("ended_by_signal"):
-                failures.append(f"the dump at exit has {final.get('steps')} steps of 30")
+        plain_env = dict(torch_builds.plain_env(), STEPS="30")
+        status, plain_out, err = run(python, dict(plain_env, SNAPSHOT_AT=str(SNAPSHOT_AFTER)))
+        if status != 0:
+            failures.append(f"plain: status {status}: {err[-1500:]}")
+        # sentinel_dump(NULL) from the script; SIGUSR1 from outside
+        for name, extra, signal_after, snap_steps in (
+                ("sentinel_dump", {"SNAPSHOT_AT": str(SNAPSHOT_AFTER)}, None, (SNAPSHOT_AFTER - 3, SNAPSHOT_AFTER)),
+                ("SIGUSR1", {"SENTINEL_SNAPSHOT_SIGNAL": "USR1"}, SNAPSHOT_AFTER, (SNAPSHOT_AFTER - 3, 30))):
+            where = os.path.join(tmp, name)
+            os.mkdir(where)
+            env = dict(plain_env, LD_PRELOAD=args.preload, SENTINEL_DUMP=os.path.join(where, "sentinel-%e.%p.prof"),
+                       **extra)
+            status, out, err = run(python, env, signal_after)
+            if status != 0:
+                failures.append(f"{name}: status {status} under the library: {err[-1500:]}")
+            if out != plain_out:
+                failures.append(f"{name}: the output differs under the library (losses, or the snapshot failed):\n"
+                                + out[-800:])
+            check_dumps(args.view, where, name, snap_steps, failures)
     for f in failures:
         print(f"snapshot_run: FAIL: {f}")
     if not failures:

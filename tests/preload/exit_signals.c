@@ -14,7 +14,10 @@
  *                      ud2
  *   abort              abort()
  *   chain              as Python's faulthandler: the program's SIGSEGV handler reports, puts the previous
- *                      action (SIG_DFL, as it read back) in place again and raises the signal itself */
+ *                      action (SIG_DFL, as it read back) in place again and raises the signal itself
+ *   overflow           unbounded recursion overflows the main thread's stack: the handler can run only on
+ *                      an alternate signal stack, which Sentinel gives every thread
+ *   overflow_thread    the same on a thread the program started */
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -61,6 +64,22 @@ static void on_segv_chained(int sig) {
   raise(sig);
 }
 
+// Each level keeps a frame of 1 KiB on the stack (the volatile array, and the call after it that is not a tail
+// call), so the recursion reaches the guard page below the stack in some thousands of calls.
+static volatile int overflow_limit = 1 << 30;  // never reached: the stack ends first (and gcc sees an end)
+static int overflow(int depth) {
+  if (depth >= overflow_limit) return 0;
+  volatile char frame[1024];
+  frame[depth % sizeof frame] = (char)depth;
+  return overflow(depth + 1) + frame[(depth + 1) % sizeof frame];
+}
+
+static void* overflow_thread(void* arg) {
+  (void)arg;
+  overflow(0);
+  return NULL;
+}
+
 // Ends the process by the program's own crash `mode`; returns only where the crash did not come.
 static void crash(const char* mode) {
   long page = sysconf(_SC_PAGESIZE);
@@ -89,6 +108,11 @@ static void crash(const char* mode) {
     a.sa_flags = SA_NODEFER;
     sigaction(SIGSEGV, &a, &chained_previous);
     crash("segv");
+  } else if (strcmp(mode, "overflow") == 0) {
+    overflow(0);
+  } else if (strcmp(mode, "overflow_thread") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, overflow_thread, NULL) == 0) pthread_join(t, NULL);
   }
 }
 
@@ -137,7 +161,8 @@ int main(int argc, char** argv) {
     }
     wait_forever(NULL);
   } else if (strcmp(mode, "segv") == 0 || strcmp(mode, "bus") == 0 || strcmp(mode, "fpe") == 0 ||
-             strcmp(mode, "ill") == 0 || strcmp(mode, "abort") == 0 || strcmp(mode, "chain") == 0) {
+             strcmp(mode, "ill") == 0 || strcmp(mode, "abort") == 0 || strcmp(mode, "chain") == 0 ||
+             strncmp(mode, "overflow", 8) == 0) {
     crash(mode);
   } else {
     int sig = strcmp(mode, "int") == 0    ? SIGINT

@@ -1,3 +1,5 @@
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
@@ -53,6 +55,22 @@ TEST_CASE("values override defaults", "[config]") {
   CHECK(std::string(c.dump).empty());
 }
 
+TEST_CASE("the snapshot signal: off, or USR1 or USR2 in either case, with or without SIG", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({}, &c, &e));
+  CHECK(c.snapshot_signal == 0);
+  for (const char* kv : {"SENTINEL_SNAPSHOT_SIGNAL=USR1", "SENTINEL_SNAPSHOT_SIGNAL=SIGUSR1",
+                         "SENTINEL_SNAPSHOT_SIGNAL=usr1", "SENTINEL_SNAPSHOT_SIGNAL=sigusr1"}) {
+    REQUIRE(parse({kv}, &c, &e));
+    CHECK(c.snapshot_signal == SIGUSR1);
+  }
+  REQUIRE(parse({"SENTINEL_SNAPSHOT_SIGNAL=USR2"}, &c, &e));
+  CHECK(c.snapshot_signal == SIGUSR2);
+  REQUIRE(parse({"SENTINEL_SNAPSHOT_SIGNAL=off"}, &c, &e));
+  CHECK(c.snapshot_signal == 0);
+}
+
 TEST_CASE("malformed values name the variable and the value", "[config]") {
   struct Case {
     const char* kv;
@@ -65,6 +83,10 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
       {"SENTINEL_MODE=bogus", "SENTINEL_MODE", "bogus"},
       {"SENTINEL_LOG=loud", "SENTINEL_LOG", "loud"},
       {"SENTINEL_DUMP_CHILDREN=maybe", "SENTINEL_DUMP_CHILDREN", "maybe"},
+      {"SENTINEL_SNAPSHOT_SIGNAL=HUP", "SENTINEL_SNAPSHOT_SIGNAL", "HUP"},
+      {"SENTINEL_SNAPSHOT_SIGNAL=SIG", "SENTINEL_SNAPSHOT_SIGNAL", "SIG"},
+      {"SENTINEL_SNAPSHOT_SIGNAL=10", "SENTINEL_SNAPSHOT_SIGNAL", "10"},
+      {"SENTINEL_SNAPSHOT_SIGNAL=OFF", "SENTINEL_SNAPSHOT_SIGNAL", "OFF"},
       {"SENTINEL_MAX_OBJECTS=1e6", "SENTINEL_MAX_OBJECTS", "1e6"},
       {"SENTINEL_RETAIN_BYTES=lots", "SENTINEL_RETAIN_BYTES", "lots"},
       {"SENTINEL_STEP=65537", "SENTINEL_STEP", "65537"},

@@ -1,0 +1,93 @@
+/* SENTINEL_SNAPSHOT_SIGNAL=USR2 (in the preloaded run's COMPARE_ENV): the signal, left at its default action,
+ * writes a snapshot of the dump while the program runs on, on Sentinel's snapshot thread. Modes:
+ *   snapshots  steps of tracked allocations; after step 10 and step 20 the program sends itself SIGUSR2 and
+ *              waits for the snapshot's file (SENTINEL_DUMP's path with ".snap1", then ".snap2"). A forked
+ *              child that sends itself SIGUSR2 ends by it, as without the library (no snapshot thread there).
+ *              The dump at exit is written as always (compare.sh: 3 dumps, the snapshots marked as ones).
+ *   handler    the program installs a SIGUSR2 handler of its own first: that one runs, and no snapshot is
+ *              written (2 dumps: none; only the dump at exit).
+ * Only under the library does the program signal itself in the parent (the plain run would end by the
+ * signal); both runs print the same lines. */
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static void step(int i) {
+  void* a = malloc(8 * T_TRACKED);
+  void* b = malloc(2 * T_TRACKED);
+  t_fill(a, 8 * T_TRACKED, (uint64_t)i);
+  t_fill(b, 2 * T_TRACKED, (uint64_t)i);
+  free(a);
+  free(b);
+}
+
+// SENTINEL_DUMP's template with %e and %p expanded (the only ones compare.sh uses), then `suffix`.
+static int snapshot_path(char* out, size_t cap, const char* suffix) {
+  const char* tmpl = getenv("SENTINEL_DUMP");
+  if (!tmpl) return 0;
+  size_t n = 0;
+  for (const char* p = tmpl; *p && n + 32 < cap; p++) {
+    if (p[0] == '%' && p[1] == 'e') {
+      n += (size_t)snprintf(out + n, cap - n, "snapshot_signal");
+      p++;
+    } else if (p[0] == '%' && p[1] == 'p') {
+      n += (size_t)snprintf(out + n, cap - n, "%d", (int)getpid());
+      p++;
+    } else {
+      out[n++] = *p;
+    }
+  }
+  out[n] = '\0';
+  return snprintf(out + n, cap - n, "%s", suffix) < (int)(cap - n);
+}
+
+// Sends SIGUSR2 to this process and waits up to 20 s for the snapshot `suffix`; says whether it came.
+static int snapshot_by_signal(const char* suffix) {
+  char path[1200];
+  if (!snapshot_path(path, sizeof path, suffix)) return 0;
+  kill(getpid(), SIGUSR2);
+  for (int i = 0; i < 2000; i++) {
+    if (access(path, R_OK) == 0) return 1;
+    struct timespec ten_ms = {0, 10000000};
+    nanosleep(&ten_ms, NULL);
+  }
+  return 0;
+}
+
+static volatile sig_atomic_t handled;
+static void on_usr2(int sig) {
+  (void)sig;
+  handled = 1;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "snapshots";
+  const int loaded = dlsym(RTLD_DEFAULT, "sentinel_dump") != NULL;
+  if (strcmp(mode, "handler") == 0) {
+    signal(SIGUSR2, on_usr2);
+    for (int i = 0; i < 5; i++) step(i);
+    raise(SIGUSR2);
+    printf("the program's handler ran: %d\n", (int)handled);
+    return 0;
+  }
+  for (int i = 0; i < 30; i++) {
+    step(i);
+    if (loaded && i == 10 && !snapshot_by_signal(".snap1")) printf("no snapshot after step 10\n");
+    if (loaded && i == 20 && !snapshot_by_signal(".snap2")) printf("no snapshot after step 20\n");
+  }
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    raise(SIGUSR2);
+    _exit(3);  // not reached: the default action ends the child
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  printf("child: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
+         WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  return 0;
+}
