@@ -80,13 +80,11 @@ bool is_default(const struct sigaction& a) {
 
 void on_exit_signal(int signum, siginfo_t* si, void* uc) {
   int saved_errno = errno;
-  // A snapshot request is handed over; where nothing takes it the process ends as it would have.
+  // A snapshot request is handed over, and the process goes on.
   if (signum == g_snapshot_signum) {
-    if (g_on_snapshot(signum)) {
-      errno = saved_errno;
-      return;
-    }
-    end_by(signum);
+    g_on_snapshot(signum);
+    errno = saved_errno;
+    return;
   }
   const uint64_t now = monotonic_ns();
   const bool fault = is_fault(signum, si);

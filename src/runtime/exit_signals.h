@@ -19,8 +19,7 @@
 // The snapshot signal (SENTINEL_SNAPSHOT_SIGNAL: SIGUSR1 or SIGUSR2), left at its default action, is
 // stood in for the same way, but its handler only hands a request to a thread of Sentinel's, which
 // writes a snapshot of the dump while the process runs on (sentinel_dump() is not async-signal-safe: it
-// reads the loader's module list). Where nothing takes the request (a forked child) the process ends by
-// the signal as it would have. Async-signal-safe.
+// reads the loader's module list). Async-signal-safe.
 #pragma once
 #include <signal.h>
 
@@ -30,8 +29,8 @@ using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 using EndFn = void (*)(int signum);  // writes the dump, marked as ended by signum
 // A crash signal is about to end the process: `si` and `uc` are the handler's.
 using CrashFn = void (*)(int signum, const siginfo_t* si, const void* uc);
-// The snapshot signal came: true when the request was taken (the process goes on).
-using SnapshotFn = bool (*)(int signum);
+// The snapshot signal came; the process goes on.
+using SnapshotFn = void (*)(int signum);
 
 struct Handlers {
   EndFn on_end;

@@ -395,13 +395,12 @@ void fork_child_handler() {
   after_fork_child();
 }
 
-// The snapshot signal's handler (exit_signals.h), async-signal-safe: taken in the process that writes the
-// dump, where the snapshot thread serves it (at once, or when it starts); a forked child, which has no such
-// thread, ends by the signal as it would have.
-bool request_snapshot(int) {
-  if (getpid() != g_state.owner_pid) return false;
-  g_snapshot_thread.request();
-  return true;
+// The snapshot signal's handler (exit_signals.h), async-signal-safe: in the process that writes the dump
+// the snapshot thread serves it (at once, or when it starts). A forked child (a DataLoader worker) has no
+// such thread and writes nothing, but takes the signal too: the user gave it to Sentinel for the job, and
+// `pkill -USR1 -f train.py` must not end the workers of the run it asks a snapshot of.
+void request_snapshot(int) {
+  if (getpid() == g_state.owner_pid) g_snapshot_thread.request();
 }
 
 void warn_if_no_snapshot_signal() {

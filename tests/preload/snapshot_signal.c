@@ -2,8 +2,9 @@
  * writes a snapshot of the dump while the program runs on, on Sentinel's snapshot thread. Modes:
  *   snapshots  steps of tracked allocations; after step 10 and step 20 the program sends itself SIGUSR2 and
  *              waits for the snapshot's file (SENTINEL_DUMP's path with ".snap1", then ".snap2"). A forked
- *              child that sends itself SIGUSR2 ends by it, as without the library (no snapshot thread there).
- *              The dump at exit is written as always (compare.sh: 3 dumps, the snapshots marked as ones).
+ *              child (a DataLoader worker) that gets SIGUSR2 takes it, writes nothing and runs on to its
+ *              own exit (`pkill -USR1 -f train.py` must not end a run's workers). The dump at exit is
+ *              written as always (compare.sh: 3 dumps, the snapshots marked as ones).
  *   handler    the program installs a SIGUSR2 handler of its own first: that one runs, and no snapshot is
  *              written (2 dumps: none; only the dump at exit).
  * Only under the library does the program signal itself in the parent (the plain run would end by the
@@ -82,8 +83,8 @@ int main(int argc, char** argv) {
   fflush(stdout);
   pid_t child = fork();
   if (child == 0) {
-    raise(SIGUSR2);
-    _exit(3);  // not reached: the default action ends the child
+    if (loaded) raise(SIGUSR2);
+    _exit(3);
   }
   int status = 0;
   waitpid(child, &status, 0);
