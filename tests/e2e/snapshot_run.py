@@ -11,7 +11,9 @@ ctypes when the library is there, as a user would to look at a long run's profil
 say it is one, hold the steps found so far and the main phase's plan, and the dump at exit must not be a
 snapshot and hold more steps. The same again with no call in the script: under
 SENTINEL_SNAPSHOT_SIGNAL=USR1 the test sends the run SIGUSR1 once it has printed 16 steps, and a thread of
-Sentinel's writes the snapshot while the run goes on (its steps then lie between the 13th and the 30th).
+Sentinel's writes the snapshot while the run goes on (its steps then lie between the 13th and the 30th);
+and once more with two DataLoader workers and the signal sent to the run's whole process group, as
+`pkill -USR1 -f train.py` does: the workers take it and run on.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 
 import argparse
@@ -38,14 +40,20 @@ def summary(view, path):
     return json.loads(r.stdout)
 
 
-def run(python, env, signal_after=None):
-    """Trains; with signal_after sends SIGUSR1 once that many steps were printed. Returns (status, stdout, stderr)."""
-    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run(python, env, signal_after=None, to_group=False):
+    """Trains; with signal_after sends SIGUSR1 once that many steps were printed, to the process or (to_group) to
+    its whole process group, DataLoader workers included, as `pkill -USR1 -f train.py` would. Returns (status,
+    stdout, stderr)."""
+    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=to_group)
     out = []
     for line in p.stdout:
         out.append(line)
         if signal_after and sum(x.startswith("step ") for x in out) == signal_after:
-            p.send_signal(signal.SIGUSR1)
+            if to_group:
+                os.killpg(p.pid, signal.SIGUSR1)
+            else:
+                p.send_signal(signal.SIGUSR1)
     p.wait(timeout=600)
     return p.returncode, "".join(out), p.stderr.read()
 
@@ -87,21 +95,27 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="sentinel-snapshot.") as tmp:
         plain_env = dict(torch_builds.plain_env(), STEPS="30")
-        status, plain_out, err = run(python, dict(plain_env, SNAPSHOT_AT=str(SNAPSHOT_AFTER)))
-        if status != 0:
-            failures.append(f"plain: status {status}: {err[-1500:]}")
-        # sentinel_dump(NULL) from the script; SIGUSR1 from outside
-        for name, extra, signal_after, snap_steps in (
-                ("sentinel_dump", {"SNAPSHOT_AT": str(SNAPSHOT_AFTER)}, None, (SNAPSHOT_AFTER - 3, SNAPSHOT_AFTER)),
-                ("SIGUSR1", {"SENTINEL_SNAPSHOT_SIGNAL": "USR1"}, SNAPSHOT_AFTER, (SNAPSHOT_AFTER - 3, 30))):
+        plain_out = {}
+        for workers in ("0", "2"):
+            status, plain_out[workers], err = run(python, dict(plain_env, SNAPSHOT_AT=str(SNAPSHOT_AFTER),
+                                                               WORKERS=workers))
+            if status != 0:
+                failures.append(f"plain, {workers} workers: status {status}: {err[-1500:]}")
+        # sentinel_dump(NULL) from the script; SIGUSR1 from outside, to the process, and to its process group
+        # with DataLoader workers (they take it and run on)
+        for name, extra, signal_after, to_group, snap_steps in (
+                ("sentinel_dump", {"SNAPSHOT_AT": str(SNAPSHOT_AFTER)}, None, False, (SNAPSHOT_AFTER - 3, SNAPSHOT_AFTER)),
+                ("SIGUSR1", {"SENTINEL_SNAPSHOT_SIGNAL": "USR1"}, SNAPSHOT_AFTER, False, (SNAPSHOT_AFTER - 3, 30)),
+                ("SIGUSR1-group", {"SENTINEL_SNAPSHOT_SIGNAL": "USR1", "WORKERS": "2"}, SNAPSHOT_AFTER, True,
+                 (SNAPSHOT_AFTER - 3, 30))):
             where = os.path.join(tmp, name)
             os.mkdir(where)
             env = dict(plain_env, LD_PRELOAD=args.preload, SENTINEL_DUMP=os.path.join(where, "sentinel-%e.%p.prof"),
                        **extra)
-            status, out, err = run(python, env, signal_after)
+            status, out, err = run(python, env, signal_after, to_group)
             if status != 0:
                 failures.append(f"{name}: status {status} under the library: {err[-1500:]}")
-            if out != plain_out:
+            if out != plain_out[extra.get("WORKERS", "0")]:
                 failures.append(f"{name}: the output differs under the library (losses, or the snapshot failed):\n"
                                 + out[-800:])
             check_dumps(args.view, where, name, snap_steps, failures)
