@@ -838,8 +838,13 @@ int get_stats(sentinel_stats* out) {
 }
 
 namespace {
-// sentinel_dump()'s work, and the snapshot signal's: `written` is the level of the line naming the file.
-int snapshot_now(const char* path, LogLevel written) {
+// Who asked for a snapshot: the program (sentinel_dump()), or the snapshot signal from outside, which
+// `pkill -USR1 -f train.py` also sends to a launcher or helper that trains nothing.
+enum class SnapshotBy { program, signal };
+
+// sentinel_dump()'s work, and the snapshot signal's. The line naming the file is at info for the
+// program's call, at warn (the default level) for the signal: its sender reads it there.
+int snapshot_now(const char* path, SnapshotBy by) {
   static std::atomic<uint32_t> snapshots{0};
   auto fail = [](int error) {
     errno = error;
@@ -858,7 +863,13 @@ int snapshot_now(const char* path, LogLevel written) {
   // migrator goes on: its counts are read as they are.
   if (g_stepping && !g_state.sequencer.try_lock_within(2'000'000'000)) return fail(EBUSY);
   if (g_stepping) g_state.sequencer.drain();
+  // The signal's snapshot only where a training run has begun (or SENTINEL_INCLUDE names the process).
+  if (by == SnapshotBy::signal && !g_state.config.include[0] && g_state.stepper.steps().size() == 0) {
+    if (g_stepping) g_state.sequencer.unlock();
+    return fail(ENODATA);
+  }
   settle_counts_for_dump();  // up to now; the exit's dump settles them again
+  const LogLevel written = by == SnapshotBy::signal ? LogLevel::warn : LogLevel::info;
   const int error = write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1, written);
   if (g_stepping) g_state.sequencer.unlock();
   if (error) return fail(error);
@@ -866,25 +877,25 @@ int snapshot_now(const char* path, LogLevel written) {
   return 0;
 }
 
-// On Sentinel's snapshot thread, for the snapshot signal (snapshot_thread.h). The user asked by sending
-// it, so the file's name is said at the default level.
+// On Sentinel's snapshot thread, for the snapshot signal (snapshot_thread.h).
 void write_signal_snapshot() {
-  if (snapshot_now(nullptr, LogLevel::warn) == 0) return;
+  if (snapshot_now(nullptr, SnapshotBy::signal) == 0) return;
   const int error = errno;
   LineBuf b;
   b.str(signal_name(exit_sig::snapshot_signal())).str(": no snapshot written (");
-  b.str(error == ENOTSUP  ? "the process's dump is written already, or this process writes none"
-        : error == EBUSY  ? "the event sequencer stayed busy for 2 s"
-        : error == EEXIST ? "the snapshot's file exists already"
-        : error == ENOENT ? "SENTINEL_DUMP is none"
-                          : strerror(error));
+  b.str(error == ENOTSUP   ? "the process's dump is written already, or this process writes none"
+        : error == EBUSY   ? "the event sequencer stayed busy for 2 s"
+        : error == EEXIST  ? "the snapshot's file exists already"
+        : error == ENOENT  ? "SENTINEL_DUMP is none"
+        : error == ENODATA ? "no training step found in this process yet"
+                           : strerror(error));
   b.chr(')');
   log_line(LogLevel::warn, b);
 }
 }  // namespace
 
 int dump_now(const char* path) {
-  return snapshot_now(path, LogLevel::info);
+  return snapshot_now(path, SnapshotBy::program);
 }
 
 const char* current_mode() {

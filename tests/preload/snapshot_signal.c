@@ -6,7 +6,9 @@
  *              own exit (`pkill -USR1 -f train.py` must not end a run's workers). The dump at exit is
  *              written as always (compare.sh: 3 dumps, the snapshots marked as ones).
  *   handler    the program installs a SIGUSR2 handler of its own first: that one runs, and no snapshot is
- *              written (2 dumps: none; only the dump at exit).
+ *              written (only the dump at exit).
+ *   early      the signal comes before any training step was found (as to a launcher that trains nothing):
+ *              no snapshot, the process runs on (only the dump at exit).
  * Only under the library does the program signal itself in the parent (the plain run would end by the
  * signal); both runs print the same lines. */
 #include <dlfcn.h>
@@ -17,13 +19,15 @@
 
 #include "common.h"
 
+// A training step's shape: six tensors of different sizes, freed in another order (a snapshot on the
+// signal needs the step found first).
 static void step(int i) {
-  void* a = malloc(8 * T_TRACKED);
-  void* b = malloc(2 * T_TRACKED);
-  t_fill(a, 8 * T_TRACKED, (uint64_t)i);
-  t_fill(b, 2 * T_TRACKED, (uint64_t)i);
-  free(a);
-  free(b);
+  void* t[6];
+  for (int k = 0; k < 6; k++) {
+    t[k] = malloc((size_t)(k + 1) * T_TRACKED);
+    t_fill(t[k], (size_t)(k + 1) * T_TRACKED, (uint64_t)(i + k));
+  }
+  for (int k = 5; k >= 0; k--) free(t[(k * 5) % 6]);
 }
 
 // SENTINEL_DUMP's template with %e and %p expanded (the only ones compare.sh uses), then `suffix`.
@@ -46,12 +50,12 @@ static int snapshot_path(char* out, size_t cap, const char* suffix) {
   return snprintf(out + n, cap - n, "%s", suffix) < (int)(cap - n);
 }
 
-// Sends SIGUSR2 to this process and waits up to 20 s for the snapshot `suffix`; says whether it came.
-static int snapshot_by_signal(const char* suffix) {
+// Sends SIGUSR2 to this process and waits up to tries x 10 ms for the snapshot `suffix`; says whether it came.
+static int snapshot_by_signal(const char* suffix, int tries) {
   char path[1200];
   if (!snapshot_path(path, sizeof path, suffix)) return 0;
   kill(getpid(), SIGUSR2);
-  for (int i = 0; i < 2000; i++) {
+  for (int i = 0; i < tries; i++) {
     if (access(path, R_OK) == 0) return 1;
     struct timespec ten_ms = {0, 10000000};
     nanosleep(&ten_ms, NULL);
@@ -75,10 +79,19 @@ int main(int argc, char** argv) {
     printf("the program's handler ran: %d\n", (int)handled);
     return 0;
   }
+  if (strcmp(mode, "early") == 0) {
+    void* one = malloc(3 * T_TRACKED);  // tracked, so that Sentinel's threads start; no step yet
+    t_fill(one, 3 * T_TRACKED, 1);
+    if (loaded && snapshot_by_signal(".snap1", 100)) printf("a snapshot before any step\n");
+    for (int i = 0; i < 30; i++) step(i);
+    free(one);
+    printf("ran on\n");
+    return 0;
+  }
   for (int i = 0; i < 30; i++) {
     step(i);
-    if (loaded && i == 10 && !snapshot_by_signal(".snap1")) printf("no snapshot after step 10\n");
-    if (loaded && i == 20 && !snapshot_by_signal(".snap2")) printf("no snapshot after step 20\n");
+    if (loaded && i == 10 && !snapshot_by_signal(".snap1", 2000)) printf("no snapshot after step 10\n");
+    if (loaded && i == 20 && !snapshot_by_signal(".snap2", 2000)) printf("no snapshot after step 20\n");
   }
   fflush(stdout);
   pid_t child = fork();
