@@ -67,6 +67,15 @@ TEST_CASE("the snapshot signal: off, or USR1 or USR2 in either case, with or wit
   }
   REQUIRE(parse({"SENTINEL_SNAPSHOT_SIGNAL=USR2"}, &c, &e));
   CHECK(c.snapshot_signal == SIGUSR2);
+  // The dump's CONFIG string names it as the table's words do.
+  size_t n = 0;
+  const VarSpec* t = config_table(&n);
+  for (size_t i = 0; i < n; ++i) {
+    char buf[256];
+    format_config_entry(c, i, buf, sizeof(buf));
+    if (std::string(t[i].name) == "SENTINEL_SNAPSHOT_SIGNAL")
+      CHECK(std::string(buf) == "SENTINEL_SNAPSHOT_SIGNAL=USR2");
+  }
   REQUIRE(parse({"SENTINEL_SNAPSHOT_SIGNAL=off"}, &c, &e));
   CHECK(c.snapshot_signal == 0);
 }
