@@ -160,10 +160,10 @@ def main():
             budget = plan["fast_budget_bytes"]
             mismatches = settled_mismatches = checked = over_budget = 0
             fast_by_slot = {}
-            mismatched = {}  # name: (count, steps seen, wanted fast)
+            mismatched = {}  # name: (count, steps seen, wanted fast, sampled pages on node 0 / present)
             first = args.steps - args.tail
             for line in open(obs):
-                step, interval, name, size, node = line.split()
+                step, interval, name, size, node, split = line.split()
                 step, interval, size, node = int(step), int(interval), int(size), int(node)
                 if step < first or node < 0:
                     continue
@@ -182,8 +182,8 @@ def main():
                 settled = all((alive >> b) & 1 and bool((e["fast_mask"] >> b) & 1) == want_fast for b in back)
                 if on_fast != want_fast:
                     mismatches += 1
-                    n_seen, steps_seen, _ = mismatched.get(name, (0, set(), want_fast))
-                    mismatched[name] = (n_seen + 1, steps_seen | {step}, want_fast)
+                    n_seen, steps_seen, _, splits = mismatched.get(name, (0, set(), want_fast, set()))
+                    mismatched[name] = (n_seen + 1, steps_seen | {step}, want_fast, splits | {split})
                     if settled:
                         settled_mismatches += 1
                 if on_fast:
@@ -264,9 +264,17 @@ def main():
                                             f"{plan['moved_bytes_per_step']} B per step")
             print(f"{'':12s} {settled_mismatches} of the mismatches where the plan's node had been the same for three intervals")
             if mismatched:  # which objects, so that a failure says where to look
+                # Whether a mismatched object is split between the nodes (a move done in part), and what the
+                # migrator counted: failed pages, records it corrected, frees that raced a move, promotions
+                # the budget held back.
                 print(f"{'':12s} mismatched objects: " + ", ".join(
-                    f"{name} {n}x in steps {min(st)}-{max(st)} (plan: {'fast' if wf else 'slow'})"
-                    for name, (n, st, wf) in sorted(mismatched.items())))
+                    f"{name} {n}x in steps {min(st)}-{max(st)} (plan: {'fast' if wf else 'slow'}; sampled pages "
+                    f"on node 0: {' '.join(sorted(sp))})"
+                    for name, (n, st, wf, sp) in sorted(mismatched.items())))
+                stats = s.get("stats") or {}
+                print(f"{'':12s} migrator: {s.get('failed_pages')} failed pages, {(s.get('tiering') or {}).get('raced_frees')} "
+                      f"raced frees, {stats.get('tier_relabeled')} records corrected by the audit, "
+                      f"{stats.get('tier_promotions_deferred')} promotions deferred for the budget")
             if policy != "hot" and (settled_mismatches > (0 if static else checked // 33) or (static and mismatches)):
                 failures.append(f"{tag} {mismatches} of {checked} observations not on the planned node, "
                                 f"{settled_mismatches} of them settled")

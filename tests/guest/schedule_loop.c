@@ -13,7 +13,9 @@
  * before the next allocation) the program asks the kernel where each live object's pages are
  * (move_pages with no target, 8 pages sampled) and writes one line per object:
  *
- *   STEP INTERVAL NAME SIZE NODE        (NODE: the node most sampled pages are on; -1: none present)
+ *   STEP INTERVAL NAME SIZE NODE ON0/PRESENT   (NODE: the node most sampled pages are on; -1: none
+ *                                               present; ON0/PRESENT: of the sampled pages present, how
+ *                                               many are on node 0, so that a split object shows)
  *
  * and prints a checksum of all data at the end, which must not depend on the library or the policy.
  * Options: --steps N (default 24), --reps R (passes over the buffers per interval, default 2),
@@ -127,17 +129,17 @@ static void observe(int step, int interval, struct buf** live, int n) {
     int st[8];
     int m = pages < 8 ? (int)pages : 8;
     for (int i = 0; i < m; ++i) pv[i] = (void*)(first + (m > 1 ? (size_t)i * (pages - 1) / (size_t)(m - 1) : 0) * PAGE);
-    int node = -1;
+    int node = -1, present = 0;
+    int count[8] = {0};
     if (m > 0 && move_pages(0, (unsigned long)m, pv, NULL, st, 0) == 0) {
-      int count[8] = {0};
       for (int i = 0; i < m; ++i)
-        if (st[i] >= 0 && st[i] < 8) count[st[i]]++;
+        if (st[i] >= 0 && st[i] < 8) count[st[i]]++, present++;
       int best = 0;
       for (int i = 1; i < 8; ++i)
         if (count[i] > count[best]) best = i;
       node = count[best] ? best : -1;
     }
-    fprintf(g_out, "%d %d %s %zu %d\n", step, interval, b->name, b->n, node);
+    fprintf(g_out, "%d %d %s %zu %d %d/%d\n", step, interval, b->name, b->n, node, count[0], present);
   }
 }
 
