@@ -278,7 +278,7 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
       free_relabeled_[slot] = true;
       relabeled_free_.fetch_add(arena_->relabel_free(&Migrator::resident_tier_of, this), std::memory_order_relaxed);
     }
-    audit(*plan);
+    audit(*plan, interval);  // before this boundary's passes: they are the next
   }
   // Demotions first: they make the room the promotions need.
   for (uint8_t to : {kTierSlow, kTierFast}) {
@@ -294,10 +294,11 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
   // A schedule switched meanwhile starts its own catching up.
   if (plans_[slot].load(std::memory_order_acquire) == plan) caught_up_[slot].store(true, std::memory_order_release);
   if (superseded(generation)) return;
+  const uint32_t next = (interval + 1) % plan->intervals;  // after this boundary's passes: the next boundary's
   if (verify_.load(std::memory_order_acquire))
-    audit(*plan, &verify_stats_[slot][interval], interval);
+    audit(*plan, next, &verify_stats_[slot][interval], interval);
   else if (sample.steady && interval == step % plan->intervals)
-    audit(*plan);  // one boundary a step, in turn: a record gone wrong lasts one round of the intervals at most
+    audit(*plan, next);  // one boundary a step, in turn: a record gone wrong lasts one round of the intervals at most
 }
 
 namespace {
@@ -417,7 +418,7 @@ void Migrator::settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to) {
   move(addr, bytes, label, &failed);
 }
 
-uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size) {
+uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size, bool* split) {
   constexpr uint64_t kSample = 64;
   uintptr_t first = addr & ~(kPage - 1);
   uint64_t pages = (((addr + size + kPage - 1) & ~(kPage - 1)) - first) / kPage;
@@ -431,6 +432,8 @@ uint8_t Migrator::resident_tier(uintptr_t addr, uint64_t size) {
     if (status_[i] == node_[kTierFast]) ++on_fast;
   }
   if (!present) return EntryState::kNone;
+  const uint64_t minority = on_fast * 2 > present ? present - on_fast : on_fast;
+  if (split) *split = present >= 2 && minority * 4 >= present;
   return on_fast * 2 > present ? kTierFast : kTierSlow;
 }
 
@@ -451,21 +454,31 @@ bool Migrator::adopt_resident(EntryState& es, uint64_t word, uintptr_t addr, uin
 // also counted for `interval`: misplaced when neither on the node the interval wants nor where Sentinel's
 // record had it. One the record has there too was kept back knowingly (a promotion the budget deferred,
 // pages that would not move: budget_deferred, failed_pages), not lost track of.
-void Migrator::audit(const ExecPlan& plan, VerifyStats* count, uint32_t interval) {
+void Migrator::audit(const ExecPlan& plan, uint32_t next, VerifyStats* count, uint32_t interval) {
   for (uint32_t e = 0; e < plan.count; ++e) {
     EntryState& es = plan.states[e];
     const uint64_t word = es.state.load(std::memory_order_acquire);
     uintptr_t addr = es.address.load(std::memory_order_acquire);
     uint64_t size = es.size.load(std::memory_order_relaxed);
     if (!addr || !size) continue;
-    const uint8_t resident = resident_tier(addr, size);
+    bool split = false;
+    const uint8_t resident = resident_tier(addr, size, &split);
     if (resident == EntryState::kNone) continue;
+    const sentinel_plan_entry& pe = plan.entries[e];
+    // Part of it on each node: a move done in part (one huge page of two migrated before the call
+    // failed), which a later schedule wanting the old tier would never undo. By its majority (or a tie
+    // read as slow) it could pass for placed: as seen from an interval, it is on the tier not wanted.
+    auto seen_from = [&](uint32_t i) {
+      const bool want_fast = (pe.fast_mask >> i) & 1;
+      return split ? (want_fast ? kTierSlow : kTierFast) : resident;
+    };
     if (count) {
-      const bool want_fast = (plan.entries[e].fast_mask >> interval) & 1;
       ++count->verified;
-      if ((resident == kTierFast) != want_fast && resident != EntryState::tier_of(word)) ++count->misplaced;
+      const uint8_t seen = seen_from(interval);
+      const bool want_fast = (pe.fast_mask >> interval) & 1;
+      if ((seen == kTierFast) != want_fast && seen != EntryState::tier_of(word)) ++count->misplaced;
     }
-    adopt_resident(es, word, addr, size, resident);
+    adopt_resident(es, word, addr, size, seen_from(next));
   }
 }
 

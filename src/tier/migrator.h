@@ -191,8 +191,9 @@ class Migrator {
   // is free, and a successor born meanwhile (placed by the old record) gets its pages back.
   void settle_raced_slot(uintptr_t addr, uint64_t bytes, uint8_t to);
   // Where most of an object's present pages are, from up to 64 of them (first, last and evenly between):
-  // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed.
-  uint8_t resident_tier(uintptr_t addr, uint64_t size);
+  // kTierFast, kTierSlow, or EntryState::kNone when none is present or the query failed. *split (where
+  // given): at least a quarter of them on each node, as after a move done in part.
+  uint8_t resident_tier(uintptr_t addr, uint64_t size, bool* split = nullptr);
   // Records `resident` as the entry's tier when it differs from the one in `word`, the entry's state read
   // before its pages were asked about (an object born or dead since is left alone), so that the next pass
   // moves the object where the plan wants it. False when nothing changed.
@@ -200,9 +201,11 @@ class Migrator {
   // Every live object's record made true: before a plan's first step's passes (the objects it takes over
   // were placed before it, some by the kernel's fallback), and after the passes of one boundary of each
   // steady step, in turn (whatever put an object's pages elsewhere than its record, the next pass then
-  // moves it where the plan wants it; tier_relabeled counts them). With `count`: the verify after a
-  // placement check, which also counts the objects for `interval` (VerifyStats).
-  void audit(const ExecPlan& plan, VerifyStats* count = nullptr, uint32_t interval = 0);
+  // moves it where the plan wants it; tier_relabeled counts them). An object split between the nodes is
+  // recorded on the tier the next pass's interval (`next`) does not want, so that the pass moves all of
+  // it. With `count`: the verify after a placement check, which also counts the objects for `interval`
+  // (VerifyStats).
+  void audit(const ExecPlan& plan, uint32_t next, VerifyStats* count = nullptr, uint32_t interval = 0);
   static uint8_t resident_tier_of(void* self, uintptr_t addr, size_t len) {
     return static_cast<Migrator*>(self)->resident_tier(addr, len);
   }
