@@ -138,11 +138,10 @@ std::vector<std::string> site_frames(const fmt::Profile& p, Symbolizer& sym, uin
 
 // A crash's stack: its first frame is the faulting instruction itself, the others are return addresses.
 std::vector<std::string> crash_frames(const fmt::Profile& p, Symbolizer& sym, const sentinel_crash& c) {
-  std::vector<std::string> out;
-  const fmt::Site* s = c.site == UINT32_MAX ? nullptr : p.find_site(c.site);
-  if (!s) return out;
-  for (size_t k = 0; k < s->frames.size(); ++k)
-    out.push_back(k == 0 && s->frames[k] == c.pc ? sym.instruction(c.pc) : sym.frame(s->frames[k]));
+  if (c.site == UINT32_MAX) return {};
+  std::vector<std::string> out = site_frames(p, sym, c.site);
+  const fmt::Site* s = p.find_site(c.site);
+  if (!out.empty() && s->frames.front() == c.pc) out.front() = sym.instruction(c.pc);
   return out;
 }
 

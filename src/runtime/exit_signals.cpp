@@ -123,9 +123,6 @@ bool stand_in(int i) {
 bool is_exit_signal(int signum) {
   return slot_of(signum) >= 0;
 }
-int snapshot_signal() {
-  return g_snapshot_signum;
-}
 bool stands_in(int signum) {
   const int i = slot_of(signum);
   return i >= 0 && g_standing_in[i].load(std::memory_order_acquire);

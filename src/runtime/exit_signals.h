@@ -46,8 +46,6 @@ void install(SigactionFn real, const Handlers& handlers, bool segv, int snapshot
 // SIGINT, SIGTERM, SIGHUP, SIGQUIT, the crash signals and the snapshot signal this module stands in for:
 // the interposed sigaction() hands these to app_sigaction().
 bool is_exit_signal(int signum);
-// The snapshot signal install() took; 0 for none.
-int snapshot_signal();
 // Whether Sentinel's handler stands in for signum now (its action is the default in the program's view).
 bool stands_in(int signum);
 // SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGSEGV.

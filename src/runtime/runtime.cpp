@@ -87,9 +87,6 @@ bool g_state_key_ok = false;
 // calls that no hook sees, so the profiler must never protect it.
 uintptr_t g_libc_lo = 0, g_libc_hi = 0;
 bool g_stepping = false;  // the step detector runs (every mode but off)
-// Threads get an alternate signal stack of Sentinel's: a SIGSEGV handler of Sentinel's is installed (the
-// profiler's, or the crash handler's in track mode), and a stack overflow can run it only on such a stack.
-std::atomic<bool> g_thread_stacks{false};
 
 bool on_fault(void* address) {
   return g_state.profiler.handle_fault(address);
@@ -428,7 +425,6 @@ void init(char** envp) {
     // In track mode the crash handler stands in for SIGSEGV: the stack the profiler would have given
     // this thread (its callers get theirs from pthread_create), so that a stack overflow keeps the dump.
     if (crash_handler_segv) sig::give_thread_stack();
-    g_thread_stacks.store(true, std::memory_order_release);
   }
   g_init_state.store(2);
 }
@@ -806,8 +802,10 @@ void thread_ending() {
   sig::release_thread_stack();
 }
 
+// Every mode but off installs a SIGSEGV handler of Sentinel's (the profiler's, or the crash handler's in
+// track mode), which a stack overflow can run only on an alternate stack.
 bool wants_thread_start() {
-  return g_thread_stacks.load(std::memory_order_acquire);
+  return g_init_state.load(std::memory_order_acquire) == 2 && g_state.mode != Mode::off;
 }
 
 void mark_step() {
@@ -882,7 +880,7 @@ void write_signal_snapshot() {
   if (snapshot_now(nullptr, SnapshotBy::signal) == 0) return;
   const int error = errno;
   LineBuf b;
-  b.str(signal_name(exit_sig::snapshot_signal())).str(": no snapshot written (");
+  b.str(signal_name(g_state.config.snapshot_signal)).str(": no snapshot written (");
   b.str(error == ENOTSUP   ? "the process's dump is written already, or this process writes none"
         : error == EBUSY   ? "the event sequencer stayed busy for 2 s"
         : error == EEXIST  ? "the snapshot's file exists already"
