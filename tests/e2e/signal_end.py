@@ -54,26 +54,31 @@ def default_interrupts():
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-def run_until(cmd, env, sig, min_steps, timeout=600):
-    """Starts cmd; once it printed min_steps steps sends sig (None: waits for it to end). Returns
-    (status, step lines)."""
+def run_until(cmd, env, sig, min_steps, timeout=600, to_group=False):
+    """Starts cmd; once it printed min_steps steps sends sig (None: waits for it to end), to the process or
+    (to_group) to its whole process group, DataLoader workers included, as `pkill -f` would. Returns
+    (status, the steps' losses, stderr, stdout). snapshot_run.py runs its cases through it too."""
     # SIGINT and SIGQUIT at their default action in the child, as under a terminal: a shell starts a
     # background job with them ignored, and Python then never installs its KeyboardInterrupt handler.
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=default_interrupts)
-    lines, deadline = [], time.monotonic() + timeout
+                         preexec_fn=default_interrupts, start_new_session=to_group)
+    lines, out, deadline = [], [], time.monotonic() + timeout
     for line in p.stdout:
+        out.append(line)
         if line.startswith("step "):
             lines.append(line.split()[2])
         if sig is not None and len(lines) >= min_steps:
-            p.send_signal(sig)
+            if to_group:
+                os.killpg(p.pid, sig)
+            else:
+                p.send_signal(sig)
             sig = None
         if time.monotonic() > deadline:
             p.kill()
             raise Failure(f"{cmd[0]} ran past {timeout} s")
     p.wait()
     err = p.stderr.read()
-    return p.returncode, lines, err
+    return p.returncode, lines, err, "".join(out)
 
 
 def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
@@ -85,7 +90,7 @@ def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
                 # long enough for the run under the library to pass its profiled steps on a loaded host
                 cmd = ["timeout", "-s", "TERM", str(args.timeout_seconds)] + cmd
             send = None if use_timeout or crash else sig
-            status, lines, err = run_until(cmd, env_for(preload, tmp, crash), send, MIN_STEPS)
+            status, lines, err, _ = run_until(cmd, env_for(preload, tmp, crash), send, MIN_STEPS)
             results[bool(preload)] = (status, lines, err)
         (s_plain, l_plain, _), (s_lib, l_lib, err_lib) = results[False], results[True]
         print(f"signal_end: {name}: status plain {s_plain}, under the library {s_lib}; steps {len(l_plain)} and "

@@ -28,6 +28,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 import torch_builds  # noqa: E402
+from signal_end import run_until  # noqa: E402  (tests/e2e)
 
 TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_loop.py")
 SNAPSHOT_AFTER = 16  # steps made when the snapshot is taken
@@ -42,20 +43,10 @@ def summary(view, path):
 
 def run(python, env, signal_after=None, to_group=False):
     """Trains; with signal_after sends SIGUSR1 once that many steps were printed, to the process or (to_group) to
-    its whole process group, DataLoader workers included, as `pkill -USR1 -f train.py` would. Returns (status,
-    stdout, stderr)."""
-    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=to_group)
-    out = []
-    for line in p.stdout:
-        out.append(line)
-        if signal_after and sum(x.startswith("step ") for x in out) == signal_after:
-            if to_group:
-                os.killpg(p.pid, signal.SIGUSR1)
-            else:
-                p.send_signal(signal.SIGUSR1)
-    p.wait(timeout=600)
-    return p.returncode, "".join(out), p.stderr.read()
+    its whole process group (signal_end.run_until). Returns (status, stdout, stderr)."""
+    status, _, err, out = run_until([python, TRAIN], env, signal.SIGUSR1 if signal_after else None, signal_after or 0,
+                                    to_group=to_group)
+    return status, out, err
 
 
 def check_dumps(view, where, name, snap_steps, failures):
