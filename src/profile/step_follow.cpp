@@ -131,25 +131,40 @@ FeedResult StepLock::noise(uint64_t token) {
 // from racing threads or a prefetch does not come at one exact spacing. The lock is voided (its steps
 // were parts) and the search finds the whole step; the failure remembered keeps it from relocking on
 // the part.
+// Each token's beats are followed on their own, and every time a token came off its beat in this lock
+// (at another spacing, within two steps, or a whole number of steps after the last time) it needs one
+// repeat more: an allocation that a step makes or not (TensorFlow's thread-local packing blocks on CPUs
+// without AVX-512, in 4 steps of 10) comes at 2P + 1 three times in a row by chance, after a lock that
+// held 37 steps with it off the beat (`keras_mlp_avx2_nolock.txt`); voided, the lock's period was
+// remembered as a failure with its 37 steps of evidence, and never locked again.
 bool StepLock::noise_in_rhythm(uint64_t token) {
   const uint64_t seq = h_->cur_seq();
   const uint32_t P = cur_->period;
-  NoiseRhythm& r = rhythm_;
-  if (token != r.token || seq <= r.last_seq) {
-    // Another token: follow it once the one followed has missed its beat.
-    if (r.token == 0 || seq > r.last_seq + (r.spacing ? 2 * r.spacing : 4 * uint64_t{P})) r = {token, seq, 0, 0};
+  NoiseRhythm* r = nullptr;
+  for (NoiseRhythm& t : rhythm_) {
+    if (t.token == token) {
+      r = &t;
+      break;
+    }
+    if (!r || t.last_seq < r->last_seq) r = &t;  // else the one heard from longest ago makes room
+  }
+  if (r->token != token) {
+    *r = NoiseRhythm{token, seq, 0, 0, 0};
     return false;
   }
-  const uint64_t spacing = seq - r.last_seq;
-  r.last_seq = seq;
+  if (seq <= r->last_seq) return false;
+  const uint64_t spacing = seq - r->last_seq;
+  r->last_seq = seq;
   if (spacing < 2 * uint64_t{P} || spacing % P == 0 || spacing > kMaxPeriod) {
-    r.spacing = 0;
-    r.repeats = 0;
+    r->off_beats++;
+    r->spacing = 0;
+    r->repeats = 0;
     return false;
   }
-  r.repeats = spacing == r.spacing ? r.repeats + 1 : 1;
-  r.spacing = spacing;
-  return r.repeats >= kRhythmRepeats;
+  if (r->spacing && spacing != r->spacing) r->off_beats++;
+  r->repeats = spacing == r->spacing ? r->repeats + 1 : 1;
+  r->spacing = spacing;
+  return r->repeats >= kRhythmRepeats + r->off_beats;
 }
 
 FeedResult StepLock::lose(bool tentative) {

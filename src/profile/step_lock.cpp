@@ -299,7 +299,7 @@ void StepLock::begin(const Alignment& a, const PeriodSearch::Candidate& cand, ui
   steady_run_ = 0;
   steady_step_ = false;
   consecutive_noise_ = 0;
-  rhythm_ = NoiseRhythm{};
+  for (NoiseRhythm& r : rhythm_) r = NoiseRhythm{};
   cur_steps_ = starts.total;
   const uint32_t have = follower_->start(a.pos, P, e0);
   cur_->step_start = follower_->current().start_seq;

@@ -156,13 +156,15 @@ class StepLock {
   uint64_t first_noise_seq_ = 0;
   uint64_t last_noise_token_ = 0;
   uint32_t noise_burst_ = 0;
-  // One foreign token that recurs at one spacing of two steps or more: the lock is on a part of the
-  // step (see noise_in_rhythm()).
+  // Foreign tokens that may recur at one spacing of two steps or more: the lock is on a part of the step
+  // (see noise_in_rhythm()). The kRhythmTokens heard from last, each followed on its own.
   struct NoiseRhythm {
     uint64_t token = 0, last_seq = 0, spacing = 0;
-    uint32_t repeats = 0;  // spacings equal to `spacing` in a row
+    uint32_t repeats = 0;    // spacings equal to `spacing` in a row
+    uint32_t off_beats = 0;  // times the token came off its beat in this lock: each asks one repeat more
   };
-  NoiseRhythm rhythm_;
+  static constexpr uint32_t kRhythmTokens = 8;
+  NoiseRhythm rhythm_[kRhythmTokens];
   static constexpr uint32_t kRhythmRepeats = 2;
   // retro_ordinal: the lock's verified region and the aligned part before it, and the seq of an ordinal 0
   uint64_t retro_from_seq_ = 0, retro_to_seq_ = 0, retro_base_seq_ = 0;

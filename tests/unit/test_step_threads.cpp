@@ -149,6 +149,9 @@ const ThreadFixture kThreadFixtureCases[] = {
                                                      // starts up to 7 away and steps() at 59 of the 64 until
                                                      // the bag walk went past copies missing their batch
                                                      // (now: every start exact, 64; docs/step-detection.md)
+    {"keras_mlp_avx2_nolock.txt", 19, 1, {}, 11},    // AVX2 kernels, optional packing blocks (step-bags-vary):
+                                                     // an optional block at 2P + 1 three times voided the lock
+                                                     // as a part of the step; no step was found after it
     {"torch_threads.txt", 24, 0, {}},                // two towers on 2 inter-op threads: same-sized tensors race
     {"torch_pin.txt", 11, 1, {}},                    // DataLoader workers and a pinning thread
     {"torch_pin_alternating.txt", 11, 1, {}},        // a live run: the two first tensors alternate their order
@@ -161,6 +164,7 @@ const char* kThreadFixtures[] = {"keras_mlp.txt",
                                  "keras_batch.txt",
                                  "keras_batch_contended.txt",
                                  "keras_mlp_contended.txt",
+                                 "keras_mlp_avx2_nolock.txt",
                                  "torch_threads.txt",
                                  "torch_pin.txt",
                                  "torch_pin_alternating.txt",
