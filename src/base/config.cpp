@@ -32,6 +32,11 @@ const VarSpec kTable[] = {
     {"SENTINEL_SNAPSHOT_SIGNAL", VarType::snapshot_signal, "off",
      "USR1 or USR2: that signal, left at its default action by the program, writes a snapshot of the dump while "
      "the process runs on (as sentinel_dump(NULL) does); off: none"},
+    {"SENTINEL_SNAPSHOT_EVERY", VarType::duration, "off",
+     "a period (90s, 10m, 2h; seconds without a unit): a snapshot of the dump replaces the dump's path with "
+     "\".latest\" appended that often once a training step is found, so that a run ended by SIGKILL or the "
+     "OOM killer leaves its profile up to then; removed when the dump at exit is written; off: none",
+     &Config::snapshot_every_s, 1, kMaxDurationSeconds},
     {"SENTINEL_EXCLUDE", VarType::names, kDefaultExclude,
      "executables (comma-separated, * and ? wildcards) that run in pass-through: no tracking, no dump; "
      "default: compilers, assemblers, linkers and build tools"},
@@ -268,6 +273,15 @@ bool apply(Config* c, size_t i, const char* value, char* reason, size_t cap) {
                     "Sentinel uses for nothing else)");
       return true;
     }
+    case VarType::duration:
+      if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0) {
+        c->*v.field = 0;
+        return true;
+      }
+      if (!parse_duration(value, &n) || n < v.min || n > v.max)
+        return fail(reason, cap, "expected off, or a period from 1s to 168h (90s, 10m, 2h; seconds without a unit)");
+      c->*v.field = n;
+      return true;
     case VarType::unwind:
       if ((k = pick(value, {"libunwind", "backtrace", "none"}, "method", reason, cap)) < 0) return false;
       c->unwind = static_cast<UnwindMethod>(k);
@@ -460,6 +474,17 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       break;
     case VarType::snapshot_signal:
       b.str(c.snapshot_signal == SIGUSR1 ? "USR1" : c.snapshot_signal == SIGUSR2 ? "USR2" : "off");
+      break;
+    case VarType::duration:
+      if (const uint64_t sec = c.*kTable[i].field)
+        b.u64(sec % 3600 == 0 ? sec / 3600
+              : sec % 60 == 0 ? sec / 60
+                              : sec)
+            .chr(sec % 3600 == 0 ? 'h'
+                 : sec % 60 == 0 ? 'm'
+                                 : 's');
+      else
+        b.str("off");
       break;
     case VarType::unwind:
       b.str(c.unwind == UnwindMethod::libunwind   ? "libunwind"

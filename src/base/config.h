@@ -33,9 +33,10 @@ struct Config {
   uint64_t retain_bytes = 0;
   uint64_t max_objects = 0;
   bool dump_children = false;
-  int32_t snapshot_signal = 0;  // SENTINEL_SNAPSHOT_SIGNAL: SIGUSR1, SIGUSR2, or 0 (none)
-  char exclude[384] = {};       // executables that run in pass-through (base/parse.h's name list)
-  char include[384] = {};       // when not empty, only these are tracked, and they always write their dump
+  int32_t snapshot_signal = 0;    // SENTINEL_SNAPSHOT_SIGNAL: SIGUSR1, SIGUSR2, or 0 (none)
+  uint64_t snapshot_every_s = 0;  // SENTINEL_SNAPSHOT_EVERY: seconds between periodic snapshots (0: none)
+  char exclude[384] = {};         // executables that run in pass-through (base/parse.h's name list)
+  char include[384] = {};         // when not empty, only these are tracked, and they always write their dump
   UnwindMethod unwind = UnwindMethod::libunwind;
   uint64_t profile_steps = 0;
   uint64_t profile_granularity = 0;
@@ -75,6 +76,7 @@ enum class VarType : uint8_t {
   log_level,
   boolean,
   snapshot_signal,
+  duration,
   unwind,
   step,
   papi,

@@ -16,6 +16,27 @@ bool parse_count(const char* text, uint64_t* out) {
   return true;
 }
 
+bool parse_duration(const char* text, uint64_t* seconds) {
+  char digits[24] = {};
+  size_t n = 0;
+  while (text[n] >= '0' && text[n] <= '9') {
+    if (n + 1 >= sizeof(digits)) return false;
+    digits[n] = text[n];
+    ++n;
+  }
+  uint64_t v = 0, unit = 1;
+  if (!n || !parse_count(digits, &v)) return false;
+  const char* rest = text + n;
+  if (*rest) {
+    if (rest[1]) return false;
+    unit = *rest == 's' ? 1 : *rest == 'm' ? 60 : *rest == 'h' ? 3600 : 0;
+    if (!unit) return false;
+  }
+  if (v > kMaxDurationSeconds / unit) return false;
+  *seconds = v * unit;
+  return true;
+}
+
 bool parse_size(const char* text, uint64_t* out) {
   const char* p = text;
   uint64_t v = 0;

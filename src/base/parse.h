@@ -14,6 +14,11 @@ bool parse_count(const char* text, uint64_t* out);
 // overflow.
 bool parse_size(const char* text, uint64_t* out);
 
+// A duration in whole seconds: digits, then an optional unit s, m or h (lower case): "90", "90s",
+// "10m", "2h". False for anything else, on overflow, or above kMaxDurationSeconds.
+inline constexpr uint64_t kMaxDurationSeconds = uint64_t{7} * 24 * 3600;  // a week: beyond any period asked
+bool parse_duration(const char* text, uint64_t* seconds);
+
 // A share of 100%: "20%", "12.5%", at most four decimals (a part per million), above 0 and at most
 // 100%. In parts per million.
 bool parse_share(const char* text, uint32_t* ppm);

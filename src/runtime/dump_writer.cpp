@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>  // rename
 #include <cstring>
 
 #include "base/clock.h"
@@ -541,6 +542,49 @@ int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t nu
   b.str("snapshot written to ").str(path);
   log_line(written, b);
   return 0;
+}
+
+namespace {
+constexpr const char kLatestSuffix[] = ".latest";
+constexpr const char kLatestTmpSuffix[] = ".latest.tmp";
+
+// The dump's path with `suffix` appended; false where SENTINEL_DUMP is none (ENOENT) or too long.
+bool latest_path(const RuntimeState& s, int pid, const char* suffix, char* out, size_t cap, int* error) {
+  if (!*s.config.dump) return *error = ENOENT, false;
+  if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, out, cap - 16))
+    return *error = ENAMETOOLONG, false;
+  strncat(out, suffix, cap - strlen(out) - 1);
+  return true;
+}
+}  // namespace
+
+int write_latest_snapshot(const RuntimeState& s, int pid) {
+  char path[1100], tmp[1100];
+  int error = 0;
+  if (!latest_path(s, pid, kLatestSuffix, path, sizeof(path), &error) ||
+      !latest_path(s, pid, kLatestTmpSuffix, tmp, sizeof(tmp), &error))
+    return error;
+  unlink(tmp);  // one a write of this process left when it failed
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return errno;
+  const bool ok = write_dump_to_fd(s, pid, fd, DumpKind::snapshot);
+  error = ok ? 0 : (errno ? errno : EIO);
+  if (close(fd) != 0 && !error) error = errno;
+  if (!error && rename(tmp, path) != 0) error = errno;
+  if (error) {
+    unlink(tmp);
+    return error;
+  }
+  LineBuf b;
+  b.str("snapshot written to ").str(path);
+  log_line(LogLevel::info, b);
+  return 0;
+}
+
+void remove_latest_snapshot(const RuntimeState& s, int pid) {
+  char path[1100];
+  int error = 0;
+  if (latest_path(s, pid, kLatestSuffix, path, sizeof(path), &error)) unlink(path);
 }
 
 bool write_dump(const RuntimeState& s, int pid) {

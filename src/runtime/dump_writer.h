@@ -18,6 +18,13 @@ bool write_dump(const RuntimeState& s, int pid);
 // or the errno value of what failed. `written`: the level of the line that names the file.
 int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number, LogLevel written);
 
+// The periodic snapshot (SENTINEL_SNAPSHOT_EVERY): the SENTINEL_DUMP path with ".latest" appended,
+// written beside it as ".latest.tmp" and renamed over it, so that the file is always a whole snapshot.
+// Returns 0, or the errno value of what failed (the older snapshot then stays).
+int write_latest_snapshot(const RuntimeState& s, int pid);
+// Removes the periodic snapshot (the dump at exit supersedes it). Not an error where there is none.
+void remove_latest_snapshot(const RuntimeState& s, int pid);
+
 // Writes to an already open descriptor (tests). Returns true on success.
 bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind = DumpKind::at_end);
 

@@ -131,20 +131,27 @@ ThreadState* this_thread_state() {
 }
 
 void write_signal_snapshot();
+void write_periodic_snapshot();
 
-// The snapshot signal's thread: with the drain thread, when the process first has events to sequence.
+// The snapshot signal's and the periodic snapshots' thread: with the drain thread, when the process
+// first has events to sequence.
 void start_snapshot_thread() {
-  if (g_snapshot_thread.start(write_signal_snapshot)) return;
+  const Config& c = g_state.config;
+  if (g_snapshot_thread.start(write_signal_snapshot, write_periodic_snapshot, c.snapshot_every_s * 1'000'000'000))
+    return;
   LineBuf b;
   b.str("cannot start Sentinel's snapshot thread (").str(strerror(errno)).str("); ");
-  b.str(signal_name(g_state.config.snapshot_signal)).str(" writes no snapshot");
+  if (c.snapshot_signal) b.str(signal_name(c.snapshot_signal)).str(" writes no snapshot");
+  if (c.snapshot_signal && c.snapshot_every_s) b.str(", and ");
+  if (c.snapshot_every_s) b.str("no periodic snapshot is written (SENTINEL_SNAPSHOT_EVERY)");
   log_line(LogLevel::warn, b);
 }
 
 // Sentinel's thread starts when the process that loaded the library has events to sequence.
 void maybe_start_drain_thread() {
   if (getpid() != g_state.owner_pid) return;  // a vfork child shares our memory: never a thread there
-  if (g_state.config.snapshot_signal && !g_snapshot_thread.started()) start_snapshot_thread();
+  if ((g_state.config.snapshot_signal || g_state.config.snapshot_every_s) && !g_snapshot_thread.started())
+    start_snapshot_thread();
   if (!g_drain_thread.start(&g_state.sequencer) && !g_drain_thread_tried.exchange(true)) {
     LineBuf b;
     b.str("cannot start Sentinel's thread (")
@@ -778,8 +785,12 @@ void at_exit() {
     LineBuf b;
     b.str(why).str("; no dump written");
     log_line(LogLevel::info, b);
-  } else if (write_dump(g_state, pid) && g_state.started_by_sentinel_process) {
-    mark_dump_for_parent();
+    remove_latest_snapshot(g_state, pid);
+  } else if (write_dump(g_state, pid)) {
+    // The periodic snapshot was for an end that writes no dump (SIGKILL, the OOM killer); one that
+    // fails to write keeps it.
+    remove_latest_snapshot(g_state, pid);
+    if (g_state.started_by_sentinel_process) mark_dump_for_parent();
   }
   errno = saved_errno;
 }
@@ -836,9 +847,10 @@ int get_stats(sentinel_stats* out) {
 }
 
 namespace {
-// Who asked for a snapshot: the program (sentinel_dump()), or the snapshot signal from outside, which
-// `pkill -USR1 -f train.py` also sends to a launcher or helper that trains nothing.
-enum class SnapshotBy { program, signal };
+// Who asked for a snapshot: the program (sentinel_dump()), the snapshot signal from outside, which
+// `pkill -USR1 -f train.py` also sends to a launcher or helper that trains nothing, or the period
+// (SENTINEL_SNAPSHOT_EVERY), which every process under the library has.
+enum class SnapshotBy { program, signal, period };
 
 // sentinel_dump()'s work, and the snapshot signal's. The line naming the file is at info for the
 // program's call, at warn (the default level) for the signal: its sender reads it there.
@@ -861,14 +873,17 @@ int snapshot_now(const char* path, SnapshotBy by) {
   // migrator goes on: its counts are read as they are.
   if (g_stepping && !g_state.sequencer.try_lock_within(2'000'000'000)) return fail(EBUSY);
   if (g_stepping) g_state.sequencer.drain();
-  // The signal's snapshot only where a training run has begun (or SENTINEL_INCLUDE names the process).
-  if (by == SnapshotBy::signal && !g_state.config.include[0] && g_state.stepper.steps().size() == 0) {
+  // The signal's and the period's snapshots only where a training run has begun (or SENTINEL_INCLUDE
+  // names the process).
+  if (by != SnapshotBy::program && !g_state.config.include[0] && g_state.stepper.steps().size() == 0) {
     if (g_stepping) g_state.sequencer.unlock();
     return fail(ENODATA);
   }
   settle_counts_for_dump();  // up to now; the exit's dump settles them again
   const LogLevel written = by == SnapshotBy::signal ? LogLevel::warn : LogLevel::info;
-  const int error = write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1, written);
+  const int error = by == SnapshotBy::period
+                        ? write_latest_snapshot(g_state, getpid())
+                        : write_snapshot(g_state, getpid(), path, snapshots.fetch_add(1) + 1, written);
   if (g_stepping) g_state.sequencer.unlock();
   if (error) return fail(error);
   errno = saved_errno;
@@ -888,6 +903,27 @@ void write_signal_snapshot() {
         : error == ENODATA ? "no training step found in this process yet"
                            : strerror(error));
   b.chr(')');
+  log_line(LogLevel::warn, b);
+}
+
+// On Sentinel's snapshot thread, every SENTINEL_SNAPSHOT_EVERY. Silent before the first training step
+// (a compiler or launcher under the library never has one); a failure is said once.
+void write_periodic_snapshot() {
+  static std::atomic<bool> warned{false};
+  if (snapshot_now(nullptr, SnapshotBy::period) == 0) {
+    // The exit's dump may have been written (and the snapshot removed) while this one was renamed in.
+    if (g_dumped.load()) remove_latest_snapshot(g_state, getpid());
+    return;
+  }
+  const int error = errno;
+  if (error == ENODATA || (error == ENOTSUP && g_dumped.load()) || warned.exchange(true)) return;
+  LineBuf b;
+  b.str("SENTINEL_SNAPSHOT_EVERY: no periodic snapshot written (");
+  b.str(error == ENOTSUP  ? "this process writes no dump"
+        : error == EBUSY  ? "the event sequencer stayed busy for 2 s"
+        : error == ENOENT ? "SENTINEL_DUMP is none"
+                          : strerror(error));
+  b.str("); said once, tried again every period");
   log_line(LogLevel::warn, b);
 }
 }  // namespace

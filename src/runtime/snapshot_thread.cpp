@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "base/clock.h"
 #include "base/thread.h"
 
 namespace sentinel::rt {
@@ -11,10 +12,12 @@ namespace {
 constexpr uint64_t kLookNs = 1'000'000'000;
 }  // namespace
 
-bool SnapshotThread::start(WriteFn write) {
+bool SnapshotThread::start(WriteFn write, WriteFn periodic, uint64_t period_ns) {
   bool expected = false;
   if (!started_.compare_exchange_strong(expected, true)) return true;
   write_ = write;
+  periodic_ = period_ns ? periodic : nullptr;
+  period_ns_ = period_ns;
   const int rc = start_quiet_thread(&thread_, &SnapshotThread::main, this, 256 * 1024, "sentinel-snap");
   if (rc != 0) {
     errno = rc;
@@ -36,15 +39,24 @@ void* SnapshotThread::main(void* self) {
 
 void SnapshotThread::loop() {
   uint32_t served = 0;
+  uint64_t due = periodic_ ? monotonic_ns() + period_ns_ : UINT64_MAX;
   for (;;) {
     uint32_t now = requests_.load(std::memory_order_acquire);
     if (stop_.load(std::memory_order_acquire)) return;
-    if (now == served) {
-      futex_wait(&requests_, now, kLookNs);
+    if (now != served) {
+      served = now;  // the requests up to here are all served by this one
+      write_();
       continue;
     }
-    served = now;  // the requests up to here are all served by this one
-    write_();
+    const uint64_t t = monotonic_ns();
+    if (t >= due) {
+      periodic_();
+      // The next one a whole period after this one ended: a write slower than the period does not
+      // make them back to back.
+      due = monotonic_ns() + period_ns_;
+      continue;
+    }
+    futex_wait(&requests_, now, due - t < kLookNs ? due - t : kLookNs);
   }
 }
 

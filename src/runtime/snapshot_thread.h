@@ -4,7 +4,8 @@
 // `sentinel-snap`, which writes it. Requests that come while one is written are served by one more
 // snapshot, not one each. The thread starts with the drain thread, when the process first has events to
 // sequence (never in the constructor: a process that tracks nothing stays single-threaded); a request
-// that comes before it is served when it starts.
+// that comes before it is served when it starts. The same thread writes the periodic snapshots
+// (SENTINEL_SNAPSHOT_EVERY), which need no signal: it wakes when one is due.
 #pragma once
 #include <pthread.h>
 
@@ -17,7 +18,8 @@ class SnapshotThread {
  public:
   using WriteFn = void (*)();
   // Starts the thread once (later calls do nothing); false when pthread_create failed (errno set).
-  bool start(WriteFn write);
+  // `periodic` (may be null) runs every `period_ns` from the start, after any request then pending.
+  bool start(WriteFn write, WriteFn periodic, uint64_t period_ns);
   bool started() const { return started_.load(std::memory_order_acquire); }
   // Async-signal-safe: one atomic add and a futex wake.
   void request();
@@ -31,6 +33,8 @@ class SnapshotThread {
   static void* main(void* self);
   void loop();
   WriteFn write_ = nullptr;
+  WriteFn periodic_ = nullptr;
+  uint64_t period_ns_ = 0;
   pthread_t thread_{};
   std::atomic<bool> started_{false};
   std::atomic<bool> joinable_{false};

@@ -13,7 +13,10 @@ snapshot and hold more steps. The same again with no call in the script: under
 SENTINEL_SNAPSHOT_SIGNAL=USR1 the test sends the run SIGUSR1 once it has printed 16 steps, and a thread of
 Sentinel's writes the snapshot while the run goes on (its steps then lie between the 13th and the 30th);
 and once more with two DataLoader workers and the signal sent to the run's whole process group, as
-`pkill -USR1 -f train.py` does: the workers take it and run on.
+`pkill -USR1 -f train.py` does: the workers take it and run on. Last, SENTINEL_SNAPSHOT_EVERY=1 and a run
+killed by SIGKILL (as the OOM killer ends one) once it has made 16 steps and its periodic snapshot
+(".latest") exists: that snapshot is all that is left, readable, with its steps and plan, and the losses
+printed until then are the plain run's.
 Exit status: 0 pass, 1 fail, 77 skip (no torch)."""
 
 import argparse
@@ -24,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
@@ -47,6 +51,47 @@ def run(python, env, signal_after=None, to_group=False):
     status, _, err, out = run_until([python, TRAIN], env, signal.SIGUSR1 if signal_after else None, signal_after or 0,
                                     to_group=to_group)
     return status, out, err
+
+
+def killed_run(python, env, where, timeout=240):
+    """Trains until stopped; once 16 steps were printed and the periodic snapshot exists in `where`,
+    SIGKILL (also past `timeout` s, which the caller reports). Returns (status, losses, stderr)."""
+    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    losses, deadline = [], time.monotonic() + timeout
+    for line in p.stdout:
+        if line.startswith("step "):
+            losses.append(line.split()[2])
+        if (len(losses) >= SNAPSHOT_AFTER and glob.glob(os.path.join(where, "*.latest"))) or time.monotonic() > deadline:
+            p.kill()
+            break
+    p.wait()
+    return p.returncode, losses, p.stderr.read()
+
+
+def check_killed(python, preload, view, tmp, plain_losses, failures):
+    """SENTINEL_SNAPSHOT_EVERY=1, then SIGKILL: the periodic snapshot is the run's profile."""
+    where = os.path.join(tmp, "SIGKILL")
+    os.mkdir(where)
+    env = dict(torch_builds.plain_env(), STEPS="0", LD_PRELOAD=preload,
+               SENTINEL_DUMP=os.path.join(where, "sentinel-%e.%p.prof"), SENTINEL_SNAPSHOT_EVERY="1")
+    status, losses, err = killed_run(python, env, where)
+    files = sorted(os.listdir(where))
+    print(f"snapshot_run: SIGKILL: status {status} after {len(losses)} steps, files {files}")
+    if status != -signal.SIGKILL or not files:
+        failures.append(f"SIGKILL: status {status}, no periodic snapshot within 240 s\n{err[-1500:]}")
+        return
+    common = min(len(losses), len(plain_losses))
+    if losses[:common] != plain_losses[:common]:
+        failures.append(f"SIGKILL: the losses differ from the plain run's within the first {common} steps")
+    if len(files) != 1 or not files[0].endswith(".prof.latest"):
+        failures.append(f"SIGKILL: expected the periodic snapshot alone, found {files}")
+        return
+    snap = summary(view, os.path.join(where, files[0]))
+    print(f"snapshot_run: SIGKILL: snapshot {snap.get('snapshot')}, {snap.get('steps')} steps, plan "
+          f"{bool(snap.get('plan'))}")
+    if snap.get("snapshot") is not True or not snap.get("steps") or not snap.get("plan"):
+        failures.append(f"SIGKILL: the periodic snapshot: snapshot {snap.get('snapshot')}, {snap.get('steps')} "
+                        f"steps, plan {bool(snap.get('plan'))}")
 
 
 def check_dumps(view, where, name, snap_steps, failures):
@@ -110,6 +155,8 @@ def main():
                 failures.append(f"{name}: the output differs under the library (losses, or the snapshot failed):\n"
                                 + out[-800:])
             check_dumps(args.view, where, name, snap_steps, failures)
+        plain_losses = [ln.split()[2] for ln in plain_out["0"].splitlines() if ln.startswith("step ")]
+        check_killed(python, args.preload, args.view, tmp, plain_losses, failures)
     for f in failures:
         print(f"snapshot_run: FAIL: {f}")
     if not failures:

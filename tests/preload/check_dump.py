@@ -100,7 +100,7 @@ def main():
                     "naming FUNCTION (--crash-frame); 0: no CRASH record")
     ap.add_argument("--crash-frame", default="", help="a function the CRASH record's stack must name")
     ap.add_argument("--snapshot-by-name", action="store_true",
-                    help="the PROCESS record marks a snapshot exactly when the file name ends in .snapN")
+                    help="the PROCESS record marks a snapshot exactly when the file name ends in .snapN or .latest")
     ap.add_argument("--no-parent-mark", action="store_true",
                     help="the dump's parent process (its ppid) left no mark of its children's dumps behind")
     a = ap.parse_args()
@@ -126,7 +126,7 @@ def main():
         elif a.crash and not any(re.match(re.escape(a.crash_frame) + r"[ .+]", f) for f in crash["frames"]):
             problems.append("the CRASH record's stack does not name %s: %s" % (a.crash_frame, crash["frames"]))
     if a.snapshot_by_name:
-        want = re.search(r"\.snap[0-9]+$", a.dump) is not None
+        want = re.search(r"\.(snap[0-9]+|latest)$", a.dump) is not None
         got = bool((process.get("flags") or 0) & 0x4)  # SENTINEL_PROCESS_SNAPSHOT
         print("snapshot: %s (by its name: %s)" % (got, want))
         if got != want:

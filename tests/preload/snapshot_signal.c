@@ -9,6 +9,11 @@
  *              written (only the dump at exit).
  *   early      the signal comes before any training step was found (as to a launcher that trains nothing):
  *              no snapshot, the process runs on (only the dump at exit).
+ *   periodic   SENTINEL_SNAPSHOT_EVERY=1 instead: steps until the periodic snapshot (SENTINEL_DUMP's path with
+ *              ".latest") has come, a few steps more, then SIGKILL, as the OOM killer ends a run: the snapshot
+ *              is all that is left (compare.sh: 1 dump, ".latest", marked as a snapshot).
+ *   periodic_exit  the same, ending by returning from main: the dump at exit replaces the snapshot, which is
+ *              removed (1 dump).
  * Only under the library does the program signal itself in the parent (the plain run would end by the
  * signal); both runs print the same lines. */
 #include <dlfcn.h>
@@ -77,6 +82,22 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; i++) step(i);
     raise(SIGUSR2);
     printf("the program's handler ran: %d\n", (int)handled);
+    return 0;
+  }
+  if (strncmp(mode, "periodic", 8) == 0) {
+    char path[1200];
+    int i = 0, came = !loaded || !snapshot_path(path, sizeof path, ".latest");
+    for (; i < 5000 && !came; i++) {  // 5000 x 2 ms at most: the first period is 1 s from the thread's start
+      step(i);
+      came = access(path, R_OK) == 0;
+      struct timespec two_ms = {0, 2000000};
+      nanosleep(&two_ms, NULL);
+    }
+    if (!came) printf("no periodic snapshot after %d steps\n", i);
+    for (int k = 0; k < 10; k++) step(i + k);
+    printf("ran on\n");
+    fflush(stdout);
+    if (strcmp(mode, "periodic") == 0) raise(SIGKILL);
     return 0;
   }
   if (strcmp(mode, "early") == 0) {

@@ -80,6 +80,33 @@ TEST_CASE("the snapshot signal: off, or USR1 or USR2 in either case, with or wit
   CHECK(c.snapshot_signal == 0);
 }
 
+TEST_CASE("the snapshot period: off, or a duration from 1 s to a week", "[config]") {
+  Config c;
+  ConfigError e;
+  REQUIRE(parse({}, &c, &e));
+  CHECK(c.snapshot_every_s == 0);
+  struct Case {
+    const char* kv;
+    uint64_t seconds;
+    const char* recorded;  // as the dump's CONFIG string gives it
+  } cases[] = {{"SENTINEL_SNAPSHOT_EVERY=90", 90, "90s"},   {"SENTINEL_SNAPSHOT_EVERY=10m", 600, "10m"},
+               {"SENTINEL_SNAPSHOT_EVERY=120s", 120, "2m"}, {"SENTINEL_SNAPSHOT_EVERY=2h", 7200, "2h"},
+               {"SENTINEL_SNAPSHOT_EVERY=off", 0, "off"},   {"SENTINEL_SNAPSHOT_EVERY=0", 0, "off"}};
+  size_t n = 0;
+  const VarSpec* t = config_table(&n);
+  for (const Case& k : cases) {
+    CAPTURE(k.kv);
+    REQUIRE(parse({k.kv}, &c, &e));
+    CHECK(c.snapshot_every_s == k.seconds);
+    for (size_t i = 0; i < n; ++i) {
+      char buf[256];
+      format_config_entry(c, i, buf, sizeof(buf));
+      if (std::string(t[i].name) == "SENTINEL_SNAPSHOT_EVERY")
+        CHECK(std::string(buf) == std::string("SENTINEL_SNAPSHOT_EVERY=") + k.recorded);
+    }
+  }
+}
+
 TEST_CASE("malformed values name the variable and the value", "[config]") {
   struct Case {
     const char* kv;
@@ -96,6 +123,10 @@ TEST_CASE("malformed values name the variable and the value", "[config]") {
       {"SENTINEL_SNAPSHOT_SIGNAL=SIG", "SENTINEL_SNAPSHOT_SIGNAL", "SIG"},
       {"SENTINEL_SNAPSHOT_SIGNAL=10", "SENTINEL_SNAPSHOT_SIGNAL", "10"},
       {"SENTINEL_SNAPSHOT_SIGNAL=OFF", "SENTINEL_SNAPSHOT_SIGNAL", "OFF"},
+      {"SENTINEL_SNAPSHOT_EVERY=10ms", "SENTINEL_SNAPSHOT_EVERY", "10ms"},
+      {"SENTINEL_SNAPSHOT_EVERY=1d", "SENTINEL_SNAPSHOT_EVERY", "1d"},
+      {"SENTINEL_SNAPSHOT_EVERY=200h", "SENTINEL_SNAPSHOT_EVERY", "200h"},
+      {"SENTINEL_SNAPSHOT_EVERY=-5", "SENTINEL_SNAPSHOT_EVERY", "-5"},
       {"SENTINEL_MAX_OBJECTS=1e6", "SENTINEL_MAX_OBJECTS", "1e6"},
       {"SENTINEL_RETAIN_BYTES=lots", "SENTINEL_RETAIN_BYTES", "lots"},
       {"SENTINEL_STEP=65537", "SENTINEL_STEP", "65537"},

@@ -17,6 +17,36 @@ TEST_CASE("sizes parse with binary units", "[parse]") {
   }
 }
 
+TEST_CASE("durations: whole seconds, minutes or hours, up to a week", "[parse]") {
+  struct Case {
+    const char* text;
+    bool ok;
+    uint64_t seconds;
+  } cases[] = {{"90", true, 90},
+               {"90s", true, 90},
+               {"10m", true, 600},
+               {"2h", true, 7200},
+               {"0", true, 0},
+               {"168h", true, 604800},
+               {"169h", false, 0},
+               {"604801", false, 0},
+               {"", false, 0},
+               {"s", false, 0},
+               {"10M", false, 0},
+               {"1.5h", false, 0},
+               {"10 m", false, 0},
+               {"10ms", false, 0},
+               {"-1", false, 0},
+               {"1d", false, 0},
+               {"99999999999999999999999", false, 0}};
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    uint64_t v = 12345;
+    CHECK(parse_duration(c.text, &v) == c.ok);
+    CHECK(v == (c.ok ? c.seconds : 12345));
+  }
+}
+
 TEST_CASE("budgets: a size above 0, a share of the peak, or auto where allowed", "[parse]") {
   for (const auto& c : test::kBudgetCases) {
     CAPTURE(c.text);
