@@ -517,24 +517,47 @@ bool write_dump_to_fd(const RuntimeState& s, int pid, int fd, DumpKind kind) {
   return ok;
 }
 
+namespace {
+// The dump's path with `suffix` appended; false where SENTINEL_DUMP is none (ENOENT) or too long.
+bool suffixed_dump_path(const RuntimeState& s, int pid, const char* suffix, char* out, size_t cap, int* error) {
+  if (!*s.config.dump) return *error = ENOENT, false;
+  if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, out, cap - 16))
+    return *error = ENAMETOOLONG, false;
+  strncat(out, suffix, cap - strlen(out) - 1);
+  return true;
+}
+
+// A snapshot into a file created for it (never one that exists: *created false), removed again where
+// the write fails. 0, or the errno value of what failed.
+int write_snapshot_file(const RuntimeState& s, int pid, const char* path, bool* created) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  *created = fd >= 0;
+  if (fd < 0) return errno;
+  const bool ok = write_dump_to_fd(s, pid, fd, DumpKind::snapshot);
+  int error = ok ? 0 : (errno ? errno : EIO);
+  if (close(fd) != 0 && !error) error = errno;
+  if (error) unlink(path);
+  return error;
+}
+
+constexpr const char kLatestSuffix[] = ".latest";
+constexpr const char kLatestTmpSuffix[] = ".latest.tmp";
+}  // namespace
+
 int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t number, LogLevel written) {
   char own[1100];
   if (!path || !*path) {
-    if (!*s.config.dump) return ENOENT;
-    if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, own, sizeof(own) - 16)) return ENAMETOOLONG;
     LineBuf suffix;
     suffix.str(".snap").u64(number);
-    strncat(own, suffix.c_str(), sizeof(own) - strlen(own) - 1);
+    int error = 0;
+    if (!suffixed_dump_path(s, pid, suffix.c_str(), own, sizeof(own), &error)) return error;
     path = own;
   }
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return errno;
-  bool ok = write_dump_to_fd(s, pid, fd, DumpKind::snapshot);
-  int error = ok ? 0 : (errno ? errno : EIO);
-  if (close(fd) != 0 && !error) error = errno;
+  bool created = false;
+  const int error = write_snapshot_file(s, pid, path, &created);
+  if (error && !created) return error;  // the caller says why (sentinel_dump()'s errno, the signal's line)
   LineBuf b;
   if (error) {
-    unlink(path);
     b.str("writing the snapshot ").str(path).str(" failed: ").str(strerror(error)).str("; removed");
     log_line(LogLevel::error, b);
     return error;
@@ -544,34 +567,17 @@ int write_snapshot(const RuntimeState& s, int pid, const char* path, uint32_t nu
   return 0;
 }
 
-namespace {
-constexpr const char kLatestSuffix[] = ".latest";
-constexpr const char kLatestTmpSuffix[] = ".latest.tmp";
-
-// The dump's path with `suffix` appended; false where SENTINEL_DUMP is none (ENOENT) or too long.
-bool latest_path(const RuntimeState& s, int pid, const char* suffix, char* out, size_t cap, int* error) {
-  if (!*s.config.dump) return *error = ENOENT, false;
-  if (!expand_dump_path(s.config.dump, pid, s.exe_name, s.launch.rank, out, cap - 16))
-    return *error = ENAMETOOLONG, false;
-  strncat(out, suffix, cap - strlen(out) - 1);
-  return true;
-}
-}  // namespace
-
 int write_latest_snapshot(const RuntimeState& s, int pid) {
   char path[1100], tmp[1100];
   int error = 0;
-  if (!latest_path(s, pid, kLatestSuffix, path, sizeof(path), &error) ||
-      !latest_path(s, pid, kLatestTmpSuffix, tmp, sizeof(tmp), &error))
+  if (!suffixed_dump_path(s, pid, kLatestSuffix, path, sizeof(path), &error) ||
+      !suffixed_dump_path(s, pid, kLatestTmpSuffix, tmp, sizeof(tmp), &error))
     return error;
   unlink(tmp);  // one a write of this process left when it failed
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return errno;
-  const bool ok = write_dump_to_fd(s, pid, fd, DumpKind::snapshot);
-  error = ok ? 0 : (errno ? errno : EIO);
-  if (close(fd) != 0 && !error) error = errno;
-  if (!error && rename(tmp, path) != 0) error = errno;
-  if (error) {
+  bool created = false;
+  if ((error = write_snapshot_file(s, pid, tmp, &created))) return error;
+  if (rename(tmp, path) != 0) {
+    error = errno;
     unlink(tmp);
     return error;
   }
@@ -584,7 +590,7 @@ int write_latest_snapshot(const RuntimeState& s, int pid) {
 void remove_latest_snapshot(const RuntimeState& s, int pid) {
   char path[1100];
   int error = 0;
-  if (latest_path(s, pid, kLatestSuffix, path, sizeof(path), &error)) unlink(path);
+  if (suffixed_dump_path(s, pid, kLatestSuffix, path, sizeof(path), &error)) unlink(path);
 }
 
 bool write_dump(const RuntimeState& s, int pid) {
