@@ -344,7 +344,7 @@ void print_process_text(std::ostream& os, const fmt::Profile& p, const Options& 
       os << ", ended by " << signal_text(static_cast<int>(SENTINEL_PROCESS_SIGNAL(pr.flags)))
          << " (the dump was written as it ended the process)";
     if (pr.flags & SENTINEL_PROCESS_SNAPSHOT)
-      os << ", snapshot (sentinel_dump() while the process ran on: steps, profiles and plans so far)";
+      os << ", snapshot (written while the process ran on: steps, profiles and plans so far)";
     os << "\n";
     os << "executable   " << printable(pr.executable.empty() ? "(unknown)" : pr.executable) << "\n";
     std::string cmd;
