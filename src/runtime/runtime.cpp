@@ -891,17 +891,20 @@ int snapshot_now(const char* path, SnapshotBy by) {
 }
 
 // On Sentinel's snapshot thread, for the snapshot signal (snapshot_thread.h).
+// Why snapshot_now() wrote nothing, from its errno.
+const char* why_no_snapshot(int error) {
+  return error == ENOTSUP   ? "the process's dump is written already, or this process writes none"
+         : error == EBUSY   ? "the event sequencer stayed busy for 2 s"
+         : error == EEXIST  ? "the snapshot's file exists already"
+         : error == ENOENT  ? "SENTINEL_DUMP is none"
+         : error == ENODATA ? "no training step found in this process yet"
+                            : strerror(error);
+}
+
 void write_signal_snapshot() {
   if (snapshot_now(nullptr, SnapshotBy::signal) == 0) return;
-  const int error = errno;
   LineBuf b;
-  b.str(signal_name(g_state.config.snapshot_signal)).str(": no snapshot written (");
-  b.str(error == ENOTSUP   ? "the process's dump is written already, or this process writes none"
-        : error == EBUSY   ? "the event sequencer stayed busy for 2 s"
-        : error == EEXIST  ? "the snapshot's file exists already"
-        : error == ENOENT  ? "SENTINEL_DUMP is none"
-        : error == ENODATA ? "no training step found in this process yet"
-                           : strerror(error));
+  b.str(signal_name(g_state.config.snapshot_signal)).str(": no snapshot written (").str(why_no_snapshot(errno));
   b.chr(')');
   log_line(LogLevel::warn, b);
 }
@@ -918,11 +921,7 @@ void write_periodic_snapshot() {
   const int error = errno;
   if (error == ENODATA || (error == ENOTSUP && g_dumped.load()) || warned.exchange(true)) return;
   LineBuf b;
-  b.str("SENTINEL_SNAPSHOT_EVERY: no periodic snapshot written (");
-  b.str(error == ENOTSUP  ? "this process writes no dump"
-        : error == EBUSY  ? "the event sequencer stayed busy for 2 s"
-        : error == ENOENT ? "SENTINEL_DUMP is none"
-                          : strerror(error));
+  b.str("SENTINEL_SNAPSHOT_EVERY: no periodic snapshot written (").str(why_no_snapshot(error));
   b.str("); said once, tried again every period");
   log_line(LogLevel::warn, b);
 }
