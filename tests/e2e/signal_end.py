@@ -54,10 +54,11 @@ def default_interrupts():
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-def run_until(cmd, env, sig, min_steps, timeout=600, to_group=False):
-    """Starts cmd; once it printed min_steps steps sends sig (None: waits for it to end), to the process or
-    (to_group) to its whole process group, DataLoader workers included, as `pkill -f` would. Returns
-    (status, the steps' losses, stderr, stdout). snapshot_run.py runs its cases through it too."""
+def run_until(cmd, env, sig, min_steps, timeout=600, to_group=False, ready=None):
+    """Starts cmd; once it printed min_steps steps (and, where given, ready() says yes; it is asked after
+    each line from then on) sends sig (None: waits for it to end), to the process or (to_group) to its
+    whole process group, DataLoader workers included, as `pkill -f` would. Returns (status, the steps'
+    losses, stderr, stdout). snapshot_run.py runs its cases through it too."""
     # SIGINT and SIGQUIT at their default action in the child, as under a terminal: a shell starts a
     # background job with them ignored, and Python then never installs its KeyboardInterrupt handler.
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -67,7 +68,7 @@ def run_until(cmd, env, sig, min_steps, timeout=600, to_group=False):
         out.append(line)
         if line.startswith("step "):
             lines.append(line.split()[2])
-        if sig is not None and len(lines) >= min_steps:
+        if sig is not None and len(lines) >= min_steps and (ready is None or ready()):
             if to_group:
                 os.killpg(p.pid, sig)
             else:

@@ -32,7 +32,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 import torch_builds  # noqa: E402
-from signal_end import run_until  # noqa: E402  (tests/e2e)
+from signal_end import Failure, run_until  # noqa: E402  (tests/e2e)
 
 TRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlp_loop.py")
 SNAPSHOT_AFTER = 16  # steps made when the snapshot is taken
@@ -53,26 +53,16 @@ def run(python, env, signal_after=None, to_group=False):
     return status, out, err
 
 
-def killed_run(python, env, where, timeout=240):
-    """Trains until stopped; once a periodic snapshot in `where` was written after the 16th step was printed
-    (so it holds the lock, the profiled steps and the plan), SIGKILL (also past `timeout` s, which the
-    caller reports). Returns (status, losses, stderr)."""
-    p = subprocess.Popen([python, TRAIN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    losses, deadline, after = [], time.monotonic() + timeout, None
+def written_after_step(where):
+    """A ready() for run_until: true once a periodic snapshot in `where` was written after the first time
+    it was asked (the step the kill waits for), so that it holds the lock, the profiled steps and the plan."""
+    asked = []
 
-    def written_after(t):
-        return any(os.stat(f).st_mtime > t for f in glob.glob(os.path.join(where, "*.latest")))
-
-    for line in p.stdout:
-        if line.startswith("step "):
-            losses.append(line.split()[2])
-        if len(losses) == SNAPSHOT_AFTER and after is None:
-            after = time.time()
-        if (after is not None and written_after(after)) or time.monotonic() > deadline:
-            p.kill()
-            break
-    p.wait()
-    return p.returncode, losses, p.stderr.read()
+    def ready():
+        if not asked:
+            asked.append(time.time())
+        return any(os.stat(f).st_mtime > asked[0] for f in glob.glob(os.path.join(where, "*.latest")))
+    return ready
 
 
 def check_killed(python, preload, view, tmp, plain_losses, failures):
@@ -81,11 +71,16 @@ def check_killed(python, preload, view, tmp, plain_losses, failures):
     os.mkdir(where)
     env = dict(torch_builds.plain_env(), STEPS="0", LD_PRELOAD=preload,
                SENTINEL_DUMP=os.path.join(where, "sentinel-%e.%p.prof"), SENTINEL_SNAPSHOT_EVERY="1")
-    status, losses, err = killed_run(python, env, where)
+    try:
+        status, losses, err, _ = run_until([python, TRAIN], env, signal.SIGKILL, SNAPSHOT_AFTER, timeout=240,
+                                           ready=written_after_step(where))
+    except Failure as e:
+        failures.append(f"SIGKILL: no periodic snapshot after the 16th step: {e}")
+        return
     files = sorted(os.listdir(where))
     print(f"snapshot_run: SIGKILL: status {status} after {len(losses)} steps, files {files}")
     if status != -signal.SIGKILL or not files:
-        failures.append(f"SIGKILL: status {status}, no periodic snapshot within 240 s\n{err[-1500:]}")
+        failures.append(f"SIGKILL: status {status}, not killed after a periodic snapshot\n{err[-1500:]}")
         return
     common = min(len(losses), len(plain_losses))
     if losses[:common] != plain_losses[:common]:
