@@ -476,15 +476,12 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       b.str(c.snapshot_signal == SIGUSR1 ? "USR1" : c.snapshot_signal == SIGUSR2 ? "USR2" : "off");
       break;
     case VarType::duration:
-      if (const uint64_t sec = c.*kTable[i].field)
-        b.u64(sec % 3600 == 0 ? sec / 3600
-              : sec % 60 == 0 ? sec / 60
-                              : sec)
-            .chr(sec % 3600 == 0 ? 'h'
-                 : sec % 60 == 0 ? 'm'
-                                 : 's');
-      else
+      if (const uint64_t sec = c.*kTable[i].field) {
+        const uint64_t unit = sec % 3600 == 0 ? 3600 : sec % 60 == 0 ? 60 : 1;  // the largest that divides it
+        b.u64(sec / unit).chr(unit == 3600 ? 'h' : unit == 60 ? 'm' : 's');
+      } else {
         b.str("off");
+      }
       break;
     case VarType::unwind:
       b.str(c.unwind == UnwindMethod::libunwind   ? "libunwind"
