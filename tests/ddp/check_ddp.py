@@ -9,7 +9,7 @@ with 2 ranks, without and with libsentinel.so (run mode, SENTINEL_DUMP=DIR/rank-
 - sentinel-view summary on the directory shows both ranks side by side.
 
 usage: check_ddp.py --python debian|venv|PATH --preload LIB --view VIEW [--launcher torchrun|env]
-                    [--budget 64M] [--steps N]
+                    [--budget 64M] [--steps N] [--width W]
 --launcher torchrun: `python -m torch.distributed.run --standalone --nproc_per_node=2` (2.x: Debian's 1.13
 torchrun fails on Debian 12's Python); env: this script starts the 2 ranks itself with the variables
 torchrun sets (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT).
@@ -51,8 +51,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_job(python, launcher, out, steps, env):
-    script = [os.path.join(HERE, "ddp_train.py"), out, str(steps)]
+def run_job(python, launcher, out, steps, width, env):
+    script = [os.path.join(HERE, "ddp_train.py"), out, str(steps), str(width)]
     if launcher == "torchrun":
         cmd = [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={RANKS}"] + script
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1500)
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--launcher", choices=("torchrun", "env"), default="torchrun")
     ap.add_argument("--budget", default="64M")
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--width", type=int, default=1024, help="the MLP's hidden width (ddp_train.py)")
     a = ap.parse_args()
     python = torch_builds.resolve(a.python)
     why = torch_builds.skip_reason(python)
@@ -97,13 +98,13 @@ def main():
         plain, lib, dumps = (os.path.join(tmp, n) for n in ("plain", "lib", "dumps"))
         for d in (plain, lib, dumps):
             os.makedirs(d)
-        st, err = run_job(python, a.launcher, plain, a.steps, base)
+        st, err = run_job(python, a.launcher, plain, a.steps, a.width, base)
         if st:
             print(f"FAIL: the job without the library exited {st}:\n{err[-2000:]}")
             return 1
         env = dict(base, LD_PRELOAD=a.preload, SENTINEL_MODE="run", SENTINEL_FAST_BYTES=a.budget,
                    SENTINEL_DUMP=os.path.join(dumps, "rank-%r.prof"))
-        st, err = run_job(python, a.launcher, lib, a.steps, env)
+        st, err = run_job(python, a.launcher, lib, a.steps, a.width, env)
         if st:
             print(f"FAIL: the job under the library exited {st}:\n{err[-3000:]}")
             return 1
