@@ -88,10 +88,8 @@ def check_case(name, args, py, sig, use_timeout, crash=None, py_flags=()):
         for preload in (None, args.preload):
             cmd = [py, *py_flags, TRAIN]
             if use_timeout:
-                # Long enough for the run under the library to pass its profiled steps on a loaded host. The
-                # plain run gives only the status and the losses to compare with: a quarter of that will do.
-                seconds = args.timeout_seconds if preload else max(3, args.timeout_seconds // 4)
-                cmd = ["timeout", "-s", "TERM", str(seconds)] + cmd
+                # long enough for the run under the library to pass its profiled steps on a loaded host
+                cmd = ["timeout", "-s", "TERM", str(args.timeout_seconds)] + cmd
             send = None if use_timeout or crash else sig
             status, lines, err, _ = run_until(cmd, env_for(preload, tmp, crash), send, MIN_STEPS)
             results[bool(preload)] = (status, lines, err)
