@@ -242,7 +242,25 @@ namespace {
 const char* kept_name(uint32_t kept) {
   return kept == SENTINEL_TRIAL_KEPT_FIXED       ? "no-moves"
          : kept == SENTINEL_TRIAL_KEPT_REPLANNED ? "replanned"
+         : kept == SENTINEL_TRIAL_KEPT_WATCHED   ? "watch-replanned"
                                                  : "moving";
+}
+
+const char* watch_name(uint32_t watch) {
+  switch (watch) {
+    case SENTINEL_WATCH_WITHIN:
+      return "within";
+    case SENTINEL_WATCH_REPLANNED:
+      return "replanned";
+    case SENTINEL_WATCH_SAME:
+      return "same";
+    case SENTINEL_WATCH_FAILED:
+      return "failed";
+    case SENTINEL_WATCH_DRIFT:
+      return "drift";
+    default:
+      return "none";
+  }
 }
 
 const char* replan_name(uint32_t replan) {
@@ -283,6 +301,7 @@ std::string trial_text(const fmt::PlanRecord& plan) {
   }
   const char* kept = t.kept == SENTINEL_TRIAL_KEPT_FIXED       ? "the schedule without moves"
                      : t.kept == SENTINEL_TRIAL_KEPT_REPLANNED ? "the re-planned schedule"
+                     : t.kept == SENTINEL_TRIAL_KEPT_WATCHED   ? "the moving schedule (since re-planned by the watch)"
                                                                : "the moving schedule";
   if (t.state == SENTINEL_TRIAL_DONE)
     out += std::string(": kept ") + kept;
@@ -305,6 +324,27 @@ std::string move_fit_text(const sentinel_plan_trial& t) {
       return "; no move cost fitted, no slow cost";
     default:
       return "";
+  }
+}
+
+std::string watch_text(const fmt::PlanRecord& plan) {
+  const sentinel_plan_trial& t = plan.trial;
+  if (t.watch == SENTINEL_WATCH_NONE) return {};
+  std::string out = "the migrator moved " + human_bytes(t.watch_bytes_per_s) + "/s over the latest of " +
+                    plural(t.watch_windows, "window", "windows") + " of steps";
+  switch (t.watch) {
+    case SENTINEL_WATCH_WITHIN:
+      return out + " (within 1.5x of the plan's " + human_bytes(plan.header.migrate_bytes_per_s) + "/s)";
+    case SENTINEL_WATCH_SAME:
+      return out + ": re-planned with it, to the same schedule";
+    case SENTINEL_WATCH_FAILED:
+      return out + ": the re-plan failed";
+    case SENTINEL_WATCH_DRIFT:
+      return out + ", 1.5x off the plan's " + human_bytes(plan.header.migrate_bytes_per_s) +
+             "/s after the first window: recorded, not re-planned";
+    default:
+      return out + ": re-planned with it from step " + std::to_string(t.watch_step) + " (predicted " +
+             pct(t.watch_hit_ppm / 1e6) + ", " + human_bytes(t.watch_moved_bytes) + " moved per step)";
   }
 }
 
@@ -376,6 +416,19 @@ void print_fit_json(std::ostream& os, const fmt::PlanRecord* plan) {
   json_string(os, fit_name(t.fit));
   os << ",\"slow_ns_per_kib\":" << t.fit_slow_ns_per_kib << ",\"steps\":" << t.fit_steps
      << ",\"step_ns\":" << t.fit_step_ns << "}";
+}
+
+void print_watch_json(std::ostream& os, const fmt::PlanRecord* plan) {
+  if (!plan || plan->trial.watch == SENTINEL_WATCH_NONE) {
+    os << "null";
+    return;
+  }
+  const sentinel_plan_trial& t = plan->trial;
+  os << "{\"status\":";
+  json_string(os, watch_name(t.watch));
+  os << ",\"windows\":" << t.watch_windows << ",\"bytes_per_s\":" << t.watch_bytes_per_s
+     << ",\"replan_step\":" << t.watch_step << ",\"moved_bytes_per_step\":" << t.watch_moved_bytes
+     << ",\"predicted_hit_share\":" << t.watch_hit_ppm / 1e6 << "}";
 }
 
 void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {
@@ -478,6 +531,8 @@ void print_tiering_text(std::ostream& os, const TieringModel& t) {
        << pct(h.predicted_hit_ppm / 1e6) << ((h.flags & SENTINEL_TIER_NO_MOVES) ? " (no moves)" : "") << "\n";
     const std::string trial = trial_text(*ph.plan);
     if (!trial.empty()) os << "trial            phase " << h.phase << ": " << trial << "\n";
+    const std::string watch = watch_text(*ph.plan);
+    if (!watch.empty()) os << "watch            phase " << h.phase << ": " << watch << "\n";
     const std::string fit = fit_text(*ph.plan);
     if (!fit.empty()) os << "fitted           phase " << h.phase << ": " << fit << "\n";
   }
@@ -546,6 +601,8 @@ void print_phase_tiering_json(std::ostream& os, const PhaseTiering* ph) {
   print_trial_json(os, plan);
   os << ",\"fit\":";
   print_fit_json(os, plan);
+  os << ",\"watch\":";
+  print_watch_json(os, plan);
   // The step-time model (1.4): the costs the plan was made with (0: unknown), its modeled step.
   os << ",\"slow_ns_per_kib\":" << (plan ? plan->header.slow_ns_per_kib : 0)
      << ",\"move_ns_per_kib\":" << (plan ? plan->header.move_ns_per_kib : 0)
@@ -612,6 +669,8 @@ void print_tiering_json(std::ostream& os, const TieringModel& t) {
     print_trial_json(os, t.plan);
     os << ",\"fit\":";
     print_fit_json(os, t.plan);
+    os << ",\"watch\":";
+    print_watch_json(os, t.plan);
     os << "}";
   } else {
     os << "null";

@@ -105,6 +105,10 @@ std::string placement_text(const PhaseTiering& ph);
 // (empty when the plan had no trial).
 std::string trial_text(const fmt::PlanRecord& plan);
 
+// The bandwidth watch in one line (1.12): the migrator's latest measured bandwidth and what the watch did
+// with it; empty when it measured nothing.
+std::string watch_text(const fmt::PlanRecord& plan);
+
 // The slow cost the runtime fitted to the schedule in effect, in one line: "took 2.1 s a step (median of 5
 // steady steps, wall time): the slow node costs 6,550 ns per access-weighted KiB (the plan was given
 // 3,276)"; empty when no fit was made (not yet, a dry run, or a dump before 1.9).

@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 11
+#define SENTINEL_FORMAT_MINOR 12
 
 struct sentinel_file_header {
   char magic[8];
@@ -302,7 +302,17 @@ struct sentinel_plan_trial {
    * modeled, over the bytes moved. */
   uint32_t move_fit;            /* SENTINEL_MOVE_FIT_* */
   uint32_t fit_move_ns_per_kib; /* the fitted cost (SENTINEL_MOVE_FIT_DONE), else 0 */
-};                              /* 120 bytes (112 in 1.9, 96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
+  /* 1.12: the bandwidth watch. Outside the trial (none, or after it) the migrator's bandwidth under the
+   * schedule in effect is measured over windows of steps; where no trial measured it, a first window 1.5x
+   * off the bandwidth that schedule was planned with re-plans the phase with the measured one, untimed. */
+  uint32_t watch;             /* SENTINEL_WATCH_*: the latest window's outcome */
+  uint32_t watch_windows;     /* windows measured (whole windows that moved at least 1 MiB) */
+  uint64_t watch_bytes_per_s; /* the latest window's bandwidth (0: none measured) */
+  uint64_t watch_step;        /* the step the re-plan took effect at, among the phase's (0: none) */
+  uint64_t watch_moved_bytes; /* the re-planned schedule's planned bytes moved per step */
+  uint32_t watch_hit_ppm;     /* the re-planned schedule's predicted fast-hit share */
+  uint32_t watch_reserved;    /* 0 */
+}; /* 160 bytes (120 in 1.10 and 1.11, 112 in 1.9, 96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
 #define SENTINEL_TRIAL_CLOCK_WALL 0u
 #define SENTINEL_TRIAL_CLOCK_EMULATED 1u  /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
 #define SENTINEL_REPLAN_NONE 0u           /* not decided: the moving schedule's steps did not end, or moved nothing */
@@ -325,6 +335,13 @@ struct sentinel_plan_trial {
 #define SENTINEL_TRIAL_KEPT_MOVING 0u
 #define SENTINEL_TRIAL_KEPT_FIXED 1u
 #define SENTINEL_TRIAL_KEPT_REPLANNED 2u
+#define SENTINEL_TRIAL_KEPT_WATCHED 3u /* 1.12: the bandwidth watch's re-plan */
+#define SENTINEL_WATCH_NONE 0u         /* no window measured: nothing moves, the trial runs, or no whole window yet */
+#define SENTINEL_WATCH_WITHIN 1u       /* the latest window's bandwidth was within 1.5x of the planned one */
+#define SENTINEL_WATCH_REPLANNED 2u    /* re-planned with the measured bandwidth: the schedule in effect */
+#define SENTINEL_WATCH_SAME 3u         /* re-planned, to the same schedule: nothing changed */
+#define SENTINEL_WATCH_FAILED 4u       /* the re-plan could not be made (out of memory, or refused) */
+#define SENTINEL_WATCH_DRIFT 5u        /* a later window 1.5x off: recorded, not re-planned */
 
 struct sentinel_plan_entry {
   uint32_t identity;

@@ -370,8 +370,8 @@ struct Layout<sentinel_plan_trial> {
                         "timed, 3 re-planned to the same schedule, 4 the re-plan failed; larger values are refused"),
       SENTINEL_APPENDED(S, 84, u32, kept, 6, derived,
                         "1 (fixed) when the header's flags have `NO_MOVES`, else 0 (moving)",
-                        "the schedule in effect: 0 moving, 1 without moves, 2 re-planned; larger values are "
-                        "refused"),
+                        "the schedule in effect: 0 moving, 1 without moves, 2 re-planned, 3 (1.12) the bandwidth "
+                        "watch's re-plan; larger values are refused"),
       SENTINEL_APPENDED(S, 88, u32, clock, 7, zero, nullptr,
                         "what timed the steps: 0 wall time, 1 the slow-tier guest's emulated time "
                         "(`SENTINEL_TRIAL_CLOCK=emulated`: the plugin's counts, priced); larger values are refused"),
@@ -392,6 +392,23 @@ struct Layout<sentinel_plan_trial> {
                         "slow cost; larger values are refused"),
       SENTINEL_APPENDED(S, 116, u32, fit_move_ns_per_kib, 10, zero, nullptr,
                         "the fitted cost, ns per KiB moved (0: not fitted)"),
+      SENTINEL_APPENDED(
+          S, 120, u32, watch, 12, zero, nullptr,
+          "the bandwidth watch's latest window: 0 none measured, 1 within 1.5x of the planned "
+          "bandwidth, 2 re-planned with the measured one (the schedule in effect), 3 re-planned to "
+          "the same schedule, 4 the re-plan failed, 5 a later window 1.5x off (recorded, not followed); larger "
+          "values are refused"),
+      SENTINEL_APPENDED(S, 124, u32, watch_windows, 12, zero, nullptr,
+                        "windows of steps the watch measured (each moved at least 1 MiB)"),
+      SENTINEL_APPENDED(S, 128, u64, watch_bytes_per_s, 12, zero, nullptr,
+                        "the migrator's bandwidth (bytes/s) over the latest window (0: none measured)"),
+      SENTINEL_APPENDED(S, 136, u64, watch_step, 12, zero, nullptr,
+                        "the step the watch's re-plan took effect at, its index among the phase's steps (0: none)"),
+      SENTINEL_APPENDED(S, 144, u64, watch_moved_bytes, 12, zero, nullptr,
+                        "the watch's re-planned schedule's planned bytes moved per step"),
+      SENTINEL_APPENDED(S, 152, u32, watch_hit_ppm, 12, zero, nullptr,
+                        "the watch's re-planned schedule's predicted fast-hit share"),
+      SENTINEL_APPENDED(S, 156, u32, watch_reserved, 12, zero, nullptr, "0"),
   };
 };
 

@@ -507,7 +507,7 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown trial state ", r.trial.state));
       if (r.trial.replan > SENTINEL_REPLAN_FAILED)
         throw FormatError(at, cat("PLAN record: unknown re-plan state ", r.trial.replan));
-      if (r.trial.kept > SENTINEL_TRIAL_KEPT_REPLANNED)
+      if (r.trial.kept > SENTINEL_TRIAL_KEPT_WATCHED)
         throw FormatError(at, cat("PLAN record: unknown kept schedule ", r.trial.kept));
       if (r.trial.clock > SENTINEL_TRIAL_CLOCK_EMULATED)
         throw FormatError(at, cat("PLAN record: unknown trial clock ", r.trial.clock));
@@ -515,6 +515,8 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown fit state ", r.trial.fit));
       if (r.trial.move_fit > SENTINEL_MOVE_FIT_NO_SLOW_COST)
         throw FormatError(at, cat("PLAN record: unknown move fit state ", r.trial.move_fit));
+      if (r.trial.watch > SENTINEL_WATCH_DRIFT)
+        throw FormatError(at, cat("PLAN record: unknown watch state ", r.trial.watch));
     }
     // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).
     if (r.trial.kept == SENTINEL_TRIAL_KEPT_MOVING && (r.header.flags & SENTINEL_TIER_NO_MOVES))

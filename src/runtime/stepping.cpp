@@ -141,6 +141,13 @@ void Stepper::set_period(PhaseRecord& p, uint32_t period) {
     p.interval_ends[k] = StepDetector::interval_begin(k + 1, period, configured);
 }
 
+bool Stepper::check_wanted(const PhaseRecord& p) const {
+  if (p.check == PhaseRecord::kNotYet) return true;
+  // A schedule that took over after the check (the bandwidth watch's re-plan) is checked again; until
+  // that check is done, the dump keeps the one before.
+  return p.check == PhaseRecord::kDone && tiering_ && tiering_->schedule_switches(p.id) != p.checked_schedule;
+}
+
 void Stepper::update_sync() {
   bool profiling_mode = cfg_.mode == Mode::profile || cfg_.mode == Mode::run;
   bool want = window_ != Window::none;
@@ -148,9 +155,8 @@ void Stepper::update_sync() {
     const PhaseRecord* p = find_phase(locked_phase_);
     // From the lock to the profile; and the step before a placement check.
     want = p && ((p->profile == PhaseRecord::kNotYet && p->period >= kMinProfiledPeriod) ||
-                 (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps &&
-                  p->planned_steps + 1 >= cfg_.check_after && tiering_ && !tiering_->dry_run() &&
-                  tiering_->trial_settled(p->id)) ||
+                 (p->planned && check_wanted(*p) && cfg_.check_steps && p->planned_steps + 1 >= cfg_.check_after &&
+                  tiering_ && !tiering_->dry_run() && tiering_->trial_settled(p->id)) ||
                  (tiering_ && tiering_->trial_wants_sync(p->id)));
   }
   sync_wanted_ = want;
@@ -208,7 +214,7 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     // Steady: the plan's placement checked (or no check), and no window's faults in the step beginning.
     const bool steady = p->planned && window_ == Window::none &&
                         (p->check == PhaseRecord::kDone || p->check == PhaseRecord::kFailed || !cfg_.check_steps);
-    if (tiering_) tiering_->on_step_start(phase, now, behind_, steady);
+    if (tiering_) tiering_->on_step_start(phase, p->steps - 1, now, behind_, steady);
     // Every period of two allocations or more is profiled and planned once its lock is confirmed: two
     // or three large tensors a step (an embedding table's dense gradient) are what placement is about;
     // a loop that repeats one allocation (reading a file in chunks) has one object and one interval, and
@@ -219,8 +225,8 @@ void Stepper::begin_step(uint64_t seq, uint64_t now, uint32_t flags, uint16_t ph
     if (window_ == Window::none && profiling_mode && lock_ok && p->period >= kMinProfiledPeriod) {
       if (p->profile == PhaseRecord::kNotYet && p->steps_in_lock >= kProfileStepInLock && previous_regular) {
         due = mark_if_set_up_loop(*p) ? Window::none : Window::profile;
-      } else if (p->planned && p->check == PhaseRecord::kNotYet && cfg_.check_steps && tiering_ &&
-                 !tiering_->dry_run() && p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
+      } else if (p->planned && check_wanted(*p) && cfg_.check_steps && tiering_ && !tiering_->dry_run() &&
+                 p->planned_steps > cfg_.check_after && tiering_->trial_settled(p->id)) {
         due = Window::check;
       }
     }
@@ -294,6 +300,7 @@ void Stepper::open_window(Window kind, PhaseRecord& p, uint64_t seq, uint64_t no
   window_phase_ = p.id;
   window_steps_ = 0;
   window_target_ = static_cast<uint32_t>(kind == Window::profile ? cfg_.profile_steps : cfg_.check_steps);
+  if (kind == Window::check && tiering_) p.checked_schedule = tiering_->schedule_switches(p.id);
   if (window_target_ > kMaxWindowSteps) window_target_ = kMaxWindowSteps;
   window_starts_[0] = seq;
   current_interval_ = -1;

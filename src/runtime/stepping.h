@@ -95,6 +95,7 @@ struct PhaseRecord {
   uint64_t planned_steps = 0;
   uint8_t check = kNotYet;
   uint32_t checked_steps = 0;
+  uint32_t checked_schedule = 0;  // Tiering::schedule_switches() as the check opened
   uint64_t check_touched[kMaxIntervals] = {}, check_fast[kMaxIntervals] = {};
 };
 
@@ -167,6 +168,8 @@ class Stepper final : public SequenceListener {
   void close_window(uint64_t now, Outcome outcome);
   void finish_profile(PhaseRecord& p, Outcome outcome);
   void finish_check(PhaseRecord& p);
+  // The phase's placement check is due once the tiering side settles: none yet, or one of an older schedule.
+  bool check_wanted(const PhaseRecord& p) const;
   void sample_counters(uint64_t now);
   void prepare_counters();
   void drain_events(uint64_t now);

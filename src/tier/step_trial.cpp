@@ -86,6 +86,7 @@ void Tiering::use_candidate(uint32_t slot, uint32_t c) {
   s.live_tokens.store(v.tokens, std::memory_order_release);
   s.active.store(c, std::memory_order_release);
   s.steps_catching_up = 0;
+  ++s.switches;
   migrator_.switch_plan(slot, &v.exec);
 }
 
@@ -198,6 +199,11 @@ void Tiering::on_interval_timed(uint16_t phase, uint32_t interval, uint64_t tick
   if (!enabled_) return;
   int32_t slot = slot_of_phase(phase);
   if (slot < 0 || interval >= 64) return;
+  Watch& w = slots_[slot].watch;
+  if (w.steps) {  // a window is open: its steps' intervals
+    w.interval_ticks[interval] += ticks;
+    ++w.interval_count[interval];
+  }
   Trial& t = slots_[slot].trial;
   // The steps the trial times (trial_step's rule), of the moving schedule: the re-plan's clock.
   if (t.state != SENTINEL_TRIAL_RUNNING || t.timing != kMoving || !t.step_start ||
@@ -207,17 +213,14 @@ void Tiering::on_interval_timed(uint16_t phase, uint32_t interval, uint64_t tick
   ++t.moving_interval_count[interval];
 }
 
-// The re-plan's interval durations: the moving schedule's timed steps' (their mean per interval), where
-// every interval was measured; false where not (then the plan's stay).
-bool Tiering::measured_intervals(PlanSlot& s) {
-  const Trial& t = s.trial;
+// The re-plan's interval durations: the measured steps' (their mean per interval), where every interval
+// was measured; false where not (then the plan's stay).
+bool Tiering::measured_intervals(const PlanSlot& s, const uint64_t* ticks, const uint32_t* count, uint64_t* ns) const {
   const uint32_t n = s.input.intervals;
-  if (!clock_ || !n || n > 64) return false;
+  if (!s.has_interval_ns || !clock_ || !n || n > 64) return false;
   for (uint32_t i = 0; i < n; ++i)
-    if (!t.moving_interval_count[i]) return false;
-  for (uint32_t i = 0; i < n; ++i)
-    s.replan_interval_ns[i] = clock_->ticks_to_duration_ns_now(t.moving_interval_ticks[i] / t.moving_interval_count[i]);
-  s.has_replan_interval_ns = true;
+    if (!count[i]) return false;
+  for (uint32_t i = 0; i < n; ++i) ns[i] = clock_->ticks_to_duration_ns_now(ticks[i] / count[i]);
   return true;
 }
 
@@ -225,31 +228,40 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   Trial& t = s.trial;
   const uint64_t bytes = migrator_.migrated_bytes() - t.moved_at_start;
   const uint64_t ns = migrator_.move_ns() - t.move_ns_at_start;
-  // Too little moved to measure a bandwidth from (a few pages are all call overhead).
-  constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
   if (bytes < kMinMeasuredBytes || !ns) return false;
   t.achieved_bytes_per_s = bytes_per_s(bytes, ns);
   const Plan& moving = s.moving().plan;
-  const double measured = static_cast<double>(t.achieved_bytes_per_s);
-  const double planned = static_cast<double>(moving.header.migrate_bytes_per_s);
-  if (measured * 1.5 > planned && measured < planned * 1.5) {
+  if (bandwidth_within(t.achieved_bytes_per_s, moving.header.migrate_bytes_per_s)) {
     t.replan = SENTINEL_REPLAN_WITHIN;
     return false;
   }
-  PlanInput in = s.input;
-  in.migrate_bytes_per_s = t.achieved_bytes_per_s;
   // The steps before the plan ran under another placement (slower where the plan pays; faster where the
   // moves make the training thread wait on pages under migration): the moves' time budget is the moving
   // schedule's intervals, as its timed steps measured them.
+  s.has_replan_interval_ns =
+      measured_intervals(s, t.moving_interval_ticks, t.moving_interval_count, s.replan_interval_ns);
+  const uint32_t made =
+      replan(s, kMoving, kReplanned, t.achieved_bytes_per_s, s.has_replan_interval_ns ? s.replan_interval_ns : nullptr);
+  t.replan = made == kReplanMade   ? SENTINEL_REPLAN_DONE
+             : made == kReplanSame ? SENTINEL_REPLAN_SAME
+                                   : SENTINEL_REPLAN_FAILED;
+  return made == kReplanMade;
+}
+
+uint32_t Tiering::replan(PlanSlot& s, uint32_t from, uint32_t into, uint64_t measured_bytes_per_s,
+                         const uint64_t* measured_interval_ns) {
+  const Plan& base = s.candidates[from].plan;
+  PlanInput in = s.input;
+  in.migrate_bytes_per_s = measured_bytes_per_s;
   uint64_t planned_ns = 0, measured_ns = 0;
-  if (s.has_interval_ns && measured_intervals(s)) {
-    for (uint32_t i = 0; i < in.intervals; ++i) planned_ns += s.interval_ns[i], measured_ns += s.replan_interval_ns[i];
-    in.interval_ns = s.replan_interval_ns;
+  if (measured_interval_ns) {
+    for (uint32_t i = 0; i < in.intervals; ++i) planned_ns += s.interval_ns[i], measured_ns += measured_interval_ns[i];
+    in.interval_ns = measured_interval_ns;
   }
   in.costs = step_costs();  // measured by now where SENTINEL_STEP_COSTS=auto
   // auto's move cost comes from the probe's time per byte moved (step_costs.h): the measured one replaces it.
   uint32_t slow = 0, move = 0;
-  const uint32_t achieved = move_ns_per_kib_of(t.achieved_bytes_per_s);
+  const uint32_t achieved = move_ns_per_kib_of(measured_bytes_per_s);
   if (cfg_.step_costs.kind == StepCostsKind::automatic && auto_costs(&slow, &move)) {
     // A move cost an earlier trial fitted stays; else the price follows the measured bandwidth.
     if (!fitted_move_ns_per_kib_) move = training_move_ns_per_kib(achieved, slow, start_cpu_count());
@@ -262,26 +274,26 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   p.identity_count = in.identity_count;
   const char* error = nullptr;
   LineBuf b;
-  b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(t.achieved_bytes_per_s).str("/s, the plan assumed ");
-  b.bytes(moving.header.migrate_bytes_per_s).str("/s");
+  b.str("phase ").u64(s.phase).str(": the migrator moved ").bytes(measured_bytes_per_s).str("/s, the plan assumed ");
+  b.bytes(base.header.migrate_bytes_per_s).str("/s");
   if (measured_ns) {
     b.str(", and its steps' intervals took ").u64(measured_ns / 1000000).str(" ms against ");
     b.u64(planned_ns / 1000000).str(" ms");
   }
   b.str(": ");
-  if (!make_candidate(s, p, in, s.candidates[kReplanned], &error)) {
-    t.replan = SENTINEL_REPLAN_FAILED;
+  if (!make_candidate(s, p, in, s.candidates[into], &error)) {
     b.str("no re-plan (").str(error ? error : "out of memory").chr(')');
     log_line(LogLevel::warn, b);
-    return false;
+    return kReplanFailed;
   }
-  const Plan& r = s.candidates[kReplanned].plan;
-  const bool same = r.entry_count == moving.entry_count &&
-                    std::memcmp(r.entries, moving.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
-  t.replan = same ? SENTINEL_REPLAN_SAME : SENTINEL_REPLAN_DONE;
-  b.str(same ? "re-planned, to the same schedule" : "re-planned; timing it");
+  const Plan& r = s.candidates[into].plan;
+  const bool same = r.entry_count == base.entry_count &&
+                    std::memcmp(r.entries, base.entries, r.entry_count * sizeof(sentinel_plan_entry)) == 0;
+  b.str(same                 ? "re-planned, to the same schedule"
+        : into == kReplanned ? "re-planned; timing it"
+                             : "re-planned; the new schedule takes over");
   log_line(LogLevel::info, b);
-  return !same;
+  return same ? kReplanSame : kReplanMade;
 }
 
 uint64_t Tiering::mean_step_ns(const Trial& t, uint32_t c) const {
@@ -300,7 +312,7 @@ bool Tiering::trial_settled(uint16_t phase) const {
   int32_t slot = slot_of_phase(phase);
   if (slot < 0) return true;
   const Trial& t = slots_[slot].trial;
-  if (t.state == SENTINEL_TRIAL_RUNNING) return false;
+  if (t.state == SENTINEL_TRIAL_RUNNING || watch_pending(slots_[slot])) return false;
   // A migrator that never catches up (every pass cut short) must not keep the check away for good.
   return dry_run_ || migrator_.caught_up(static_cast<uint32_t>(slot)) ||
          slots_[slot].steps_catching_up >= kCatchUpSteps;
@@ -318,6 +330,16 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.fit_step_ns = s.fit.step_ns;
   r.move_fit = t.move_fit;
   r.fit_move_ns_per_kib = t.fit_move_ns_per_kib;
+  r.kept = s.active.load(std::memory_order_acquire);
+  const Watch& w = s.watch;
+  r.watch = w.state;
+  r.watch_windows = w.windows;
+  r.watch_bytes_per_s = w.bytes_per_s;
+  r.watch_step = w.replan_step;
+  if (w.state == SENTINEL_WATCH_REPLANNED) {
+    r.watch_moved_bytes = s.candidates[kWatched].plan.header.moved_bytes_per_step;
+    r.watch_hit_ppm = s.candidates[kWatched].plan.header.predicted_hit_ppm;
+  }
   if (t.state == SENTINEL_TRIAL_NONE) return r;
   r.moving_step_ns = mean_step_ns(t, kMoving);
   r.fixed_step_ns = mean_step_ns(t, kFixed);
@@ -328,7 +350,6 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.fixed_steps = t.timed[kFixed];
   r.achieved_bytes_per_s = t.achieved_bytes_per_s;
   r.replan = t.replan;
-  r.kept = s.active.load(std::memory_order_acquire);
   r.clock = t.emulated ? SENTINEL_TRIAL_CLOCK_EMULATED : SENTINEL_TRIAL_CLOCK_WALL;
   if (t.replan == SENTINEL_REPLAN_DONE) {
     r.replanned_step_ns = mean_step_ns(t, kReplanned);

@@ -488,7 +488,7 @@ void Tiering::on_free(uint32_t log_index, uint16_t flags) {
   if (counted != credited) migrator_.add_fast_bytes(credited - counted);
 }
 
-void Tiering::on_step_start(uint16_t phase, uint64_t now, bool behind, bool steady) {
+void Tiering::on_step_start(uint16_t phase, uint64_t step, uint64_t now, bool behind, bool steady) {
   if (!enabled_) return;
   int32_t slot = slot_of_phase(phase);
   int32_t was = active_slot_.exchange(slot, std::memory_order_acq_rel);
@@ -500,6 +500,7 @@ void Tiering::on_step_start(uint16_t phase, uint64_t now, bool behind, bool stea
   PlanSlot& s = slots_[slot];
   if (!migrator_.caught_up(static_cast<uint32_t>(slot))) ++s.steps_catching_up;
   trial_step(s, now, behind);  // may switch the schedule: births of this step follow the one it leaves in effect
+  watch_step(s, step);         // likewise
   fit_step(s, now, steady);
   TokenEntry* tokens = s.live_tokens.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i <= s.token_mask; ++i)

@@ -81,11 +81,11 @@ class Tiering {
   void on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32_t k, uint32_t log_index, uintptr_t address,
                      uint16_t tier, bool pinned);
   void on_free(uint32_t log_index, uint16_t flags);
-  // `now`: the step's start (ticks), which times the step-time trial's steps; `behind`: it is sequenced
-  // after its thread went on (the emulated clock, read as it is sequenced, is not at the step's start);
-  // `steady`: the phase's placement check is over (or off) and no profiling or check window is open, so
-  // the step beginning may be timed for the fitted slow cost.
-  void on_step_start(uint16_t phase, uint64_t now, bool behind, bool steady);
+  // `step`: the starting step's index among the phase's steps; `now`: its start (ticks), which times the step-time
+  // trial's steps; `behind`: it is sequenced after its thread went on (the emulated clock, read as it is sequenced, is
+  // not at the step's start); `steady`: the phase's placement check is over (or off) and no profiling or check window
+  // is open, so the step beginning may be timed for the fitted slow cost.
+  void on_step_start(uint16_t phase, uint64_t step, uint64_t now, bool behind, bool steady);
   void on_interval(uint16_t phase, uint64_t step, uint32_t interval);
   // A plain step's interval ended after `ticks`: under the moving schedule's timed trial steps, what the
   // re-plan takes for the interval's duration (the steps before the plan ran slower or faster).
@@ -103,6 +103,12 @@ class Tiering {
   // The phase's trial runs on the emulated clock, which reads its counts when a step start is sequenced:
   // sequencing must be synchronous then, on the allocating thread, so that its laps begin at step starts.
   bool trial_wants_sync(uint16_t phase) const;
+  // How often the phase's schedule in effect changed (the trial's candidates, the bandwidth watch): a
+  // placement check made before the latest change is out of date.
+  uint32_t schedule_switches(uint16_t phase) const {
+    int32_t slot = slot_of_phase(phase);
+    return slot >= 0 ? slots_[slot].switches : 0;
+  }
 
   // The tracked path: the tier a new object of (site, size) is born on. A birth on the fast tier is
   // counted against the budget at once (*reserved), so that the fast node never holds more than the
@@ -133,7 +139,9 @@ class Tiering {
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
   const uint64_t* plan_interval_ns(uint32_t slot) const {
     const PlanSlot& s = slots_[slot];
-    if (s.has_replan_interval_ns && s.active.load(std::memory_order_acquire) == kReplanned) return s.replan_interval_ns;
+    const uint32_t active = s.active.load(std::memory_order_acquire);
+    if (s.has_replan_interval_ns && active == kReplanned) return s.replan_interval_ns;
+    if (s.watch.has_interval_ns && active == kWatched) return s.watch.interval_ns;
     return s.has_interval_ns ? s.interval_ns : nullptr;
   }
   const Migrator& migrator() const { return migrator_; }
@@ -161,8 +169,17 @@ class Tiering {
   // it; then, when the migrator's bandwidth over the moving schedule's steps is 1.5x off the planned
   // one, the phase re-planned with it, timed the same way. The fastest stays. Sequencer side only.
   // Candidates, indices into Trial::sum/timed and PlanSlot::candidates: SENTINEL_TRIAL_KEPT_*.
+  // kWatched is not the trial's: the bandwidth watch's re-plan (Watch).
   static constexpr uint32_t kMoving = SENTINEL_TRIAL_KEPT_MOVING, kFixed = SENTINEL_TRIAL_KEPT_FIXED,
-                            kReplanned = SENTINEL_TRIAL_KEPT_REPLANNED, kCandidates = 3;
+                            kReplanned = SENTINEL_TRIAL_KEPT_REPLANNED, kWatched = SENTINEL_TRIAL_KEPT_WATCHED,
+                            kCandidates = 4;
+  // Too little moved to measure a bandwidth from (a few pages are all call overhead).
+  static constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
+  // A measured bandwidth calls for a re-plan when it is 1.5x or more off the planned one.
+  static bool bandwidth_within(uint64_t measured, uint64_t planned) {
+    return static_cast<double>(measured) * 1.5 > static_cast<double>(planned) &&
+           static_cast<double>(measured) < static_cast<double>(planned) * 1.5;
+  }
   struct Trial {
     uint32_t state = SENTINEL_TRIAL_NONE;
     uint32_t timing = kFixed;        // the candidate being timed: kFixed, then kMoving, then maybe kReplanned
@@ -181,6 +198,25 @@ class Tiering {
     // Wall ticks of each interval over the moving schedule's timed steps (on_interval_timed).
     uint64_t moving_interval_ticks[64] = {};
     uint32_t moving_interval_count[64] = {};
+  };
+  // The bandwidth watch (docs/tiering.md, "The bandwidth watch"): outside the trial, the migrator's
+  // bandwidth under the schedule in effect, measured over back-to-back windows of kWatchSteps steps.
+  // Where no trial measured the bandwidth (SENTINEL_TRIAL_STEPS=0), the first window 1.5x off the
+  // bandwidth the schedule was planned with re-plans the phase with the measured one into kWatched,
+  // which takes over untimed; later windows are only recorded. Sequencer side only.
+  static constexpr uint32_t kWatchSteps = 2;
+  struct Watch {
+    uint32_t state = SENTINEL_WATCH_NONE;
+    uint32_t windows = 0;      // windows measured
+    uint32_t steps = 0;        // step starts in the open window (the first opens it); 0: none open
+    uint64_t steps_seen = 0;   // the phase's steps begun since its plan was installed
+    uint64_t replan_step = 0;  // the phase's step (its index) the re-plan took effect at (0: none)
+    uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the window opened
+    uint64_t bytes_per_s = 0;                           // the latest window's
+    uint64_t interval_ticks[64] = {};                   // wall ticks of each interval over the window's steps
+    uint32_t interval_count[64] = {};
+    uint64_t interval_ns[64] = {};  // the re-plan's clock: the intervals as the window measured them
+    bool has_interval_ns = false;
   };
   // The slow cost fitted to the schedule in effect (fit_slow_cost, docs/tiering.md "The fitted slow
   // cost"): kFitSteps steady steps (the trial done, the migrator caught up, the placement check over, no
@@ -227,9 +263,11 @@ class Tiering {
     std::atomic<TokenEntry*> live_tokens{nullptr};  // birth tiers of the schedule in effect
     std::atomic<uint32_t> active{kMoving};          // the candidate in effect
     Trial trial;
+    Watch watch;
     Fit fit;
     bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
     uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
+    uint32_t switches = 0;           // use_candidate() calls
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
@@ -254,7 +292,18 @@ class Tiering {
   // The moving candidate's timed steps are done: measure the migrator's bandwidth over them and re-plan
   // when it is 1.5x off. True when there is a re-planned candidate to time.
   bool replan_with_measured_bandwidth(PlanSlot& s);
-  bool measured_intervals(PlanSlot& s);
+  // Plans the phase again into candidate `into` with the migrator's measured bandwidth (and the
+  // intervals as measured, where given), from the schedule `from`; says what it found in one line.
+  static constexpr uint32_t kReplanMade = 0, kReplanSame = 1, kReplanFailed = 2;
+  uint32_t replan(PlanSlot& s, uint32_t from, uint32_t into, uint64_t measured_bytes_per_s,
+                  const uint64_t* measured_interval_ns);
+  // ns[i]: the mean of the measured ticks of interval i; false unless every interval was measured (and
+  // the plan had durations to replace).
+  bool measured_intervals(const PlanSlot& s, const uint64_t* ticks, const uint32_t* count, uint64_t* ns) const;
+  // A step of the phase starts: the bandwidth watch's window moves on, and may re-plan (Watch).
+  void watch_step(PlanSlot& s, uint64_t step);
+  // The watch has not yet measured the first window it must decide on (the placement check waits).
+  bool watch_pending(const PlanSlot& s) const;
   void use_candidate(uint32_t slot, uint32_t c);
   // A step of the phase starts: time the one that ended for the fit, and fit once kFitSteps are timed.
   void fit_step(PlanSlot& s, uint64_t now, bool steady);

@@ -262,6 +262,22 @@ def main():
                         if plan.get("moved_bytes_per_step", 0):
                             failures.append(f"{tag} the trial kept the schedule without moves, but the dumped plan moves "
                                             f"{plan['moved_bytes_per_step']} B per step")
+            # The bandwidth watch (docs/tiering.md, format 1.12): with no trial, a schedule that moves MiBs a step
+            # is measured over a window of steps and re-planned where the migrator's bandwidth is 1.5x off the
+            # planned one; the re-plan must take effect before the checked steps (they check the dumped plan).
+            watch = (s.get("plan") or {}).get("watch")
+            if policy == "sentinel" and watch:
+                probe = (s.get("tiering") or {}).get("migrate_bytes_per_s", 0)
+                print(f"{'':12s} bandwidth watch: {watch['status']} at {watch['bytes_per_s'] / 1e6:.1f} MB/s over "
+                      f"{watch['windows']} window(s), the probe's {probe / 1e6:.1f} MB/s"
+                      + (f"; re-planned from step {watch['replan_step']} (predicted {watch['predicted_hit_share']:.3f}, "
+                         f"{watch['moved_bytes_per_step']} B moved a step)" if watch["status"] == "replanned" else ""))
+                if watch["status"] == "replanned" and watch["replan_step"] >= first - 2:
+                    failures.append(f"{tag} the watch re-planned at step {watch['replan_step']}, too late for the checked "
+                                    f"steps from {first}")
+            moved_planned = (s.get("plan") or {}).get("moved_bytes_per_step", 0)
+            if policy == "sentinel" and args.trial_steps == 0 and moved_planned >= (1 << 20) and not watch:
+                failures.append(f"{tag} the schedule moves {moved_planned} B a step, and the watch measured no window")
             print(f"{'':12s} {settled_mismatches} of the mismatches where the plan's node had been the same for three intervals")
             if mismatched:  # which objects, so that a failure says where to look
                 # Whether a mismatched object is split between the nodes (a move done in part), and what the

@@ -179,8 +179,12 @@ def main():
                 if not ph.get("planned"):
                     failures.append(f"{policy}: phase {ph['phase']} ({ph['steps']} steps) was not planned")
                     continue
+                watch = ph.get("watch") or {}  # the bandwidth watch (docs/tiering.md), when it measured a window
                 rows.append(f"phase {ph['phase']}: measured {ph.get('fast_hit_share')}, predicted {ph.get('predicted_hit_share')}, "
-                            f"budget {ph.get('fast_budget_bytes')} B, migrated {ph.get('migrated_bytes')} B")
+                            f"budget {ph.get('fast_budget_bytes')} B, migrated {ph.get('migrated_bytes')} B"
+                            + (f", watch {watch['status']} at {watch['bytes_per_s'] / 1e6:.1f} MB/s"
+                               + (f" from step {watch['replan_step']}" if watch["status"] == "replanned" else "")
+                               if watch else ""))
                 if ph.get("fast_hit_share") is None:
                     failures.append(f"{policy}: phase {ph['phase']} has no placement check")
             if len(trained) < len(models):

@@ -376,7 +376,7 @@ TEST_CASE("format reader 1.6: the re-plan with the measured bandwidth in the tri
   Profile moving = parse_profile(plan_bytes(0, 0, 0, 48));
   CHECK(moving.plans[0].trial.kept == SENTINEL_TRIAL_KEPT_MOVING);
   CHECK(has(error_of(plan_bytes(5, 0, 0, 88)).what(), "PLAN record: unknown re-plan state 5"));
-  CHECK(has(error_of(plan_bytes(0, 3, 0, 88)).what(), "PLAN record: unknown kept schedule 3"));
+  CHECK(has(error_of(plan_bytes(0, 4, 0, 88)).what(), "PLAN record: unknown kept schedule 4"));
 }
 
 TEST_CASE("format reader 1.7: the trial's clock; older trials read as wall time", "[format]") {
@@ -435,6 +435,30 @@ TEST_CASE("format reader 1.10: the fitted move cost in the trial; older trials r
   CHECK((old.plans[0].trial.move_fit == SENTINEL_MOVE_FIT_NONE && old.plans[0].trial.fit_move_ns_per_kib == 0));
   CHECK(has(error_of(plan_bytes(120, SENTINEL_MOVE_FIT_NO_SLOW_COST + 1)).what(),
             "PLAN record: unknown move fit state 6"));
+}
+
+TEST_CASE("format reader 1.12: the bandwidth watch in the trial; older trials read as none", "[format]") {
+  auto plan_bytes = [](uint32_t trial_size, uint32_t watch, uint32_t kept) {
+    Bytes b = plan_head(sample_header(), sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry));
+    b.u32(0);  // no interval durations
+    b.u32(trial_size);
+    b.u32(SENTINEL_TRIAL_NONE).u32(0).u64(0).u64(0).u64(0).u32(0).u32(0).u32(0).u32(0);  // no trial
+    b.u64(0).u64(0).u64(0).u32(0).u32(0).u32(SENTINEL_REPLAN_NONE).u32(kept);
+    b.u32(SENTINEL_TRIAL_CLOCK_WALL).u32(SENTINEL_FIT_NONE).u32(0).u32(0).u64(0).u32(SENTINEL_MOVE_FIT_NONE).u32(0);
+    if (trial_size >= 160) b.u32(watch).u32(3).u64(21600000).u64(14).u64(9 << 20).u32(310000).u32(0);
+    return plan_dump(b);
+  };
+  const Profile p = parse_profile(plan_bytes(160, SENTINEL_WATCH_REPLANNED, SENTINEL_TRIAL_KEPT_WATCHED));
+  REQUIRE(p.plans.size() == 1);
+  const sentinel_plan_trial& t = p.plans[0].trial;
+  CHECK((t.watch == SENTINEL_WATCH_REPLANNED && t.watch_windows == 3 && t.watch_bytes_per_s == 21600000 &&
+         t.watch_step == 14 && t.watch_moved_bytes == (9u << 20) && t.watch_hit_ppm == 310000 &&
+         t.kept == SENTINEL_TRIAL_KEPT_WATCHED && t.state == SENTINEL_TRIAL_NONE));
+  const Profile old = parse_profile(plan_bytes(120, 0, SENTINEL_TRIAL_KEPT_MOVING));  // 1.10 and 1.11: no watch
+  CHECK((old.plans[0].trial.watch == SENTINEL_WATCH_NONE && old.plans[0].trial.watch_windows == 0 &&
+         old.plans[0].trial.watch_bytes_per_s == 0));
+  CHECK(parse_profile(plan_bytes(160, SENTINEL_WATCH_DRIFT, 0)).plans[0].trial.watch == SENTINEL_WATCH_DRIFT);
+  CHECK(has(error_of(plan_bytes(160, SENTINEL_WATCH_DRIFT + 1, 0)).what(), "PLAN record: unknown watch state 6"));
 }
 
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {

@@ -677,6 +677,25 @@ def test_plan(a, tmp):
           and tr.get("replanned_steps") == 2 and tr.get("achieved_bytes_per_s", 0) > 0 and tr.get("clock") == "emulated",
           f"summary --json plan.trial re-planned ({tr})")
 
+    # No trial; the bandwidth watch re-planned with the migrator's measured bandwidth (1.12): recomputed
+    # with the header's bandwidth, and summary says what the watch measured and did.
+    r = run([view, "plan", d("tiered-watched.prof")])
+    check(r.returncode == 0 and "recorded plan    identical to the recomputed one" in r.stdout,
+          f"plan tiered-watched: recomputed ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")
+    r = run([view, "summary", d("tiered-watched.prof")])
+    watch_lines = [l for l in r.stdout.splitlines() if l.startswith("watch ")]
+    check(r.returncode == 0 and len(watch_lines) == 1 and "over the latest of 1 window of steps" in watch_lines[0]
+          and ": re-planned with it from step 9 (predicted" in watch_lines[0]
+          and not any(l.startswith("trial ") for l in r.stdout.splitlines()),
+          f"summary shows the watch and no trial ({watch_lines})")
+    r = run([view, "summary", "--json", d("tiered-watched.prof")])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    w = (j.get("plan") or {}).get("watch") or {}
+    check(w.get("status") == "replanned" and w.get("windows") == 1 and w.get("replan_step") == 9
+          and w.get("bytes_per_s", 0) > 0 and (j.get("plan") or {}).get("trial") is None
+          and all("watch" in ph for ph in j.get("phases", [])),
+          f"summary --json plan.watch ({w})")
+
     r = run([view, "plan", d("tiered-differs.prof")])
     check(r.returncode == 0 and "recorded plan    DIFFERS from the recomputed one: 1 entry differs" in r.stdout,
           f"one flipped bit is reported ({[l for l in r.stdout.splitlines() if 'recorded' in l]})")

@@ -225,6 +225,29 @@ bool write_tiering_dumps(const std::string& dir) {
     ok &= write_file(dir + "/tiered-replanned.prof", sentinel::testing::make_loop_dump(spec).bytes);
   }
 
+  // No trial (SENTINEL_TRIAL_STEPS=0): the bandwidth watch measured the migrator at a quarter of the planned
+  // bandwidth and re-planned with it from step 9 (1.12): the PLAN record is the watch's schedule, its header
+  // holds the measured bandwidth, and sentinel-view plan recomputes it so.
+  {
+    sentinel::PlanInput in = src.in;
+    in.migrate_bytes_per_s = kBandwidth / 4;
+    RecordedPlan watched;
+    if (!plan_of(in, " re-planned by the watch", &watched)) return false;
+    sentinel_plan_trial trial{};
+    trial.kept = SENTINEL_TRIAL_KEPT_WATCHED;
+    trial.watch = SENTINEL_WATCH_REPLANNED;
+    trial.watch_windows = 1;
+    trial.watch_bytes_per_s = kBandwidth / 4;
+    trial.watch_step = 9;
+    trial.watch_moved_bytes = watched.header.moved_bytes_per_step;
+    trial.watch_hit_ppm = watched.header.predicted_hit_ppm;
+    spec.extra = [&](DumpBuilder& d, const LoopDump&) {
+      d.tiering(tiering_of(header));
+      d.plan(watched.header, watched.entries, sizeof(sentinel_plan_header), sizeof(sentinel_plan_entry), &trial);
+    };
+    ok &= write_file(dir + "/tiered-watched.prof", sentinel::testing::make_loop_dump(spec).bytes);
+  }
+
   // SENTINEL_STEP_COSTS=200,500 (1.4): the PLAN header holds the costs the plan was made with, and
   // sentinel-view plan replays them.
   {
