@@ -6,18 +6,11 @@
 
 namespace sentinel {
 
-// A window of the schedule can measure a bandwidth: the sentinel policy's, planned to move at least
-// kMinMeasuredBytes in a window (a few pages a step are all call overhead).
-static bool watchable(const Plan& p, uint32_t window_steps, uint64_t min_bytes) {
-  return p.header.policy == SENTINEL_POLICY_SENTINEL && p.header.moved_bytes_per_step * window_steps >= min_bytes;
-}
-
 bool Tiering::watch_pending(const PlanSlot& s) const {
   const Watch& w = s.watch;
   // Only where no trial measured the bandwidth: a trial's re-plan already used it.
   if (dry_run_ || s.trial.state != SENTINEL_TRIAL_NONE || w.state != SENTINEL_WATCH_NONE || w.windows) return false;
-  if (!watchable(s.candidates[s.active.load(std::memory_order_relaxed)].plan, kWatchSteps, kMinMeasuredBytes))
-    return false;
+  if (!watchable(s.in_effect().plan)) return false;
   // A window that moved less than planned decides nothing: the check waits for two at most.
   return w.steps_seen < 2 * kWatchSteps + 1;
 }
@@ -30,10 +23,8 @@ void Tiering::watch_step(PlanSlot& s, uint64_t step) {
     w.steps = 0;
     return;
   }
-  const uint32_t slot = static_cast<uint32_t>(&s - slots_);
-  const uint32_t active = s.active.load(std::memory_order_relaxed);
-  const Plan& in_effect = s.candidates[active].plan;
-  if (!watchable(in_effect, kWatchSteps, kMinMeasuredBytes)) {
+  const Plan& in_effect = s.in_effect().plan;
+  if (!watchable(in_effect)) {
     w.steps = 0;
     return;
   }
@@ -41,7 +32,7 @@ void Tiering::watch_step(PlanSlot& s, uint64_t step) {
     w.steps = 1;
     w.moved_at_start = migrator_.migrated_bytes();
     w.move_ns_at_start = migrator_.move_ns();
-    for (uint32_t i = 0; i < 64; ++i) w.interval_ticks[i] = 0, w.interval_count[i] = 0;
+    w.intervals = IntervalTimes{};
     return;
   }
   if (++w.steps <= kWatchSteps) return;
@@ -60,14 +51,14 @@ void Tiering::watch_step(PlanSlot& s, uint64_t step) {
     w.state = within ? SENTINEL_WATCH_WITHIN : SENTINEL_WATCH_DRIFT;
     return;
   }
-  w.has_interval_ns = measured_intervals(s, w.interval_ticks, w.interval_count, w.interval_ns);
-  const uint32_t made = replan(s, active, kWatched, w.bytes_per_s, w.has_interval_ns ? w.interval_ns : nullptr);
+  w.has_interval_ns = measured_intervals(s, w.intervals, w.interval_ns);
+  const uint32_t made = replan(s, in_effect, kWatched, w.bytes_per_s, w.has_interval_ns ? w.interval_ns : nullptr);
   w.state = made == kReplanMade   ? SENTINEL_WATCH_REPLANNED
             : made == kReplanSame ? SENTINEL_WATCH_SAME
                                   : SENTINEL_WATCH_FAILED;
   if (made != kReplanMade) return;
   w.replan_step = step ? step : 1;  // 0 is "none"
-  use_candidate(slot, kWatched);
+  use_candidate(static_cast<uint32_t>(&s - slots_), kWatched);
 }
 
 }  // namespace sentinel

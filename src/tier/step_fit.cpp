@@ -28,7 +28,7 @@ void Tiering::finish_fit(PlanSlot& s) {
   const StepSpread steps = step_spread(f.ticks, kFitSteps);
   f.step_ns = clock_->ticks_to_duration_ns_now(steps.median);
   const uint32_t spread_ppm = steps.spread_ppm;
-  const Plan& plan = s.candidates[s.active.load(std::memory_order_relaxed)].plan;
+  const Plan& plan = s.in_effect().plan;
   // What a moved KiB costs: fitted to the trial's two schedules (free ones at 1 ns), else the plan's, else
   // the migrator's bandwidth (measured in the trial, else the probe's).
   uint32_t move = move_cost_of_fit(s.trial.move_fit, s.trial.fit_move_ns_per_kib);

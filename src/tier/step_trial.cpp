@@ -200,27 +200,23 @@ void Tiering::on_interval_timed(uint16_t phase, uint32_t interval, uint64_t tick
   int32_t slot = slot_of_phase(phase);
   if (slot < 0 || interval >= 64) return;
   Watch& w = slots_[slot].watch;
-  if (w.steps) {  // a window is open: its steps' intervals
-    w.interval_ticks[interval] += ticks;
-    ++w.interval_count[interval];
-  }
+  if (w.steps) w.intervals.add(interval, ticks);  // a window is open: its steps' intervals
   Trial& t = slots_[slot].trial;
   // The steps the trial times (trial_step's rule), of the moving schedule: the re-plan's clock.
   if (t.state != SENTINEL_TRIAL_RUNNING || t.timing != kMoving || !t.step_start ||
       !(t.start_caught_up || t.complete >= kCatchUpSteps))
     return;
-  t.moving_interval_ticks[interval] += ticks;
-  ++t.moving_interval_count[interval];
+  t.moving_intervals.add(interval, ticks);
 }
 
 // The re-plan's interval durations: the measured steps' (their mean per interval), where every interval
 // was measured; false where not (then the plan's stay).
-bool Tiering::measured_intervals(const PlanSlot& s, const uint64_t* ticks, const uint32_t* count, uint64_t* ns) const {
+bool Tiering::measured_intervals(const PlanSlot& s, const IntervalTimes& times, uint64_t* ns) const {
   const uint32_t n = s.input.intervals;
   if (!s.has_interval_ns || !clock_ || !n || n > 64) return false;
   for (uint32_t i = 0; i < n; ++i)
-    if (!count[i]) return false;
-  for (uint32_t i = 0; i < n; ++i) ns[i] = clock_->ticks_to_duration_ns_now(ticks[i] / count[i]);
+    if (!times.count[i]) return false;
+  for (uint32_t i = 0; i < n; ++i) ns[i] = clock_->ticks_to_duration_ns_now(times.ticks[i] / times.count[i]);
   return true;
 }
 
@@ -238,19 +234,17 @@ bool Tiering::replan_with_measured_bandwidth(PlanSlot& s) {
   // The steps before the plan ran under another placement (slower where the plan pays; faster where the
   // moves make the training thread wait on pages under migration): the moves' time budget is the moving
   // schedule's intervals, as its timed steps measured them.
-  s.has_replan_interval_ns =
-      measured_intervals(s, t.moving_interval_ticks, t.moving_interval_count, s.replan_interval_ns);
+  s.has_replan_interval_ns = measured_intervals(s, t.moving_intervals, s.replan_interval_ns);
   const uint32_t made =
-      replan(s, kMoving, kReplanned, t.achieved_bytes_per_s, s.has_replan_interval_ns ? s.replan_interval_ns : nullptr);
+      replan(s, moving, kReplanned, t.achieved_bytes_per_s, s.has_replan_interval_ns ? s.replan_interval_ns : nullptr);
   t.replan = made == kReplanMade   ? SENTINEL_REPLAN_DONE
              : made == kReplanSame ? SENTINEL_REPLAN_SAME
                                    : SENTINEL_REPLAN_FAILED;
   return made == kReplanMade;
 }
 
-uint32_t Tiering::replan(PlanSlot& s, uint32_t from, uint32_t into, uint64_t measured_bytes_per_s,
+uint32_t Tiering::replan(PlanSlot& s, const Plan& base, uint32_t into, uint64_t measured_bytes_per_s,
                          const uint64_t* measured_interval_ns) {
-  const Plan& base = s.candidates[from].plan;
   PlanInput in = s.input;
   in.migrate_bytes_per_s = measured_bytes_per_s;
   uint64_t planned_ns = 0, measured_ns = 0;

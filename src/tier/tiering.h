@@ -131,10 +131,7 @@ class Tiering {
   uint32_t plan_count() const { return plan_count_.load(std::memory_order_acquire); }
   bool retired(uint32_t slot) const { return slots_[slot].retired; }
   // The schedule in effect (the one the trial kept, or the candidate it was timing).
-  const Plan& plan(uint32_t slot) const {
-    const PlanSlot& s = slots_[slot];
-    return s.candidates[s.active.load(std::memory_order_acquire)].plan;
-  }
+  const Plan& plan(uint32_t slot) const { return slots_[slot].in_effect().plan; }
   sentinel_plan_trial plan_trial(uint32_t slot) const;
   uint32_t plan_phase(uint32_t slot) const { return slots_[slot].phase; }
   const uint64_t* plan_interval_ns(uint32_t slot) const {
@@ -180,6 +177,12 @@ class Tiering {
     return static_cast<double>(measured) * 1.5 > static_cast<double>(planned) &&
            static_cast<double>(measured) < static_cast<double>(planned) * 1.5;
   }
+  // Wall ticks of each interval over some steps, for a re-plan's interval durations (measured_intervals).
+  struct IntervalTimes {
+    uint64_t ticks[64] = {};
+    uint32_t count[64] = {};
+    void add(uint32_t interval, uint64_t t) { ticks[interval] += t, ++count[interval]; }
+  };
   struct Trial {
     uint32_t state = SENTINEL_TRIAL_NONE;
     uint32_t timing = kFixed;        // the candidate being timed: kFixed, then kMoving, then maybe kReplanned
@@ -195,9 +198,7 @@ class Tiering {
     bool emulated = false;  // timed by the emulated clock: step_start and sum are its ns, not ticks
     uint32_t move_fit = SENTINEL_MOVE_FIT_NONE;  // what a moved KiB cost the training thread (fit_moves)
     uint32_t fit_move_ns_per_kib = 0;
-    // Wall ticks of each interval over the moving schedule's timed steps (on_interval_timed).
-    uint64_t moving_interval_ticks[64] = {};
-    uint32_t moving_interval_count[64] = {};
+    IntervalTimes moving_intervals;  // over the moving schedule's timed steps (on_interval_timed)
   };
   // The bandwidth watch (docs/tiering.md, "The bandwidth watch"): outside the trial, the migrator's
   // bandwidth under the schedule in effect, measured over back-to-back windows of kWatchSteps steps.
@@ -213,8 +214,7 @@ class Tiering {
     uint64_t replan_step = 0;  // the phase's step (its index) the re-plan took effect at (0: none)
     uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the window opened
     uint64_t bytes_per_s = 0;                           // the latest window's
-    uint64_t interval_ticks[64] = {};                   // wall ticks of each interval over the window's steps
-    uint32_t interval_count[64] = {};
+    IntervalTimes intervals;                            // over the open window's steps
     uint64_t interval_ns[64] = {};  // the re-plan's clock: the intervals as the window measured them
     bool has_interval_ns = false;
   };
@@ -246,6 +246,7 @@ class Tiering {
     Candidate candidates[kCandidates];
     Candidate& moving() { return candidates[kMoving]; }
     const Candidate& moving() const { return candidates[kMoving]; }
+    const Candidate& in_effect() const { return candidates[active.load(std::memory_order_acquire)]; }
     // Per plan entry (an identity's, or each chunk's of an identity planned in chunks): its live object.
     EntryState* states = nullptr;
     // The phase's identities (the profiler's, kept for the life of the process); the entries of identity e
@@ -293,13 +294,19 @@ class Tiering {
   // when it is 1.5x off. True when there is a re-planned candidate to time.
   bool replan_with_measured_bandwidth(PlanSlot& s);
   // Plans the phase again into candidate `into` with the migrator's measured bandwidth (and the
-  // intervals as measured, where given), from the schedule `from`; says what it found in one line.
+  // intervals as measured, where given); `from` is the schedule it replaces; says what it found in one line.
   static constexpr uint32_t kReplanMade = 0, kReplanSame = 1, kReplanFailed = 2;
-  uint32_t replan(PlanSlot& s, uint32_t from, uint32_t into, uint64_t measured_bytes_per_s,
+  uint32_t replan(PlanSlot& s, const Plan& from, uint32_t into, uint64_t measured_bytes_per_s,
                   const uint64_t* measured_interval_ns);
   // ns[i]: the mean of the measured ticks of interval i; false unless every interval was measured (and
   // the plan had durations to replace).
-  bool measured_intervals(const PlanSlot& s, const uint64_t* ticks, const uint32_t* count, uint64_t* ns) const;
+  bool measured_intervals(const PlanSlot& s, const IntervalTimes& times, uint64_t* ns) const;
+  // The schedule can measure a bandwidth in a window: the sentinel policy's, planned to move at least
+  // kMinMeasuredBytes in kWatchSteps steps.
+  static bool watchable(const Plan& p) {
+    return p.header.policy == SENTINEL_POLICY_SENTINEL &&
+           p.header.moved_bytes_per_step * kWatchSteps >= kMinMeasuredBytes;
+  }
   // A step of the phase starts: the bandwidth watch's window moves on, and may re-plan (Watch).
   void watch_step(PlanSlot& s, uint64_t step);
   // The watch has not yet measured the first window it must decide on (the placement check waits).
