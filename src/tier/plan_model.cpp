@@ -7,10 +7,6 @@ namespace sentinel::plan {
 
 namespace {
 
-uint64_t sat_add(uint64_t a, uint64_t b) {
-  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 struct IdIndex {
   uint32_t id;
   uint32_t index;   // its first item
@@ -27,23 +23,6 @@ uint64_t timeline_mask(const Model& m, const Item& it) {
   for (uint32_t p = 0; p < it.len; ++p) mask |= bit(m.at(it, p));
   return mask;
 }
-
-// ns to move `bytes` at the model's bandwidth, rounded up.
-uint64_t transfer_ns(const Model& m, uint64_t bytes) {
-  unsigned __int128 ns = static_cast<unsigned __int128>(bytes) * 1000000000u + (m.bandwidth - 1);
-  ns /= m.bandwidth;
-  return ns > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(ns);
-}
-
-// One move-in: item `item`, issued at the start of interval `at`; `first` is the first touched
-// interval of the residency it starts (UINT32_MAX: none) and `lead_ns` the time until then.
-struct MoveIn {
-  uint32_t item;
-  uint32_t at;
-  uint32_t first;
-  uint32_t run;  // intervals of the residency
-  uint64_t lead_ns;
-};
 
 }  // namespace
 
@@ -363,94 +342,51 @@ void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8
       }
 }
 
+namespace {
+
+// Move-ins of an item's mask whose residency (the intervals from the move on while the mask holds, within
+// its timeline) has a late touched interval. Without durations, lateness is only a residency whose first
+// interval is touched: a move issued for the interval that uses it; those bits are added to *late.
+uint32_t late_move_ins(const Model& m, const Item& it, uint64_t mask, uint64_t* late) {
+  uint64_t in, out;
+  move_edges(m, it, mask, &in, &out);
+  uint32_t count = 0;
+  for (uint64_t b = in; b; b &= b - 1) {
+    const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
+    if (!m.timed && (it.touch & bit(k))) *late |= bit(k);
+    const uint32_t limit = it.cyclic ? m.n : it.len - pos_of(m, it, k);
+    uint64_t run = 0;
+    for (uint32_t s = 0; s < limit && (mask & bit((k + s) % m.n)); ++s) run |= bit((k + s) % m.n);
+    if (run & it.touch & *late) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
 bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved, PlanScratch& scratch,
               Outcome* out, uint64_t* late_out) {
   *out = Outcome{};
   const size_t mark = scratch.used();
-  uint64_t out_bytes[kMaxIntervals] = {};
-  uint64_t total_in = 0;
-  for (uint32_t i = 0; i < m.count; ++i) {
-    uint64_t in, ou;
-    move_edges(m, m.items[i], masks[i], &in, &ou);
-    total_in += popcount(in);
-    const uint32_t moves = popcount(in) + popcount(ou);
-    out->moves += moves;
-    out->moved_bytes = sat_add(out->moved_bytes, m.items[i].size * moves);
-    for (uint64_t b = ou; b; b &= b - 1)
-      out_bytes[__builtin_ctzll(b)] = sat_add(out_bytes[__builtin_ctzll(b)], m.items[i].size);
-  }
-  MoveIn* moves = scratch.array<MoveIn>(total_in);
   uint64_t* late = scratch.array<uint64_t>(m.count);
-  if (!moves || !late) return false;
-  size_t nm = 0;
-  for (uint32_t i = 0; i < m.count; ++i) {
-    late[i] = 0;
-    const Item& it = m.items[i];
-    uint64_t in, ou;
-    move_edges(m, it, masks[i], &in, &ou);
-    for (uint64_t b = in; b; b &= b - 1) {
-      const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
-      MoveIn mv{i, k, UINT32_MAX, 0, 0};
-      // The residency this move starts: forward from k while the mask holds (within the timeline).
-      const uint32_t limit = it.cyclic ? m.n : it.len - pos_of(m, it, k);
-      for (uint32_t s = 0; s < limit; ++s) {
-        const uint32_t v = (k + s) % m.n;
-        if (!(masks[i] & bit(v))) break;
-        ++mv.run;
-        if (mv.first == UINT32_MAX && (it.touch & bit(v))) mv.first = v;
-      }
-      mv.lead_ns = mv.first == UINT32_MAX ? UINT64_MAX : m.span_ns(k, mv.first);
-      moves[nm++] = mv;
-    }
-  }
-  // At each boundary the migrator works in order: the move-outs, then the move-ins by deadline.
-  sort_items(moves, nm, [](const MoveIn& a, const MoveIn& b) {
-    if (a.at != b.at) return a.at < b.at;
-    if (a.lead_ns != b.lead_ns) return a.lead_ns < b.lead_ns;
-    return a.item < b.item;
-  });
-  if (m.timed) {
-    // Two steps through the queue: the first fills the backlog a steady state carries over.
-    const uint64_t step = m.interval_start[m.n];
-    uint64_t busy = 0;
-    for (uint32_t s = 0; s < 2; ++s) {
-      size_t j = 0;
-      for (uint32_t k = 0; k < m.n; ++k) {
-        const uint64_t now = s * step + m.interval_start[k];
-        uint64_t t = (busy > now ? busy : now) + transfer_ns(m, out_bytes[k]);
-        for (; j < nm && moves[j].at == k; ++j) {
-          const MoveIn& mv = moves[j];
-          t = sat_add(t, transfer_ns(m, m.items[mv.item].size));
-          if (s == 0 || mv.first == UINT32_MAX) continue;
-          // Every touched interval of the residency that starts before the pages arrived is slow.
-          bool was_late = false;
-          for (uint32_t r = 0; r < mv.run; ++r) {
-            const uint32_t v = (k + r) % m.n;
-            const uint64_t at = now + m.span_ns(k, v);
-            if (at >= t) break;
-            if (m.items[mv.item].touch & bit(v)) {
-              late[mv.item] |= bit(v);
-              was_late = true;
-            }
-          }
-          if (was_late) ++out->late;
-        }
-        busy = t;
-      }
-    }
-  } else {
-    // Without durations: a move-in is late only when it is issued for the interval that uses it.
-    for (size_t j = 0; j < nm; ++j)
-      if (moves[j].first == moves[j].at) {
-        late[moves[j].item] |= bit(moves[j].at);
-        ++out->late;
-      }
-  }
+  if (!late) return false;
   uint64_t occ[kMaxIntervals];
   occupancy(m, masks, occ, pool);
   for (uint32_t k = 0; k < m.n; ++k) {
     const uint64_t f = sat_add(occ[k], reserved);
     if (f > out->fast_peak) out->fast_peak = f;
+  }
+  for (uint32_t i = 0; i < m.count; ++i) late[i] = 0;
+  // The runtime holds a schedule to its budget, except one planned past it (all-fast: no budget at all).
+  const uint64_t budget = out->fast_peak > m.budget ? UINT64_MAX : m.budget;
+  if (m.timed && !late_touches(m, masks, budget, scratch, late)) return false;
+  for (uint32_t i = 0; i < m.count; ++i) {
+    uint64_t in, ou;
+    move_edges(m, m.items[i], masks[i], &in, &ou);
+    const uint32_t moves = popcount(in) + popcount(ou);
+    out->moves += moves;
+    out->moved_bytes = sat_add(out->moved_bytes, m.items[i].size * moves);
+    out->late += late_move_ins(m, m.items[i], masks[i], &late[i]);
   }
   // The complement of the hits: touched while slow or waiting for a move, in access-weighted bytes.
   uint64_t slow_weight = 0;

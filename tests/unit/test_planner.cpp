@@ -23,6 +23,7 @@
 #include "format/format_reader.h"
 #include "parse_cases.h"
 #include "tier/plan_input.h"
+#include "tier/plan_model.h"
 #include "tier/planner.h"
 
 using namespace sentinel;
@@ -945,6 +946,56 @@ TEST_CASE("planner: a late move counts its first touched interval as slow", "[pl
   CHECK(c.hit_upper > 0);
   CHECK(hot.plan.late_moves >= 2);
   CHECK(hot.plan.header.predicted_hit_ppm < c.hit_upper * 1000000 / c.touched);
+}
+
+TEST_CASE("planner: moves the migrator cannot finish in a step are late in its steady state", "[planner]") {
+  // Eight 1 MiB weights, weight k touched in interval k of eight 1 ms intervals, each moved in two intervals
+  // ahead of its use and out after it: 16 MiB of moves a step. Each pass gives way at the next boundary,
+  // so a migrator that cannot move 16 MiB in 8 ms leaves touches waiting in every step, however long the
+  // lead; one that can is never late. Recorded wrong before: a two-step queue rated 440 ms of moves in a
+  // 289 ms step "0 late".
+  Synth s;
+  s.intervals = 8;
+  for (uint32_t k = 0; k < 8; ++k) s.touch(s.weight(MiB), k, MiB);
+  s.interval_ns.assign(8, 1'000'000);
+  uint64_t masks[8];
+  for (uint32_t k = 0; k < 8; ++k) masks[k] = bit(k) | bit((k + 7) % 8) | bit((k + 6) % 8);
+  auto outcome = [&](uint64_t bytes_per_s) {
+    s.bandwidth = bytes_per_s;
+    const PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{3 * MiB, 0});
+    PlanScratch scratch;
+    REQUIRE(scratch.init(plan_scratch_bytes(in)));
+    plan::Model m;
+    const char* why = nullptr;
+    REQUIRE(plan::build_model(in, scratch, &m, &why));
+    REQUIRE(m.count == 8);
+    plan::Outcome o;
+    REQUIRE(plan::evaluate(m, masks, nullptr, 0, scratch, &o, nullptr));
+    CHECK(o.moved_bytes == 16 * MiB);
+    CHECK(o.fast_peak == 3 * MiB);
+    return o;
+  };
+  const plan::Outcome fits = outcome(4ull << 30);  // 4 ms of moves a step
+  CHECK(fits.late == 0);
+  CHECK(fits.hit_bytes == 8 * MiB);
+  uint64_t previous = fits.hit_bytes;
+  for (uint64_t mib_per_s : {1600u, 1000u, 500u, 100u}) {  // 10, 16, 32 and 160 ms of moves in an 8 ms step
+    const plan::Outcome o = outcome(mib_per_s * MiB);
+    INFO(mib_per_s << " MiB/s: " << o.late << " late, " << o.hit_bytes / MiB << " MiB hit");
+    CHECK(o.late > 0);
+    CHECK(o.hit_bytes < 8 * MiB);
+    CHECK(o.hit_bytes <= previous);
+    previous = o.hit_bytes;
+  }
+
+  // The planner, given the slow migrator, keeps what it can do in time instead.
+  s.bandwidth = 100 * MiB;
+  const PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{3 * MiB, 0});
+  Planned st = run_plan(in);
+  REQUIRE(st.ok);
+  check_plan(in, st.plan);
+  CHECK(st.plan.header.moved_bytes_per_step * 1000 / (100 * MiB) <= 8);  // ms of moves within the 8 ms step
+  CHECK(st.plan.header.predicted_hit_ppm >= 375000);                     // the three resident weights at least
 }
 
 TEST_CASE("planner: short-lived objects go to a pool sized to their peak", "[planner]") {
