@@ -51,41 +51,13 @@ Object initial(const Item& it, uint64_t mask) {
   return o;
 }
 
-// The boundaries at which an object where the schedule wants it needs the simulation: its births and
-// deaths and the edges of its mask.
+// The boundaries at which an object where the schedule wants it needs the migrator: its births and the
+// edges of its mask.
 uint64_t events(const Model& m, const Item& it, uint64_t mask) {
   uint64_t in, out;
   move_edges(m, it, mask, &in, &out);
-  if (it.cyclic) return in | out;
-  return in | out | bit(it.start) | (it.len < m.n ? bit((it.start + it.len) % m.n) : 0);
+  return in | out | (it.cyclic ? 0 : bit(it.start));
 }
-
-// Fast bytes as the runtime counts them against the budget: an object's from its birth on the fast node
-// or the start of its promotion, until its free or the end of its demotion.
-struct FastCount {
-  uint64_t used = 0;
-  uint64_t budget = UINT64_MAX;
-  // Demotions under way, in the order they end (the migrator runs one at a time).
-  uint64_t* credit_at;
-  uint64_t* credit_bytes;
-  uint32_t credits = 0, credited = 0;
-
-  bool room(uint64_t size) const { return used <= budget && size <= budget - used; }
-  void leave_at(uint64_t t, uint64_t size) {
-    credit_at[credits] = t;
-    credit_bytes[credits++] = size;
-  }
-  void settle_until(uint64_t t) {
-    for (; credited < credits && credit_at[credited] <= t; ++credited) used -= credit_bytes[credited];
-    if (!credited) return;
-    for (uint32_t r = credited; r < credits; ++r) {  // the few still under way, to the front
-      credit_at[r - credited] = credit_at[r];
-      credit_bytes[r - credited] = credit_bytes[r];
-    }
-    credits -= credited;
-    credited = 0;
-  }
-};
 
 struct Simulation {
   const Model& m;
@@ -98,7 +70,6 @@ struct Simulation {
   uint32_t* promote;    // this boundary's promotions
   uint32_t* distance;   // per object, of a promotion
   uint64_t* late;       // per item
-  FastCount fast;
   uint32_t unsettled_count = 0;
   uint64_t busy = 0;  // when the move under way ends
 
@@ -119,68 +90,43 @@ struct Simulation {
   }
 
   // The boundary at the start of interval v (ns `now`; the next one at `until`), over its objects:
-  //   deaths, whose fast bytes leave at once;
-  //   the pass's demotions, each object in one call, until the next boundary cuts the pass short;
-  //   births, on the fast node where the schedule wants them and the budget has room by the interval's
-  //   end (the demotions that ended by then), else on the slow one;
-  //   the interval's touches that the schedule has fast but whose pages are not all there at its start;
-  //   the pass's promotions, nearest use first, each where the budget has room when it starts.
+  // births, where the schedule wants them; the pass, demotions in plan order then promotions nearest use
+  // first, each object in one call, until the next boundary cuts it short.
   void boundary(uint32_t v, uint64_t now, uint64_t until) {
     const uint32_t k = gather(v);
     uint64_t t = busy > now ? busy : now;
+    uint32_t promotions = 0;
     bool cut = false;
     for (uint32_t q = 0; q < k; ++q) {
       Object& o = objects[visit[q]];
-      const bool born = !o.cyclic && v == o.start;
-      if ((born || !(o.alive & bit(v))) && o.fast) {
-        fast.used -= o.size;
-        o.fast = false;
+      if (!o.cyclic && v == o.start) {
+        o.fast = o.want & bit(v);
+        o.ready_ns = now;
       }
-      if (born || !(o.alive & bit(v)) || (o.want & bit(v)) || !o.fast || cut) continue;
+      if (!(o.alive & bit(v))) continue;  // dead: nothing to do until its next birth
+      const bool want = o.want & bit(v);
+      if (want && !o.fast) promote[promotions++] = visit[q];
+      if (want || !o.fast || cut) continue;
       if (t >= until) {
         cut = true;
         continue;
       }
       t = sat_add(t, transfer_ns(m, o.size));
       o.fast = false;
-      fast.leave_at(t, o.size);
     }
-    fast.settle_until(until);
-    uint32_t promotions = 0;
-    uint64_t smallest = 0;
-    for (uint32_t q = 0; q < k; ++q) {
-      Object& o = objects[visit[q]];
-      if (!(o.alive & bit(v))) continue;  // dead: nothing to do until its next birth
-      const bool want = o.want & bit(v);
-      if (!o.cyclic && v == o.start && want && fast.room(o.size)) {
-        fast.used += o.size;
-        o.fast = true;
-        o.ready_ns = now;
-      }
-      if (want && (o.touch & bit(v)) && !(o.fast && o.ready_ns <= now)) late[index[visit[q]]] |= bit(v);
-      if (want && !o.fast && (smallest == 0 || o.size < smallest)) smallest = o.size;
-      if (want && !o.fast) promote[promotions++] = visit[q];
-    }
-    if (cut || t >= until || !smallest) {
-      promotions = 0;
-    } else {
-      fast.settle_until(t);
-      if (!fast.room(smallest)) promotions = 0;  // none can start
-    }
+    if (cut || t >= until) promotions = 0;
     for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = distance_to_use(m, objects[promote[p]].touch, v);
     sort_items(promote, promotions, [this](uint32_t a, uint32_t b) {
       return distance[a] != distance[b] ? distance[a] < distance[b] : a < b;
     });
-    for (uint32_t p = 0; p < promotions && !cut && t < until; ++p) {
+    for (uint32_t p = 0; p < promotions && t < until; ++p) {
       Object& o = objects[promote[p]];
-      fast.settle_until(t);
-      if (!fast.room(o.size)) continue;  // no room now: the next boundary tries again
-      fast.used += o.size;
       t = sat_add(t, transfer_ns(m, o.size));
       o.fast = true;
       o.ready_ns = t;
     }
     busy = t;
+    judge(v, k, now);
     // What the next boundary must see again: objects alive but not where interval v wants them, or whose
     // pages are still on their way when it begins. Any other waits for its own next event.
     unsettled_count = 0;
@@ -192,6 +138,15 @@ struct Simulation {
     }
   }
 
+  // Interval v's touches of objects the schedule has fast there but whose pages were not all there at its
+  // start: late. The objects not visited are where the schedule wants them, pages there.
+  void judge(uint32_t v, uint32_t k, uint64_t now) {
+    for (uint32_t q = 0; q < k; ++q) {
+      const Object& o = objects[visit[q]];
+      if ((o.alive & o.want & o.touch & bit(v)) && !(o.fast && o.ready_ns <= now)) late[index[visit[q]]] |= bit(v);
+    }
+  }
+
   void step(uint64_t start) {
     for (uint32_t v = 0; v < m.n; ++v) boundary(v, start + m.interval_start[v], start + m.interval_start[v + 1]);
   }
@@ -199,21 +154,18 @@ struct Simulation {
 
 }  // namespace
 
-bool late_touches(const Model& m, const uint64_t* masks, uint64_t budget, PlanScratch& scratch, uint64_t* late) {
+bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, uint64_t* late) {
   const uint32_t n = m.n;
   Object* objects = scratch.array<Object>(m.count);
   uint32_t* lists = scratch.array<uint32_t>(size_t{m.count} * 5);  // index, unsettled, visit, promote, distance
-  uint64_t* credits = scratch.array<uint64_t>(size_t{m.count} * 2);
   uint32_t* event_start = scratch.array<uint32_t>(n + 1);
   uint8_t* fast_at_start = scratch.array<uint8_t>(m.count);
-  if (!objects || !lists || !credits || !event_start || !fast_at_start) return false;
+  if (!objects || !lists || !event_start || !fast_at_start) return false;
   // The objects, and the events of each interval in the plan's order.
   uint32_t fill[kMaxIntervals] = {};
-  uint64_t used = 0;
   for (uint32_t i = 0; i < m.count; ++i) {
     late[i] = 0;
     objects[i] = initial(m.items[i], masks[i]);
-    if (objects[i].fast) used += objects[i].size;
     for (uint64_t b = events(m, m.items[i], masks[i]); b; b &= b - 1) ++fill[__builtin_ctzll(b)];
   }
   event_start[0] = 0;
@@ -227,17 +179,8 @@ bool late_touches(const Model& m, const uint64_t* masks, uint64_t budget, PlanSc
   }
 
   const size_t c = m.count;
-  Simulation sim{m,
-                 objects,
-                 lists,
-                 event_at,
-                 event_start,
-                 lists + c,
-                 lists + 2 * c,
-                 lists + 3 * c,
-                 lists + 4 * c,
-                 late,
-                 FastCount{used, budget, credits, credits + c}};
+  Simulation sim{m,         objects,       lists,         event_at,      event_start,
+                 lists + c, lists + 2 * c, lists + 3 * c, lists + 4 * c, late};
   const uint64_t step = m.interval_start[n];
   const uint32_t steps = step > UINT64_MAX / (kMaxSimulatedSteps + 2) ? 1 : kMaxSimulatedSteps;  // no overflow
   uint64_t carried = 0;  // of the move under way at a step's start

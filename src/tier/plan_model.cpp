@@ -377,9 +377,7 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
     if (f > out->fast_peak) out->fast_peak = f;
   }
   for (uint32_t i = 0; i < m.count; ++i) late[i] = 0;
-  // The runtime holds a schedule to its budget, except one planned past it (all-fast: no budget at all).
-  const uint64_t budget = out->fast_peak > m.budget ? UINT64_MAX : m.budget;
-  if (m.timed && !late_touches(m, masks, budget, scratch, late)) return false;
+  if (m.timed && !late_touches(m, masks, scratch, late)) return false;
   for (uint32_t i = 0; i < m.count; ++i) {
     uint64_t in, ou;
     move_edges(m, m.items[i], masks[i], &in, &ou);

@@ -121,16 +121,15 @@ struct Outcome {
 bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64_t reserved, PlanScratch& scratch,
               Outcome* out, uint64_t* late_out);
 
-// The lateness model of a timed schedule: the runtime as it executes it (migrator.h), simulated from the
+// The lateness model of a timed schedule: the migrator as it executes it (migrator.h), simulated from the
 // schedule's own placement until a step starts as the one before it did (at most a few steps), and that
 // steady step judged. Each boundary's pass starts when the boundary does (or when the call under way
 // ends) and gives way at the next boundary, where the next pass recomputes what is left: demotions, then
-// promotions nearest use first, one object per call at the model's bandwidth. A birth lands where the
-// schedule wants it if the fast node has room, and a promotion starts only if it has: fast bytes are
-// counted against `budget` (UINT64_MAX: none) from a birth or the start of a promotion to a free or the
-// end of a demotion. late[i] gets the touched intervals item i has fast in masks[i] whose pages were not
-// all there when the interval began. False only when scratch ran out.
-bool late_touches(const Model& m, const uint64_t* masks, uint64_t budget, PlanScratch& scratch, uint64_t* late);
+// promotions nearest use first, one object per call at the model's bandwidth. Births land where the
+// schedule wants them, and the budget holds no move back (docs/planner.md says why). late[i] gets the
+// touched intervals item i has fast in masks[i] whose pages were not all there when the interval began.
+// False only when scratch ran out.
+bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, uint64_t* late);
 
 // Move edges of one item's mask: bits of the intervals at whose start a move to the fast node
 // (in) or to the slow node (out) is issued. A birth on either node and a free are not moves.
