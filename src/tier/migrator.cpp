@@ -315,12 +315,15 @@ uint32_t distance_to_use(const sentinel_plan_entry& pe, uint32_t interval, uint3
 }  // namespace
 
 // One direction of a boundary's moves: the objects the interval wants on tier `to` and that are on the
-// other one. Promotions nearest use first: distance d from this interval to the next touched one. False
-// when a newer boundary cut it short.
+// other one. Promotions nearest use first, by distance d from this interval to the next touched one, and
+// those for this very interval (d = 0, late whatever happens) last: a migrator behind its schedule that
+// served them first made every later promotion late too, step after step (docs/planner.md). False when a
+// newer boundary cut it short.
 bool Migrator::run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to,
                         PassResult* r) {
   const uint32_t n = plan.intervals;
-  for (uint32_t d = 0; d < (to == kTierSlow ? 1u : n); ++d) {
+  for (uint32_t round = 0; round < (to == kTierSlow ? 1u : n); ++round) {
+    const uint32_t d = to == kTierFast ? (round + 1) % n : 0;
     for (uint32_t e = 0; e < plan.count; ++e) {
       const sentinel_plan_entry& pe = plan.entries[e];
       bool want_fast = (pe.fast_mask >> interval) & 1;

@@ -1,8 +1,9 @@
 // The migrator (docs/design.md §2.6): a thread of Sentinel's own that executes a phase's plan as the in-step
 // clock crosses interval boundaries. At the start of interval i of a planned step, every identity of
 // the plan whose live object is not where the plan wants it during interval i is moved: demotions
-// first (they make room), then promotions, nearest use first. Each object moves in one move_pages call
-// (or mbind(MPOL_MF_MOVE), whichever measured faster at start); the training thread never waits for them.
+// first (they make room), then promotions, nearest next use first (those for interval i itself last). Each object moves
+// in one move_pages call (or mbind(MPOL_MF_MOVE), whichever measured faster at start); the training thread never waits
+// for them.
 //
 // What can go wrong is counted, never fatal: pages the kernel will not move (EBUSY, EFAULT, ENOMEM),
 // an object freed while its pages move (its generation changed), a fast node that is full, and

@@ -30,11 +30,13 @@ uint64_t transfer_ns(const Model& m, uint64_t bytes) {
   return ns > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(ns);
 }
 
-// Intervals from k to the next one the object touches, cyclically; 0 when it touches none. The
-// migrator's order of promotions (Migrator::run_pass), which it takes from the plan entry's touch mask.
-uint32_t distance_to_use(const Model& m, uint64_t touch, uint32_t k) {
+// The migrator's order of promotions at boundary k (Migrator::run_pass): by the intervals from k to the
+// next one the object touches, cyclically, nearest first; those for interval k itself (late whatever
+// happens) and those touching none last.
+uint32_t promotion_rank(const Model& m, uint64_t touch, uint32_t k) {
   const uint64_t ahead = k ? ((touch >> k) | (touch << (m.n - k))) & m.all : touch;  // interval k at bit 0
-  return ahead ? static_cast<uint32_t>(__builtin_ctzll(ahead)) : 0;
+  const uint32_t d = ahead ? static_cast<uint32_t>(__builtin_ctzll(ahead)) : 0;
+  return d ? d : m.n;
 }
 
 // The object at the start of the simulation: where the schedule wants it in interval 0, as if every
@@ -90,8 +92,8 @@ struct Simulation {
   }
 
   // The boundary at the start of interval v (ns `now`; the next one at `until`), over its objects:
-  // births, where the schedule wants them; the pass, demotions in plan order then promotions nearest use
-  // first, each object in one call, until the next boundary cuts it short.
+  // births, where the schedule wants them; the pass, demotions in plan order then promotions nearest next
+  // use first, each object in one call, until the next boundary cuts it short.
   void boundary(uint32_t v, uint64_t now, uint64_t until) {
     const uint32_t k = gather(v);
     uint64_t t = busy > now ? busy : now;
@@ -115,7 +117,7 @@ struct Simulation {
       o.fast = false;
     }
     if (cut || t >= until) promotions = 0;
-    for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = distance_to_use(m, objects[promote[p]].touch, v);
+    for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = promotion_rank(m, objects[promote[p]].touch, v);
     sort_items(promote, promotions, [this](uint32_t a, uint32_t b) {
       return distance[a] != distance[b] ? distance[a] < distance[b] : a < b;
     });

@@ -978,14 +978,14 @@ TEST_CASE("planner: moves the migrator cannot finish in a step are late in its s
   const plan::Outcome fits = outcome(4ull << 30);  // 4 ms of moves a step
   CHECK(fits.late == 0);
   CHECK(fits.hit_bytes == 8 * MiB);
-  uint64_t previous = fits.hit_bytes;
   for (uint64_t mib_per_s : {1600u, 1000u, 500u, 100u}) {  // 10, 16, 32 and 160 ms of moves in an 8 ms step
     const plan::Outcome o = outcome(mib_per_s * MiB);
     INFO(mib_per_s << " MiB/s: " << o.late << " late, " << o.hit_bytes / MiB << " MiB hit");
     CHECK(o.late > 0);
     CHECK(o.hit_bytes < 8 * MiB);
-    CHECK(o.hit_bytes <= previous);
-    previous = o.hit_bytes;
+    // The promotion for the interval under way goes last: behind its schedule, the migrator still gets
+    // some weights in on time. Served first, it made every later one late too: no hits at 1600 MiB/s.
+    if (mib_per_s >= 1000) CHECK(o.hit_bytes >= 3 * MiB);
   }
 
   // The planner, given the slow migrator, keeps what it can do in time instead.
