@@ -63,8 +63,7 @@ uint64_t events(const Model& m, const Item& it, uint64_t mask) {
 
 struct Simulation {
   const Model& m;
-  Object* objects;
-  const uint32_t* index;     // of each object: its item
+  Object* objects;           // of each item
   const uint32_t* event_at;  // objects with an event at interval v: [event_start[v], event_start[v + 1])
   const uint32_t* event_start;
   uint32_t* unsettled;  // objects the last boundary left unsettled
@@ -145,7 +144,7 @@ struct Simulation {
   void judge(uint32_t v, uint32_t k, uint64_t now) {
     for (uint32_t q = 0; q < k; ++q) {
       const Object& o = objects[visit[q]];
-      if ((o.alive & o.want & o.touch & bit(v)) && !(o.fast && o.ready_ns <= now)) late[index[visit[q]]] |= bit(v);
+      if ((o.alive & o.want & o.touch & bit(v)) && !(o.fast && o.ready_ns <= now)) late[visit[q]] |= bit(v);
     }
   }
 
@@ -159,14 +158,13 @@ struct Simulation {
 bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, uint64_t* late) {
   const uint32_t n = m.n;
   Object* objects = scratch.array<Object>(m.count);
-  uint32_t* lists = scratch.array<uint32_t>(size_t{m.count} * 5);  // index, unsettled, visit, promote, distance
+  uint32_t* lists = scratch.array<uint32_t>(size_t{m.count} * 4);  // unsettled, visit, promote, distance
   uint32_t* event_start = scratch.array<uint32_t>(n + 1);
   uint8_t* fast_at_start = scratch.array<uint8_t>(m.count);
   if (!objects || !lists || !event_start || !fast_at_start) return false;
   // The objects, and the events of each interval in the plan's order.
   uint32_t fill[kMaxIntervals] = {};
   for (uint32_t i = 0; i < m.count; ++i) {
-    late[i] = 0;
     objects[i] = initial(m.items[i], masks[i]);
     for (uint64_t b = events(m, m.items[i], masks[i]); b; b &= b - 1) ++fill[__builtin_ctzll(b)];
   }
@@ -175,14 +173,11 @@ bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, u
   uint32_t* event_at = scratch.array<uint32_t>(event_start[n]);
   if (!event_at) return false;
   for (uint32_t v = 0; v < n; ++v) fill[v] = event_start[v];
-  for (uint32_t i = 0; i < m.count; ++i) {
-    lists[i] = i;
+  for (uint32_t i = 0; i < m.count; ++i)
     for (uint64_t b = events(m, m.items[i], masks[i]); b; b &= b - 1) event_at[fill[__builtin_ctzll(b)]++] = i;
-  }
 
   const size_t c = m.count;
-  Simulation sim{m,         objects,       lists,         event_at,      event_start,
-                 lists + c, lists + 2 * c, lists + 3 * c, lists + 4 * c, late};
+  Simulation sim{m, objects, event_at, event_start, lists, lists + c, lists + 2 * c, lists + 3 * c, late};
   const uint64_t step = m.interval_start[n];
   const uint32_t steps = step > UINT64_MAX / (kMaxSimulatedSteps + 2) ? 1 : kMaxSimulatedSteps;  // no overflow
   uint64_t carried = 0;  // of the move under way at a step's start

@@ -54,9 +54,9 @@ size_t plan_scratch_bytes(const PlanInput& in) {
   }
   const size_t n = in.intervals > plan::kMaxIntervals ? plan::kMaxIntervals : in.intervals;
   // Per identity: the model's item and its touched and access-weighted bytes, the sentinel policy's units,
-  // unit bytes and two residency lists, the lateness model's objects and queue, and a dozen small arrays;
-  // plus alignment slack.
-  const size_t per = 656 + 48 + n * (8 + 8 + 8 + 2 * 48) + 2 * 48;
+  // unit bytes and two residency lists, the lateness model's object, lists and events (one per birth and
+  // mask edge), and a dozen small arrays; plus alignment slack.
+  const size_t per = 656 + 72 + n * (8 + 8 + 8 + 2 * 48 + 4) + 2 * 48;
   return c * per + (size_t{1} << 20);
 }
 
