@@ -24,10 +24,6 @@ uint64_t timeline_mask(const Model& m, const Item& it) {
   return mask;
 }
 
-}  // namespace
-
-namespace {
-
 // The input's own checks, before anything is built; null when it is usable.
 const char* input_problem(const PlanInput& in) {
   if (in.intervals == 0) return "no intervals in the step";

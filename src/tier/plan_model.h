@@ -125,7 +125,8 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
 // schedule's own placement until a step starts as the one before it did (at most a few steps), and that
 // steady step judged. Each boundary's pass starts when the boundary does (or when the call under way
 // ends) and gives way at the next boundary, where the next pass recomputes what is left: demotions, then
-// promotions nearest use first, one object per call at the model's bandwidth. Births land where the
+// promotions nearest next use first and those for the interval itself last, one object per call at the
+// model's bandwidth. Births land where the
 // schedule wants them, and the budget holds no move back (docs/planner.md says why). late[i] gets the
 // touched intervals item i has fast in masks[i] whose pages were not all there when the interval began.
 // False only when scratch ran out.
