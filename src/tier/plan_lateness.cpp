@@ -161,12 +161,14 @@ bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, u
   uint32_t* lists = scratch.array<uint32_t>(size_t{m.count} * 4);  // unsettled, visit, promote, distance
   uint32_t* event_start = scratch.array<uint32_t>(n + 1);
   uint8_t* fast_at_start = scratch.array<uint8_t>(m.count);
-  if (!objects || !lists || !event_start || !fast_at_start) return false;
+  uint64_t* event_bits = scratch.array<uint64_t>(m.count);
+  if (!objects || !lists || !event_start || !fast_at_start || !event_bits) return false;
   // The objects, and the events of each interval in the plan's order.
   uint32_t fill[kMaxIntervals] = {};
   for (uint32_t i = 0; i < m.count; ++i) {
     objects[i] = initial(m.items[i], masks[i]);
-    for (uint64_t b = events(m, m.items[i], masks[i]); b; b &= b - 1) ++fill[__builtin_ctzll(b)];
+    event_bits[i] = events(m, m.items[i], masks[i]);
+    for (uint64_t b = event_bits[i]; b; b &= b - 1) ++fill[__builtin_ctzll(b)];
   }
   event_start[0] = 0;
   for (uint32_t v = 0; v < n; ++v) event_start[v + 1] = event_start[v] + fill[v];
@@ -174,7 +176,7 @@ bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, u
   if (!event_at) return false;
   for (uint32_t v = 0; v < n; ++v) fill[v] = event_start[v];
   for (uint32_t i = 0; i < m.count; ++i)
-    for (uint64_t b = events(m, m.items[i], masks[i]); b; b &= b - 1) event_at[fill[__builtin_ctzll(b)]++] = i;
+    for (uint64_t b = event_bits[i]; b; b &= b - 1) event_at[fill[__builtin_ctzll(b)]++] = i;
 
   const size_t c = m.count;
   Simulation sim{m, objects, event_at, event_start, lists, lists + c, lists + 2 * c, lists + 3 * c, late};

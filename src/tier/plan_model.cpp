@@ -340,12 +340,10 @@ void occupancy(const Model& m, const uint64_t* masks, uint64_t* occ, const uint8
 
 namespace {
 
-// Move-ins of an item's mask whose residency (the intervals from the move on while the mask holds, within
-// its timeline) has a late touched interval. Without durations, lateness is only a residency whose first
+// Move-ins of an item's mask (`in`: its move-in edges) whose residency (the intervals from the move on while the mask
+// holds, within its timeline) has a late touched interval. Without durations, lateness is only a residency whose first
 // interval is touched: a move issued for the interval that uses it; those bits are added to *late.
-uint32_t late_move_ins(const Model& m, const Item& it, uint64_t mask, uint64_t* late) {
-  uint64_t in, out;
-  move_edges(m, it, mask, &in, &out);
+uint32_t late_move_ins(const Model& m, const Item& it, uint64_t mask, uint64_t in, uint64_t* late) {
   uint32_t count = 0;
   for (uint64_t b = in; b; b &= b - 1) {
     const uint32_t k = static_cast<uint32_t>(__builtin_ctzll(b));
@@ -380,7 +378,7 @@ bool evaluate(const Model& m, const uint64_t* masks, const uint8_t* pool, uint64
     const uint32_t moves = popcount(in) + popcount(ou);
     out->moves += moves;
     out->moved_bytes = sat_add(out->moved_bytes, m.items[i].size * moves);
-    out->late += late_move_ins(m, m.items[i], masks[i], &late[i]);
+    out->late += late_move_ins(m, m.items[i], masks[i], in, &late[i]);
   }
   // The complement of the hits: touched while slow or waiting for a move, in access-weighted bytes.
   uint64_t slow_weight = 0;

@@ -56,7 +56,7 @@ size_t plan_scratch_bytes(const PlanInput& in) {
   // Per identity: the model's item and its touched and access-weighted bytes, the sentinel policy's units,
   // unit bytes and two residency lists, the lateness model's object, lists and events (one per birth and
   // mask edge), and a dozen small arrays; plus alignment slack.
-  const size_t per = 656 + 72 + n * (8 + 8 + 8 + 2 * 48 + 4) + 2 * 48;
+  const size_t per = 656 + 80 + n * (8 + 8 + 8 + 2 * 48 + 4) + 2 * 48;
   return c * per + (size_t{1} << 20);
 }
 
