@@ -165,9 +165,12 @@ class Migrator {
   // (Arena::relabel_free).
   uint64_t relabeled_free() const { return relabeled_free_.load(std::memory_order_relaxed); }
   uint64_t fast_bytes() const;
+  // Counts `bytes` in the fast tier's occupancy when they fit the budget with the births reserved.
+  bool reserve_fast(uint64_t bytes, uint64_t budget);
 
  private:
   static void* main(void* self);
+  void note_fast_peak(int64_t now);
   void loop();
   void probe(MoveMethod method);
   void calibrate_costs();

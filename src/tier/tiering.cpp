@@ -433,8 +433,16 @@ void Tiering::on_allocation(uint16_t phase, uint32_t site, uint64_t size, uint32
                             uintptr_t address, uint16_t tier_flags, bool pinned) {
   if (!enabled_ || !plan_count()) return;
   const uint8_t tier = static_cast<uint8_t>(tier_flags & 0xFF);
-  // The reservation becomes occupancy below (a planned instance, or a fallback object on the fast node).
-  if (tier_flags & kReserved) pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
+  // The reservation becomes occupancy below (a planned instance, or a fallback object on the fast node),
+  // and is given back on the way out, once that is counted: given back first, it left a moment in which
+  // the object counted nowhere and a promotion could take its room.
+  struct Reservation {
+    std::atomic<int64_t>* pending;
+    int64_t bytes;
+    ~Reservation() {
+      if (bytes) pending->fetch_sub(bytes, std::memory_order_seq_cst);
+    }
+  } reservation{&pending_fast_, (tier_flags & kReserved) ? static_cast<int64_t>(size) : 0};
   if (pinned) {
     ++pinned_objects_;
     pinned_bytes_ += size;
@@ -524,7 +532,7 @@ void Tiering::on_phase_left() {
 }
 
 uint64_t Tiering::fast_in_use() const {
-  int64_t used = static_cast<int64_t>(migrator_.fast_bytes()) + pending_fast_.load(std::memory_order_relaxed);
+  int64_t used = static_cast<int64_t>(migrator_.fast_bytes()) + pending_fast_.load(std::memory_order_seq_cst);
   return used > 0 ? static_cast<uint64_t>(used) : 0;
 }
 
@@ -565,7 +573,9 @@ uint8_t Tiering::birth_tier(uint32_t site, uint64_t size, bool* reserved) {
   if (!((t->fast_mask >> (k < 63 ? k : 63)) & 1)) return kTierSlow;
   uint64_t budget = slots_[slot].moving().exec.budget;  // every candidate's
   if (budget != UINT64_MAX) {
-    pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_relaxed);
+    // Reserved first, then checked: a promotion racing for the same room does the same
+    // (Migrator::reserve_fast), so both cannot pass.
+    pending_fast_.fetch_add(static_cast<int64_t>(size), std::memory_order_seq_cst);
     if (fast_in_use() > budget) {  // with this birth's reservation
       pending_fast_.fetch_sub(static_cast<int64_t>(size), std::memory_order_relaxed);
       budget_guarded_.fetch_add(1, std::memory_order_relaxed);

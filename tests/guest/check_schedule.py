@@ -307,7 +307,13 @@ def main():
                 failures.append(f"{tag} {misplaced} of {verified} objects not on the planned node right after a boundary's moves")
             if policy != "all-fast":
                 if steady_peak > budget:
-                    failures.append(f"{tag} the fast tier held {steady_peak} B after a boundary's moves (budget {budget} B)")
+                    # Which boundaries, and what else the migrator counted: the dump of a CI run is not kept.
+                    over = [f"{pi['interval']}: {pi['fast_bytes_max']} B in {pi['steps']} passes"
+                            for pi in s.get("placement_intervals") or [] if pi.get("fast_bytes_max", 0) > budget]
+                    stats = s.get("stats") or {}
+                    failures.append(f"{tag} the fast tier held {steady_peak} B after a boundary's moves (budget {budget} B; "
+                                    f"intervals {'; '.join(over)}; {stats.get('tier_relabeled')} records corrected by "
+                                    f"the audit, {stats.get('tier_promotions_deferred')} promotions deferred)")
                 # hot's late demotions (it moves the most) show here on a loaded host; its budget is held
                 # by the runtime's own check above, after each boundary's moves.
                 if policy != "hot" and over_budget > max(1, len(fast_by_slot) // 10):
