@@ -13,6 +13,7 @@
 #include "base/numa_ops.h"
 #include "base/thread.h"
 #include "base/vm_region.h"
+#include "tier/promotion_order.h"
 #include "tier/step_costs.h"
 #include "track/arena.h"
 
@@ -324,34 +325,19 @@ void Migrator::run_boundary(uint32_t slot, uint64_t step, uint32_t interval, uin
     audit(*plan, next);  // one boundary a step, in turn: a record gone wrong lasts one round of the intervals at most
 }
 
-namespace {
-
-// Distance from `interval` to the next interval the entry touches, cyclically (0: none at all).
-uint32_t distance_to_use(const sentinel_plan_entry& pe, uint32_t interval, uint32_t n) {
-  uint32_t u = interval;
-  uint32_t k = 0;
-  for (; k < n; ++k, u = (u + 1) % n)
-    if ((pe.touch_mask >> u) & 1) break;
-  return k < n ? k : 0;
-}
-
-}  // namespace
-
 // One direction of a boundary's moves: the objects the interval wants on tier `to` and that are on the
-// other one. Promotions nearest use first, by distance d from this interval to the next touched one, and
-// those for this very interval (d = 0, late whatever happens) last: a migrator behind its schedule that
-// served them first made every later promotion late too, step after step (docs/planner.md). False when a
-// newer boundary cut it short.
+// other one, promotions in promotion_rank's order (nearest use first). False when a newer boundary cut
+// it short.
 bool Migrator::run_pass(const ExecPlan& plan, uint64_t step, uint32_t interval, uint64_t generation, uint8_t to,
                         PassResult* r) {
   const uint32_t n = plan.intervals;
-  for (uint32_t round = 0; round < (to == kTierSlow ? 1u : n); ++round) {
-    const uint32_t d = to == kTierFast ? (round + 1) % n : 0;
+  for (uint32_t rank = 1; rank <= (to == kTierSlow ? 1u : n); ++rank) {
+    const uint32_t d = to == kTierFast ? rank % n : 0;  // intervals to the use (0: this one, or none)
     for (uint32_t e = 0; e < plan.count; ++e) {
       const sentinel_plan_entry& pe = plan.entries[e];
       bool want_fast = (pe.fast_mask >> interval) & 1;
       if (want_fast != (to == kTierFast)) continue;
-      if (to == kTierFast && distance_to_use(pe, interval, n) != d) continue;
+      if (to == kTierFast && promotion_rank(pe.touch_mask, interval, n) != rank) continue;
       uint64_t size = 0;
       const EntryMove m = move_entry(plan, pe, plan.states[e], to, generation, &size, &r->failed_pages);
       if (m == EntryMove::kSuperseded) return false;

@@ -1,6 +1,7 @@
 // The lateness model (plan_model.h, docs/planner.md): the migrator as it runs, step after step, until its
 // steady state shows which touched intervals wait for pages still on their way.
 #include "tier/plan_model.h"
+#include "tier/promotion_order.h"
 
 namespace sentinel::plan {
 
@@ -28,15 +29,6 @@ uint64_t transfer_ns(const Model& m, uint64_t bytes) {
   unsigned __int128 ns = static_cast<unsigned __int128>(bytes) * 1000000000u + (m.bandwidth - 1);
   ns /= m.bandwidth;
   return ns > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(ns);
-}
-
-// The migrator's order of promotions at boundary k (Migrator::run_pass): by the intervals from k to the
-// next one the object touches, cyclically, nearest first; those for interval k itself (late whatever
-// happens) and those touching none last.
-uint32_t promotion_rank(const Model& m, uint64_t touch, uint32_t k) {
-  const uint64_t ahead = k ? ((touch >> k) | (touch << (m.n - k))) & m.all : touch;  // interval k at bit 0
-  const uint32_t d = ahead ? static_cast<uint32_t>(__builtin_ctzll(ahead)) : 0;
-  return d ? d : m.n;
 }
 
 // The object at the start of the simulation: where the schedule wants it in interval 0, as if every
@@ -116,7 +108,7 @@ struct Simulation {
       o.fast = false;
     }
     if (cut || t >= until) promotions = 0;
-    for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = promotion_rank(m, objects[promote[p]].touch, v);
+    for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = promotion_rank(objects[promote[p]].touch, v, m.n);
     sort_items(promote, promotions, [this](uint32_t a, uint32_t b) {
       return distance[a] != distance[b] ? distance[a] < distance[b] : a < b;
     });

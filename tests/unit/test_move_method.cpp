@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "tier/migrator.h"
+#include "tier/promotion_order.h"
 
 using sentinel::MoveMethod;
 using sentinel::probe_choice;
@@ -36,4 +37,22 @@ TEST_CASE("a promotion keeps room only within the budget, with the births reserv
   CHECK(m->reserve_fast(100, 1000));  // exactly full
   CHECK(m->fast_bytes() == 700);
   CHECK(m->reserve_fast(uint64_t{1} << 40, UINT64_MAX));  // no budget: always room
+}
+
+// The order of a boundary's promotions, which the migrator follows and the planner's lateness model
+// simulates (tier/promotion_order.h): nearest next use first, the interval under way and none last.
+TEST_CASE("promotions go nearest next use first, the interval under way last", "[tier]") {
+  using sentinel::promotion_rank;
+  // 4 intervals, boundary 1: touched in 2 is 1 away, in 3 is 2, in 0 is 3 (cyclically).
+  CHECK(promotion_rank(0b0100, 1, 4) == 1);
+  CHECK(promotion_rank(0b1000, 1, 4) == 2);
+  CHECK(promotion_rank(0b0001, 1, 4) == 3);
+  CHECK(promotion_rank(0b1001, 1, 4) == 2);    // its nearest use counts
+  CHECK(promotion_rank(0b0010, 1, 4) == 4);    // interval 1 itself: late whatever happens
+  CHECK(promotion_rank(0b0110, 1, 4) == 4);    // touched now, whatever comes next
+  CHECK(promotion_rank(0, 1, 4) == 4);         // touched nowhere
+  CHECK(promotion_rank(0b1'0000, 0, 4) == 4);  // bits past the schedule's intervals are not touches
+  CHECK(promotion_rank(uint64_t{1} << 63, 0, 64) == 63);
+  CHECK(promotion_rank(1, 63, 64) == 1);
+  CHECK(promotion_rank(1, 0, 1) == 1);  // one interval: every use is this one
 }
