@@ -17,9 +17,7 @@ void Tiering::fit_step(PlanSlot& s, uint64_t now, bool steady) {
   }
   // The step beginning now runs the schedule that stays, in its steady state (trial_settled's rule): timed.
   const uint32_t slot = static_cast<uint32_t>(&s - slots_);
-  if (steady && s.trial.state != SENTINEL_TRIAL_RUNNING &&
-      (migrator_.caught_up(slot) || s.steps_catching_up >= kCatchUpSteps))
-    f.step_start = now;
+  if (steady && s.trial.state != SENTINEL_TRIAL_RUNNING && migrator_settled(s, slot)) f.step_start = now;
 }
 
 void Tiering::finish_fit(PlanSlot& s) {

@@ -85,7 +85,7 @@ void Tiering::use_candidate(uint32_t slot, uint32_t c) {
   const Candidate& v = s.candidates[c];
   s.live_tokens.store(v.tokens, std::memory_order_release);
   s.active.store(c, std::memory_order_release);
-  s.steps_catching_up = 0;
+  s.catch_up.restart();
   ++s.switches;
   migrator_.switch_plan(slot, &v.exec);
 }
@@ -307,9 +307,7 @@ bool Tiering::trial_settled(uint16_t phase) const {
   if (slot < 0) return true;
   const Trial& t = slots_[slot].trial;
   if (t.state == SENTINEL_TRIAL_RUNNING || watch_pending(slots_[slot])) return false;
-  // A migrator that never catches up (every pass cut short) must not keep the check away for good.
-  return dry_run_ || migrator_.caught_up(static_cast<uint32_t>(slot)) ||
-         slots_[slot].steps_catching_up >= kCatchUpSteps;
+  return dry_run_ || migrator_settled(slots_[slot], static_cast<uint32_t>(slot));
 }
 
 sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {

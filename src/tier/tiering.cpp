@@ -506,7 +506,8 @@ void Tiering::on_step_start(uint16_t phase, uint64_t step, uint64_t now, bool be
   }
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
-  if (!migrator_.caught_up(static_cast<uint32_t>(slot))) ++s.steps_catching_up;
+  s.catch_up.on_step(migrator_.caught_up(static_cast<uint32_t>(slot)), migrator_.migrated_bytes(),
+                     s.in_effect().plan.header.moved_bytes_per_step);
   trial_step(s, now, behind);  // may switch the schedule: births of this step follow the one it leaves in effect
   watch_step(s, step);         // likewise
   fit_step(s, now, steady);

@@ -22,6 +22,7 @@
 #include "base/config.h"
 #include "base/emu_clock.h"
 #include "sentinel/format.h"
+#include "tier/catch_up.h"
 #include "tier/migrator.h"
 #include "tier/planner.h"
 #include "tier/topology.h"
@@ -49,8 +50,8 @@ struct PhaseProfileView {
 class Tiering {
  public:
   static constexpr uint32_t kMaxPlans = Migrator::kMaxPlans;
-  // The most steps the placement check waits for the migrator to catch up with a schedule (trial_settled).
-  static constexpr uint32_t kCatchUpSteps = 4;
+  // The step-time trial's candidates are timed from the first step begun caught up, or after this many.
+  static constexpr uint32_t kCatchUpSteps = CatchUp::kSteps;
 
   // Resolves the nodes and the budget; run mode only (otherwise inert). Reports a bad node override
   // or a missing slow node in one line. `log` gives objects' addresses.
@@ -97,8 +98,9 @@ class Tiering {
   }
   int32_t slot_for_phase(uint16_t phase) const { return slot_of_phase(phase); }
   // False while the phase's step-time trial is under way, or the schedule in effect is still taking
-  // over (the migrator has not caught up: up to kCatchUpSteps steps): the placement check waits for
-  // it, so that it checks the schedule that stays, in its steady state.
+  // over (the migrator has not caught up: up to CatchUp::kSteps steps, more while it works off a backlog,
+  // tier/catch_up.h): the placement check waits for it, so that it checks the schedule that stays, in its
+  // steady state.
   bool trial_settled(uint16_t phase) const;
   // The phase's trial runs on the emulated clock, which reads its counts when a step start is sequenced:
   // sequencing must be synchronous then, on the allocating thread, so that its laps begin at step starts.
@@ -266,9 +268,9 @@ class Tiering {
     Trial trial;
     Watch watch;
     Fit fit;
-    bool retired = false;            // retire(): kept (its objects still hold entries), never looked up or written
-    uint32_t steps_catching_up = 0;  // steps begun since the schedule was set, before the migrator caught up
-    uint32_t switches = 0;           // use_candidate() calls
+    bool retired = false;   // retire(): kept (its objects still hold entries), never looked up or written
+    CatchUp catch_up;       // the migrator taking up the schedule in effect
+    uint32_t switches = 0;  // use_candidate() calls
   };
 
   int32_t slot_of_phase(uint16_t phase) const;
@@ -314,6 +316,9 @@ class Tiering {
   void use_candidate(uint32_t slot, uint32_t c);
   // A step of the phase starts: time the one that ended for the fit, and fit once kFitSteps are timed.
   void fit_step(PlanSlot& s, uint64_t now, bool steady);
+  bool migrator_settled(const PlanSlot& s, uint32_t slot) const {
+    return s.catch_up.settled(migrator_.caught_up(slot));
+  }
   // The trial has timed both schedules: fit what a moved KiB cost the training thread (fit_move_cost).
   void fit_moves(PlanSlot& s);
   void finish_fit(PlanSlot& s);

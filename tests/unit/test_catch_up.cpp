@@ -1,0 +1,59 @@
+// How long the placement check waits for the migrator to take up a schedule (tier/catch_up.h): steps
+// spent working off a take-over larger than the schedule's own moves do not count against the wait.
+#include <catch2/catch.hpp>
+
+#include "tier/catch_up.h"
+
+using sentinel::CatchUp;
+
+namespace {
+constexpr uint64_t MiB = uint64_t{1} << 20;
+}
+
+TEST_CASE("a migrator that catches up settles at once", "[tier]") {
+  CatchUp c;
+  c.on_step(false, 0, 16 * MiB);
+  CHECK_FALSE(c.settled(false));
+  CHECK(c.settled(true));
+}
+
+TEST_CASE("steps without a backlog settle after kSteps", "[tier]") {
+  CatchUp c;
+  uint64_t moved = 0;
+  c.on_step(false, moved, 16 * MiB);  // the plan's first step: what came before is unknown, a backlog
+  for (uint32_t i = 0; i < CatchUp::kSteps; ++i) {
+    CHECK_FALSE(c.settled(false));
+    moved += 16 * MiB;  // the schedule's own moves, passes cut short every time
+    c.on_step(false, moved, 16 * MiB);
+  }
+  CHECK(c.settled(false));
+}
+
+TEST_CASE("a take-over still moving does not count against the wait", "[tier]") {
+  CatchUp c;
+  uint64_t moved = 0;
+  c.on_step(false, moved, 0);  // a schedule without moves: only the take-over moves
+  for (uint32_t i = 0; i < 8; ++i) {
+    moved += 30 * MiB;  // 201 MiB at 12 MiB/s: seven steps of 4.6 s
+    c.on_step(false, moved, 0);
+    CHECK_FALSE(c.settled(false));
+  }
+  moved += 512 * 1024;  // the last of it: under a MiB, no backlog
+  c.on_step(false, moved, 0);
+  CHECK_FALSE(c.settled(false));
+  CHECK(c.steady == 1);
+  CHECK(c.settled(true));
+}
+
+TEST_CASE("a migrator that never stops moving more is given up on after kMaxSteps", "[tier]") {
+  CatchUp c;
+  uint64_t moved = 0;
+  for (uint32_t i = 0; i < CatchUp::kMaxSteps; ++i) {
+    CHECK_FALSE(c.settled(false));
+    moved += 100 * MiB;
+    c.on_step(false, moved, 16 * MiB);
+  }
+  CHECK(c.settled(false));
+  c.restart();  // a new schedule: its own wait
+  CHECK_FALSE(c.settled(false));
+}
