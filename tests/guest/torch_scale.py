@@ -126,6 +126,36 @@ def check(args, ref, got, summary):
     return failures, figures
 
 
+def timeline(dump, phase, view):
+    """Where the plan's take-over and the placement check fell, from the dump's STEPS and MIGRATION_LOG: the
+    main phase's first planned step, the step of its last move before the check, the checked steps and what
+    moved during them (a check that overlaps the take-over measures pages still on their way)."""
+    d = sentinel_dump.read(dump, only=["STEPS", "MIGRATION_LOG"], view=view)
+    steps = [(i, s) for i, s in enumerate(d.get("STEPS") or []) if s["phase"] == phase]
+    profiled = [i for i, s in steps if s["flags"] & 0x8]
+    checked = [i for i, s in steps if s["flags"] & 0x10]
+    if not profiled or not checked:
+        return None
+    starts = [(s["start_ns"], i) for i, s in steps if s["start_ns"]]
+
+    def step_at(ns):
+        at = None
+        for start, i in starts:
+            if start <= ns:
+                at = i
+        return at
+    first_checked = dict((i, s) for i, s in steps)[checked[0]]["start_ns"]
+    after = [s["start_ns"] for i, s in steps if i > checked[-1] and s["start_ns"]]
+    check_end = after[0] if after else float("inf")
+    moves = [m for m in d.get("MIGRATION_LOG") or [] if m["phase"] == phase]
+    before = [m for m in moves if m["end_ns"] <= first_checked]
+    during = sum(m["bytes"] for m in moves if m["start_ns"] < check_end and m["end_ns"] > first_checked)
+    return {"planned_from": profiled[-1] + 1, "checked_steps": checked,
+            "moved_before_check_bytes": sum(m["bytes"] for m in before),
+            "last_move_before_check_step": step_at(before[-1]["end_ns"]) if before else None,
+            "moved_during_check_bytes": during}
+
+
 def report(f):
     print(f"torch-scale: {f['model']} {f['size']} (batch {f['batch']}), torch {f['torch']}, {f['steps']} steps: peak RSS "
           f"{f['peak_rss_reference_bytes'] / MiB:.0f} MiB without the library, {f['peak_rss_sentinel_bytes'] / MiB:.0f} "
@@ -143,6 +173,12 @@ def report(f):
           f"{f['steady_step_ms_reference']:.0f} ms without, {f['steady_step_ms_sentinel']:.0f} ms under the library; "
           f"wall {f['wall_s_reference']:.0f} / {f['wall_s_sentinel']:.0f} s; losses "
           f"{'identical' if f['losses_identical'] else 'DIFFER'}")
+    t = f.get("timeline")
+    if t:
+        print(f"torch-scale: planned from step {t['planned_from']}, {t['moved_before_check_bytes'] / MiB:.0f} MiB moved "
+              f"before the check (the last in step {t['last_move_before_check_step']}), checked steps "
+              f"{t['checked_steps'][0]}-{t['checked_steps'][-1]}, {t['moved_during_check_bytes'] / MiB:.1f} MiB moved "
+              f"during them")
 
 
 def main():
@@ -188,6 +224,12 @@ def main():
             print(f"FAIL: sentinel-view summary: {e}")
             return 1
         failures, figures = check(args, ref, got, summary)
+        if figures:
+            main_phase = next(ph for ph in summary["phases"] if ph.get("main"))
+            try:
+                figures["timeline"] = timeline(dump, main_phase.get("phase"), view)
+            except sentinel_dump.DumpError as e:
+                print(f"torch-scale: no timeline: {e}")
         if figures:
             report(figures)
         if args.json and figures:
