@@ -19,7 +19,7 @@ import torch_parts  # noqa: E402  (tests/lib)
 MODELS = ("mlp", "cnn", "lstm", "transformer")
 # Models where memory matters, for scripts/bench-tiers and scripts/demo (not the e2e tests): each step moves many
 # bytes per instruction, so where its tensors live decides its step time (docs/performance.md, issue 14's item 3).
-BENCH_MODELS = ("gpt-adamw", "dlrm", "cnn-act", "cnn-deep", "cnn-wide")
+BENCH_MODELS = ("gpt-adamw", "dlrm", "cnn-act", "cnn-deep", "cnn-wide", "rnn-long")
 ALL_MODELS = MODELS + BENCH_MODELS
 SEED = 1234
 NUM_BATCHES = 4  # distinct batches, cycled through
@@ -164,6 +164,16 @@ def _build_bench(name, w, bs, gen):
             nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 10))
         batches = _labelled_batches(gen, bs(16), (3, 8, 8))
         opt = torch.optim.SGD(model.parameters(), lr=0.005, momentum=0.9)
+        loss_fn = _classification_loss()
+    elif name == "rnn-long":
+        # The compute-bound one, where tiering does not matter: an LSTM of 32 hidden units over 256 time steps,
+        # batch 16 (size 1). Its recurrent weights (16 KiB, the bench's tracking threshold) are re-read at every
+        # time step and fit the slow-tier guest's 32 KiB line buffer, so they miss about once a step; each time
+        # step reads a 2 KiB slice of its input and writes 8 KiB of gates (untracked, below 16 KiB), about 9
+        # multiply-adds per byte (docs/performance.md, "A compute-bound model").
+        model = _LSTMNet(inp=w(16), hidden=w(32))
+        batches = _labelled_batches(gen, bs(16), (256, w(16)))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         loss_fn = _classification_loss()
     else:
         # Activation-heavy CNN at a large batch: 3 blocks of conv(8 channels)-BatchNorm-ReLU on 3x32x32,

@@ -43,7 +43,7 @@ sys.dont_write_bytecode = True
 import torch_builds  # noqa: E402
 from check_threaded_steps import read_dump  # noqa: E402
 
-TORCH_MODELS = ("mlp", "cnn", "lstm", "transformer", "gpt-adamw", "dlrm", "cnn-act", "cnn-deep", "cnn-wide")  # e2e_models.ALL_MODELS
+TORCH_MODELS = ("mlp", "cnn", "lstm", "transformer", "gpt-adamw", "dlrm", "cnn-act", "cnn-deep", "cnn-wide", "rnn-long")  # e2e_models.ALL_MODELS
 DEFAULT_MIN_BYTES = 64 << 10  # the runtime's documented default, used only if the dump does not say
 SKIP = 77
 
