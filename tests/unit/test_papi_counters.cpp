@@ -353,9 +353,10 @@ TEST_CASE("papi: four threads attach, read and detach, each counting only itself
     // The bound is the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID around the same reads), not a
     // fixed one: on a loaded host its page faults alone took 15 ms. And with a quarter of slack: with a
     // QEMU guest running beside, the task clock read 36.2 ms against 33.3 ms of the thread's own (the
-    // two are accounted at different moments), while counting another thread's loop would add at least
-    // as much as the thread's own (the 2 CPUs run two of the loops at a time).
-    CHECK(clock_delta[t] <= own_ns[t] + own_ns[t] / 4 + 1'000'000);
+    // two are accounted at different moments), and in the ASan tree of a fresh clone beside the fuzzers'
+    // build 28.9 ms against 21.4 ms (1.35x), while counting another thread's loop would add at least as
+    // much as the thread's own (the 2 CPUs run two of the loops at a time): half of it is the slack.
+    CHECK(clock_delta[t] <= own_ns[t] + own_ns[t] / 2 + 1'000'000);
     CHECK(fault_delta[t] >= static_cast<uint64_t>(t + 1) * 256);
     CHECK(fault_delta[t] < static_cast<uint64_t>(t + 1) * (256 + 64) + 128);  // + ASan shadow pages
   }
