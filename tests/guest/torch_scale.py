@@ -131,9 +131,10 @@ def timeline(dump, phase, view):
     main phase's first planned step, the step of its last move before the check, the checked steps and what
     moved during them (a check that overlaps the take-over measures pages still on their way)."""
     d = sentinel_dump.read(dump, only=["STEPS", "MIGRATION_LOG"], view=view)
-    steps = [(i, s) for i, s in enumerate(d.get("STEPS") or []) if s["phase"] == phase]
-    profiled = [i for i, s in steps if s["flags"] & 0x8]
-    checked = [i for i, s in steps if s["flags"] & 0x10]
+    all_steps = d.get("STEPS") or []
+    steps = [(i, s) for i, s in enumerate(all_steps) if s["phase"] == phase]
+    profiled = [i for i, s in steps if s["flags"] & sentinel_dump.STEP_PROFILED]
+    checked = [i for i, s in steps if s["flags"] & sentinel_dump.STEP_CHECKED]
     if not profiled or not checked:
         return None
     starts = [(s["start_ns"], i) for i, s in steps if s["start_ns"]]
@@ -144,7 +145,7 @@ def timeline(dump, phase, view):
             if start <= ns:
                 at = i
         return at
-    first_checked = dict((i, s) for i, s in steps)[checked[0]]["start_ns"]
+    first_checked = all_steps[checked[0]]["start_ns"]
     after = [s["start_ns"] for i, s in steps if i > checked[-1] and s["start_ns"]]
     check_end = after[0] if after else float("inf")
     moves = [m for m in d.get("MIGRATION_LOG") or [] if m["phase"] == phase]
@@ -224,13 +225,12 @@ def main():
             print(f"FAIL: sentinel-view summary: {e}")
             return 1
         failures, figures = check(args, ref, got, summary)
-        if figures:
+        if figures:  # check() found the main phase
             main_phase = next(ph for ph in summary["phases"] if ph.get("main"))
             try:
                 figures["timeline"] = timeline(dump, main_phase.get("phase"), view)
             except sentinel_dump.DumpError as e:
                 print(f"torch-scale: no timeline: {e}")
-        if figures:
             report(figures)
         if args.json and figures:
             with open(args.json, "w") as f:
