@@ -109,7 +109,8 @@ const VarSpec kTable[] = {
      "what times the step-time trial's steps: wall, or emulated:PRICES:PATH in a slow-tier guest (the plugin's "
      "counts priced in ps: instruction, node-0 read/stream/write miss, node-1's; docs/tiering.md)"},
     {"SENTINEL_FAULT_INJECT", VarType::faults, "",
-     "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N (comma-separated)"},
+     "tests only: move_fail:PERCENT, fast_full, move_delay_ms:N, move_slow_x:N, move_delay_from:CALL "
+     "(comma-separated)"},
     {"SENTINEL_LIB", VarType::tool, "",
      "sentinel-run: path of libsentinel.so to preload (default: found next to the tool)"},
     {"SENTINEL_VIEW", VarType::tool, "", "the test suite: path of the sentinel-view under test"},
@@ -188,7 +189,8 @@ bool parse_faults(const char* text, FaultInjection* f, char* reason, size_t cap)
     size_t len = end ? static_cast<size_t>(end - p) : strlen(p);
     char item[64];
     if (len == 0 || len >= sizeof(item))
-      return fail(reason, cap, "expected move_fail:PERCENT, fast_full or move_delay_ms:N");
+      return fail(reason, cap,
+                  "expected move_fail:PERCENT, fast_full, move_delay_ms:N, move_slow_x:N or move_delay_from:CALL");
     memcpy(item, p, len);
     item[len] = '\0';
     char* colon = strchr(item, ':');
@@ -203,8 +205,14 @@ bool parse_faults(const char* text, FaultInjection* f, char* reason, size_t cap)
       f->move_fail_percent = static_cast<uint32_t>(n);
     else if (strcmp(item, "move_delay_ms") == 0 && colon && n <= 10000)
       f->move_delay_ms = static_cast<uint32_t>(n);
+    else if (strcmp(item, "move_slow_x") == 0 && colon && n >= 1 && n <= 100)
+      f->move_slow_x = static_cast<uint32_t>(n);
+    else if (strcmp(item, "move_delay_from") == 0 && colon)
+      f->move_delay_from = n;
     else
-      return fail(reason, cap, "expected move_fail:PERCENT (0-100), fast_full or move_delay_ms:N (0-10000)");
+      return fail(reason, cap,
+                  "expected move_fail:PERCENT (0-100), fast_full, move_delay_ms:N (0-10000), move_slow_x:N (1-100) "
+                  "or move_delay_from:CALL");
     p += len;
     if (*p == ',') ++p;
   }
@@ -539,6 +547,8 @@ size_t format_config_entry(const Config& c, size_t i, char* buf, size_t cap) {
       if (f.move_fail_percent) sep(), b.str("move_fail:").u64(f.move_fail_percent);
       if (f.fast_full) sep(), b.str("fast_full");
       if (f.move_delay_ms) sep(), b.str("move_delay_ms:").u64(f.move_delay_ms);
+      if (f.move_slow_x) sep(), b.str("move_slow_x:").u64(f.move_slow_x);
+      if (f.move_delay_from) sep(), b.str("move_delay_from:").u64(f.move_delay_from);
       break;
     }
     case VarType::tool:

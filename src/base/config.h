@@ -22,7 +22,9 @@ struct FaultInjection {
   uint32_t move_fail_percent = 0;  // share of move calls that fail as if the kernel refused (EBUSY)
   bool fast_full = false;          // the fast node behaves as full: placement and move-ins get ENOMEM
   uint32_t move_delay_ms = 0;      // pause inside each migration batch (widens races with frees/fork)
-  bool any() const { return move_fail_percent || fast_full || move_delay_ms; }
+  uint32_t move_slow_x = 0;        // each move call takes this many times as long (a pause after it): a slower link
+  uint64_t move_delay_from = 0;    // the pauses begin at this move call (0 and 1: the first): a drift
+  bool any() const { return move_fail_percent || fast_full || move_delay_ms || move_slow_x > 1; }
 };
 
 struct Config {

@@ -50,12 +50,43 @@ bool injected_failure(int node) {
   return x % 100 < g_faults.move_fail_percent;
 }
 
-void injected_delay() {
-  if (!g_faults.move_delay_ms) return;
-  timespec ts{static_cast<time_t>(g_faults.move_delay_ms / 1000),
-              static_cast<long>(g_faults.move_delay_ms % 1000) * 1000000L};
+// move_delay_from: the calls before it are not delayed (a migrator that slows down in mid-run).
+std::atomic<uint64_t> g_delay_calls{0};
+
+// Whether this move call's injected pauses apply; counts the call.
+bool delays_due() {
+  if (!g_faults.move_delay_ms && g_faults.move_slow_x <= 1) return false;
+  return !g_faults.move_delay_from ||
+         g_delay_calls.fetch_add(1, std::memory_order_relaxed) + 1 >= g_faults.move_delay_from;
+}
+
+void sleep_ns(uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1000000000u), static_cast<long>(ns % 1000000000u)};
   nanosleep(&ts, nullptr);
 }
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void injected_delay(bool due) {
+  if (due && g_faults.move_delay_ms) sleep_ns(uint64_t{g_faults.move_delay_ms} * 1000000u);
+}
+
+// move_slow_x: the call, then (x - 1) times as long again, as on a link x times slower.
+struct InjectedSlowdown {
+  uint64_t t0 = 0;
+  explicit InjectedSlowdown(bool due) {
+    if (due && g_faults.move_slow_x > 1) t0 = now_ns();
+  }
+  ~InjectedSlowdown() {
+    if (t0) sleep_ns((now_ns() - t0) * (g_faults.move_slow_x - 1));
+  }
+  InjectedSlowdown(const InjectedSlowdown&) = delete;
+  InjectedSlowdown& operator=(const InjectedSlowdown&) = delete;
+};
 
 }  // namespace
 
@@ -121,7 +152,9 @@ MoveResult move_range(uintptr_t addr, size_t len, int node, uintptr_t* pages, in
   MoveResult r;
   uintptr_t start = addr & ~(kPage - 1);
   uintptr_t end = (addr + len + kPage - 1) & ~(kPage - 1);
-  injected_delay();
+  const bool due = delays_due();
+  injected_delay(due);
+  InjectedSlowdown slowdown(due);
   int saved = errno;
   for (uintptr_t p = start; p < end;) {
     size_t n = 0;
@@ -158,7 +191,9 @@ MoveResult mbind_move_range(uintptr_t addr, size_t len, int node) {
   uintptr_t start = addr & ~(kPage - 1);
   uintptr_t end = (addr + len + kPage - 1) & ~(kPage - 1);
   uint64_t pages = (end - start) / kPage;
-  injected_delay();
+  const bool due = delays_due();
+  injected_delay(due);
+  InjectedSlowdown slowdown(due);
   if (injected_failure(node)) {
     r.pages_failed = pages;
     return r;

@@ -224,7 +224,7 @@ TEST_CASE("tiering variables", "[config]") {
   CHECK_FALSE(c.faults.any());
   REQUIRE(parse({"SENTINEL_MODE=run", "SENTINEL_POLICY=first-touch", "SENTINEL_FAST_BYTES=20%", "SENTINEL_FAST_NODE=0",
                  "SENTINEL_SLOW_NODE=3", "SENTINEL_MIGRATE=mbind",
-                 "SENTINEL_FAULT_INJECT=move_fail:30,fast_full,move_delay_ms:5"},
+                 "SENTINEL_FAULT_INJECT=move_fail:30,fast_full,move_delay_ms:5,move_slow_x:3,move_delay_from:400"},
                 &c, &e));
   CHECK(c.mode == Mode::run);
   CHECK(c.policy == 1);
@@ -237,6 +237,8 @@ TEST_CASE("tiering variables", "[config]") {
   CHECK(c.faults.move_fail_percent == 30);
   CHECK(c.faults.fast_full);
   CHECK(c.faults.move_delay_ms == 5);
+  CHECK(c.faults.move_slow_x == 3);
+  CHECK(c.faults.move_delay_from == 400);
   REQUIRE(parse({"SENTINEL_FAST_BYTES=12.5%"}, &c, &e));
   CHECK(c.fast_share_ppm == 125000);
   REQUIRE(parse({"SENTINEL_FAST_BYTES=512M"}, &c, &e));
