@@ -457,7 +457,11 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
   os << "\n";
   os << "cost model       " << bandwidth_text(h.migrate_bytes_per_s)
      << (pl.measured_bw ? " measured" : " (default: no measured bandwidth)") << ", "
-     << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)") << "\n";
+     << (pl.src.in.interval_ns ? "measured interval durations" : "no interval durations (lateness not timed)")
+     << (pl.src.in.interval_ns && (h.flags & SENTINEL_TIER_BUDGET_TIMED)
+             ? ", measured under a moving schedule (births and promotions held to the budget)"
+             : "")
+     << "\n";
   os << "predicted        fast-hit share " << percent(h.predicted_hit_ppm) << " of " << human_bytes(plan.touched_bytes)
      << " touched per step\n";
   if (plan.intensity)

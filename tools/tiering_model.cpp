@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "tier/drift_follow.h"
 #include "tier/plan_input.h"
 #include "tier/planner.h"
 
@@ -258,6 +259,8 @@ const char* watch_name(uint32_t watch) {
       return "failed";
     case SENTINEL_WATCH_DRIFT:
       return "drift";
+    case SENTINEL_WATCH_FOLLOWED:
+      return "followed";
     default:
       return "none";
   }
@@ -327,6 +330,12 @@ std::string move_fit_text(const sentinel_plan_trial& t) {
   }
 }
 
+// How many drifts were followed, where any was: a re-plan to the same schedule changes no state.
+std::string follows_text(const sentinel_plan_trial& t) {
+  if (!t.watch_follows) return {};
+  return "; " + plural(t.watch_follows, "re-plan", "re-plans") + " for a sustained drift";
+}
+
 std::string watch_text(const fmt::PlanRecord& plan) {
   const sentinel_plan_trial& t = plan.trial;
   if (t.watch == SENTINEL_WATCH_NONE) return {};
@@ -341,10 +350,15 @@ std::string watch_text(const fmt::PlanRecord& plan) {
       return out + ": the re-plan failed";
     case SENTINEL_WATCH_DRIFT:
       return out + ", 1.5x off the plan's " + human_bytes(plan.header.migrate_bytes_per_s) +
-             "/s after the first window: recorded, not re-planned";
+             "/s after the first window: recorded, not yet a sustained drift" + follows_text(t);
+    case SENTINEL_WATCH_FOLLOWED:
+      return out + ": re-planned for a drift sustained over " + std::to_string(DriftFollow::kWindows) +
+             " windows from step " + std::to_string(t.watch_step) + " (predicted " + pct(t.watch_hit_ppm / 1e6) + ", " +
+             human_bytes(t.watch_moved_bytes) + " moved per step" + follows_text(t) + ")";
     default:
       return out + ": re-planned with it from step " + std::to_string(t.watch_step) + " (predicted " +
-             pct(t.watch_hit_ppm / 1e6) + ", " + human_bytes(t.watch_moved_bytes) + " moved per step)";
+             pct(t.watch_hit_ppm / 1e6) + ", " + human_bytes(t.watch_moved_bytes) + " moved per step)" +
+             follows_text(t);
   }
 }
 
@@ -428,7 +442,7 @@ void print_watch_json(std::ostream& os, const fmt::PlanRecord* plan) {
   json_string(os, watch_name(t.watch));
   os << ",\"windows\":" << t.watch_windows << ",\"bytes_per_s\":" << t.watch_bytes_per_s
      << ",\"replan_step\":" << t.watch_step << ",\"moved_bytes_per_step\":" << t.watch_moved_bytes
-     << ",\"predicted_hit_share\":" << t.watch_hit_ppm / 1e6 << "}";
+     << ",\"predicted_hit_share\":" << t.watch_hit_ppm / 1e6 << ",\"drift_replans\":" << t.watch_follows << "}";
 }
 
 void print_trial_json(std::ostream& os, const fmt::PlanRecord* plan) {

@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 12
+#define SENTINEL_FORMAT_MINOR 13
 
 struct sentinel_file_header {
   char magic[8];
@@ -213,6 +213,10 @@ enum sentinel_policy {
  * a move at what it takes from the training thread, the slow cost, below the migrator's own time per KiB,
  * since the migrator has a CPU of its own (docs/tiering.md, "Step costs"). move_ns_per_kib is that price. */
 #define SENTINEL_TIER_MOVES_OFF_THREAD 0x200u
+/* 1.13, a plan's header only: a re-plan whose interval durations were measured under a moving schedule
+ * (the step-time trial's, the bandwidth watch's): its lateness model holds births and promotions to the
+ * budget, with the room that demotions give back as they end (docs/planner.md, "The cost model"). */
+#define SENTINEL_TIER_BUDGET_TIMED 0x400u
 
 /* TIERING record: u32 entry_size, then one struct sentinel_tiering. */
 struct sentinel_tiering {
@@ -311,7 +315,7 @@ struct sentinel_plan_trial {
   uint64_t watch_step;        /* the step the re-plan took effect at, among the phase's (0: none) */
   uint64_t watch_moved_bytes; /* the re-planned schedule's planned bytes moved per step */
   uint32_t watch_hit_ppm;     /* the re-planned schedule's predicted fast-hit share */
-  uint32_t watch_reserved;    /* 0 */
+  uint32_t watch_follows;     /* 1.13: re-plans for a sustained drift (0 in 1.12) */
 }; /* 160 bytes (120 in 1.10 and 1.11, 112 in 1.9, 96 in 1.7 and 1.8, 88 in 1.6, 48 before) */
 #define SENTINEL_TRIAL_CLOCK_WALL 0u
 #define SENTINEL_TRIAL_CLOCK_EMULATED 1u  /* SENTINEL_TRIAL_CLOCK=emulated: the plugin's counts, priced */
@@ -342,6 +346,7 @@ struct sentinel_plan_trial {
 #define SENTINEL_WATCH_SAME 3u         /* re-planned, to the same schedule: nothing changed */
 #define SENTINEL_WATCH_FAILED 4u       /* the re-plan could not be made (out of memory, or refused) */
 #define SENTINEL_WATCH_DRIFT 5u        /* a later window 1.5x off: recorded, not re-planned */
+#define SENTINEL_WATCH_FOLLOWED 6u     /* 1.13: re-planned for a sustained drift: the schedule in effect */
 
 struct sentinel_plan_entry {
   uint32_t identity;

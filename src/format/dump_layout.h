@@ -326,7 +326,9 @@ struct Layout<sentinel_plan_header> {
                      "`SENTINEL_TIER_NO_MOVES` (1.3): the sentinel policy planned without moves, the schedule its "
                      "step-time trial kept; `0x200` `SENTINEL_TIER_MOVES_OFF_THREAD` (written since 2026-12-06): "
                      "`SENTINEL_STEP_COSTS=auto` priced a move for the training thread, at the slow cost, below "
-                     "the migrator's own time (the migrator has a CPU of its own)"),
+                     "the migrator's own time (the migrator has a CPU of its own); `0x400` "
+                     "`SENTINEL_TIER_BUDGET_TIMED` (1.13): a re-plan on interval durations measured under a moving "
+                     "schedule, whose lateness model held births and promotions to the budget"),
       SENTINEL_FIELD(S, 64, u64, migrate_bytes_per_s, 2, "the bandwidth the cost model used"),
       SENTINEL_APPENDED(S, 72, u32, slow_ns_per_kib, 4, zero, nullptr,
                         "the step-time model's cost the planner was given: extra ns of touching a KiB on the slow "
@@ -396,19 +398,22 @@ struct Layout<sentinel_plan_trial> {
           S, 120, u32, watch, 12, zero, nullptr,
           "the bandwidth watch's latest window: 0 none measured, 1 within 1.5x of the planned "
           "bandwidth, 2 re-planned with the measured one (the schedule in effect), 3 re-planned to "
-          "the same schedule, 4 the re-plan failed, 5 a later window 1.5x off (recorded, not followed); larger "
-          "values are refused"),
+          "the same schedule, 4 the re-plan failed, 5 a later window 1.5x off (recorded, not yet a sustained drift), 6 "
+          "(1.13) "
+          "re-planned for a drift sustained over 8 windows (the schedule in effect); larger values are refused"),
       SENTINEL_APPENDED(S, 124, u32, watch_windows, 12, zero, nullptr,
                         "windows of steps the watch measured (each moved at least 1 MiB)"),
       SENTINEL_APPENDED(S, 128, u64, watch_bytes_per_s, 12, zero, nullptr,
                         "the migrator's bandwidth (bytes/s) over the latest window (0: none measured)"),
       SENTINEL_APPENDED(S, 136, u64, watch_step, 12, zero, nullptr,
-                        "the step the watch's re-plan took effect at, its index among the phase's steps (0: none)"),
+                        "the step the watch's latest re-plan took effect at, its index among the phase's steps (0: "
+                        "none)"),
       SENTINEL_APPENDED(S, 144, u64, watch_moved_bytes, 12, zero, nullptr,
                         "the watch's re-planned schedule's planned bytes moved per step"),
       SENTINEL_APPENDED(S, 152, u32, watch_hit_ppm, 12, zero, nullptr,
                         "the watch's re-planned schedule's predicted fast-hit share"),
-      SENTINEL_APPENDED(S, 156, u32, watch_reserved, 12, zero, nullptr, "0"),
+      SENTINEL_APPENDED(S, 156, u32, watch_follows, 12, zero, nullptr,
+                        "re-plans for a sustained drift, made or found the same (1.13; a reserved 0 in 1.12)"),
   };
 };
 

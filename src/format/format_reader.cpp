@@ -515,7 +515,7 @@ class Parser {
         throw FormatError(at, cat("PLAN record: unknown fit state ", r.trial.fit));
       if (r.trial.move_fit > SENTINEL_MOVE_FIT_NO_SLOW_COST)
         throw FormatError(at, cat("PLAN record: unknown move fit state ", r.trial.move_fit));
-      if (r.trial.watch > SENTINEL_WATCH_DRIFT)
+      if (r.trial.watch > SENTINEL_WATCH_FOLLOWED)
         throw FormatError(at, cat("PLAN record: unknown watch state ", r.trial.watch));
     }
     // Before 1.6 the kept schedule is what the header's flags say (a 1.6 writer sets both alike).

@@ -101,6 +101,8 @@ bool plan_source(const fmt::Profile& p, int64_t phase, PlanSource* out, std::str
   // The step-time model's costs the runtime gave the planner (1.4; older plans: 0, unknown), and whether
   // auto priced its moves for a training thread the migrator does not share a CPU with.
   if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_MOVES_OFF_THREAD;
+  // A re-plan's durations measured under a moving schedule: its lateness model held moves to the budget (1.13).
+  if (recorded) in.flags |= recorded->header.flags & SENTINEL_TIER_BUDGET_TIMED;
   if (recorded) in.costs = step_costs_of_kib(recorded->header.slow_ns_per_kib, recorded->header.move_ns_per_kib);
   // The profile's sample (SENTINEL_PROFILE_SAMPLE, 2026-12-04; dumps before it have none), so that its
   // estimates are shrunk as the run's planner shrank them.

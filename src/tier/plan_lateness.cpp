@@ -46,12 +46,43 @@ Object initial(const Item& it, uint64_t mask) {
 }
 
 // The boundaries at which an object where the schedule wants it needs the migrator: its births and the
-// edges of its mask.
+// edges of its mask; with the budget modeled, its deaths too (its fast bytes leave the count).
 uint64_t events(const Model& m, const Item& it, uint64_t mask) {
   uint64_t in, out;
   move_edges(m, it, mask, &in, &out);
-  return in | out | (it.cyclic ? 0 : bit(it.start));
+  const uint64_t e = in | out | (it.cyclic ? 0 : bit(it.start));
+  if (!m.budget_timed || it.cyclic || it.len >= m.n) return e;
+  return e | bit((it.start + it.len) % m.n);
 }
+
+// The fast tier's bytes as the runtime counts them against the budget (Model::budget_timed; otherwise the
+// budget is never short): an object's from its birth on the fast node or the start of its promotion, until
+// its free or the end of its demotion. The runtime sends a birth the plan has fast to the slow node when
+// there is no room, and defers a promotion; the room comes back as demotions end.
+struct FastCount {
+  uint64_t used = 0;
+  uint64_t budget = UINT64_MAX;
+  // Demotions under way, in the order they end (the migrator runs one call at a time).
+  uint64_t* credit_at = nullptr;
+  uint64_t* credit_bytes = nullptr;
+  uint32_t credits = 0;
+
+  bool room(uint64_t size) const { return used <= budget && size <= budget - used; }
+  void leave_at(uint64_t t, uint64_t size) {
+    credit_at[credits] = t;
+    credit_bytes[credits++] = size;
+  }
+  void settle_until(uint64_t t) {
+    uint32_t ended = 0;
+    while (ended < credits && credit_at[ended] <= t) used -= credit_bytes[ended++];
+    if (!ended) return;
+    for (uint32_t r = ended; r < credits; ++r) {  // the few still under way, to the front
+      credit_at[r - ended] = credit_at[r];
+      credit_bytes[r - ended] = credit_bytes[r];
+    }
+    credits -= ended;
+  }
+};
 
 struct Simulation {
   const Model& m;
@@ -63,6 +94,7 @@ struct Simulation {
   uint32_t* promote;    // this boundary's promotions
   uint32_t* distance;   // per object, of a promotion
   uint64_t* late;       // per item
+  FastCount fast;
   uint32_t unsettled_count = 0;
   uint64_t busy = 0;  // when the move under way ends
 
@@ -83,29 +115,41 @@ struct Simulation {
   }
 
   // The boundary at the start of interval v (ns `now`; the next one at `until`), over its objects:
-  // births, where the schedule wants them; the pass, demotions in plan order then promotions nearest next
-  // use first, each object in one call, until the next boundary cuts it short.
+  // deaths and births (a birth fast where the schedule wants it and the budget has room by the interval's
+  // end); the pass, demotions in plan order then promotions nearest next use first, each object in one
+  // call and each promotion where the budget has room as it starts, until the next boundary cuts it short.
   void boundary(uint32_t v, uint64_t now, uint64_t until) {
     const uint32_t k = gather(v);
     uint64_t t = busy > now ? busy : now;
     uint32_t promotions = 0;
     bool cut = false;
-    for (uint32_t q = 0; q < k; ++q) {
+    for (uint32_t q = 0; q < k; ++q) {  // deaths, births leave what the last life had; demotions
       Object& o = objects[visit[q]];
-      if (!o.cyclic && v == o.start) {
-        o.fast = o.want & bit(v);
-        o.ready_ns = now;
+      const bool born = !o.cyclic && v == o.start;
+      if ((born || !(o.alive & bit(v))) && o.fast) {
+        fast.used -= o.size;
+        o.fast = false;
       }
-      if (!(o.alive & bit(v))) continue;  // dead: nothing to do until its next birth
-      const bool want = o.want & bit(v);
-      if (want && !o.fast) promote[promotions++] = visit[q];
-      if (want || !o.fast || cut) continue;
+      if (born || !(o.alive & bit(v)) || (o.want & bit(v)) || !o.fast || cut) continue;
       if (t >= until) {
         cut = true;
         continue;
       }
       t = sat_add(t, transfer_ns(m, o.size));
       o.fast = false;
+      fast.leave_at(t, o.size);
+    }
+    fast.settle_until(until);
+    for (uint32_t q = 0; q < k; ++q) {  // births, and what wants promoting
+      Object& o = objects[visit[q]];
+      if (!(o.alive & bit(v))) continue;  // dead: nothing to do until its next birth
+      const bool want = o.want & bit(v);
+      if (!o.cyclic && v == o.start && want && fast.room(o.size)) {
+        fast.used += o.size;
+        o.fast = true;
+        o.ready_ns = now;
+      }
+      if (want && !o.fast) promote[promotions++] = visit[q];
     }
     if (cut || t >= until) promotions = 0;
     for (uint32_t p = 0; p < promotions; ++p) distance[promote[p]] = promotion_rank(objects[promote[p]].touch, v, m.n);
@@ -114,6 +158,9 @@ struct Simulation {
     });
     for (uint32_t p = 0; p < promotions && t < until; ++p) {
       Object& o = objects[promote[p]];
+      fast.settle_until(t);
+      if (!fast.room(o.size)) continue;  // no room now: the next boundary tries again
+      fast.used += o.size;
       t = sat_add(t, transfer_ns(m, o.size));
       o.fast = true;
       o.ready_ns = t;
@@ -154,11 +201,14 @@ bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, u
   uint32_t* event_start = scratch.array<uint32_t>(n + 1);
   uint8_t* fast_at_start = scratch.array<uint8_t>(m.count);
   uint64_t* event_bits = scratch.array<uint64_t>(m.count);
-  if (!objects || !lists || !event_start || !fast_at_start || !event_bits) return false;
+  uint64_t* credits = scratch.array<uint64_t>(size_t{m.count} * 2);  // demotions under way: when, how much
+  if (!objects || !lists || !event_start || !fast_at_start || !event_bits || !credits) return false;
   // The objects, and the events of each interval in the plan's order.
   uint32_t fill[kMaxIntervals] = {};
+  FastCount fast{0, m.budget_timed ? m.budget : UINT64_MAX, credits, credits + m.count};
   for (uint32_t i = 0; i < m.count; ++i) {
     objects[i] = initial(m.items[i], masks[i]);
+    if (objects[i].fast) fast.used += objects[i].size;
     event_bits[i] = events(m, m.items[i], masks[i]);
     for (uint64_t b = event_bits[i]; b; b &= b - 1) ++fill[__builtin_ctzll(b)];
   }
@@ -171,7 +221,7 @@ bool late_touches(const Model& m, const uint64_t* masks, PlanScratch& scratch, u
     for (uint64_t b = event_bits[i]; b; b &= b - 1) event_at[fill[__builtin_ctzll(b)]++] = i;
 
   const size_t c = m.count;
-  Simulation sim{m, objects, event_at, event_start, lists, lists + c, lists + 2 * c, lists + 3 * c, late};
+  Simulation sim{m, objects, event_at, event_start, lists, lists + c, lists + 2 * c, lists + 3 * c, late, fast};
   const uint64_t step = m.interval_start[n];
   const uint32_t steps = step > UINT64_MAX / (kMaxSimulatedSteps + 2) ? 1 : kMaxSimulatedSteps;  // no overflow
   uint64_t carried = 0;  // of the move under way at a step's start

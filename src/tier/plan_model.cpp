@@ -257,6 +257,7 @@ void derive(const PlanInput& in, Model* m) {
     m->interval_start[k + 1] = sat_add(m->interval_start[k], d);
   }
   m->timed = m->interval_start[n] > 0 && m->interval_start[n] < UINT64_MAX / 4;
+  m->budget_timed = m->timed && (in.flags & SENTINEL_TIER_BUDGET_TIMED);
   m->costs = in.costs;
   m->by_step_time = m->timed && in.costs.slow_ns_per_byte > 0;  // NaN and negative costs: unknown
 }

@@ -65,6 +65,9 @@ struct Model {
   // Cost model: interval start offsets (ns from the step start) and the step length; timed is
   // false when no durations are known (then a move is late only when it has no lead at all).
   bool timed = false;
+  // SENTINEL_TIER_BUDGET_TIMED, with a time base: the lateness model holds births and promotions to the
+  // budget (the durations were measured under a moving schedule, so they include what moves cost).
+  bool budget_timed = false;
   uint64_t interval_start[kMaxIntervals + 1] = {};
   uint64_t bandwidth = kDefaultMigrateBytesPerS;
   uint32_t profiled_steps = 1;

@@ -261,7 +261,11 @@ uint32_t Tiering::replan(PlanSlot& s, const Plan& base, uint32_t into, uint64_t 
     if (!fitted_move_ns_per_kib_) move = training_move_ns_per_kib(achieved, slow, start_cpu_count());
     in.costs = step_costs_of_kib(slow, move);
   }
-  in.flags = (in.flags & ~SENTINEL_TIER_MOVES_OFF_THREAD) | cost_flags(in.costs, achieved);
+  in.flags =
+      (in.flags & ~(SENTINEL_TIER_MOVES_OFF_THREAD | SENTINEL_TIER_BUDGET_TIMED)) | cost_flags(in.costs, achieved);
+  // Durations measured under the moving schedule include what its moves cost the training thread: the
+  // lateness model can hold births and promotions to the budget on that time base (docs/planner.md).
+  if (measured_interval_ns) in.flags |= SENTINEL_TIER_BUDGET_TIMED;
   PhaseProfileView p;
   p.phase = s.phase;
   p.identities = s.identities;
@@ -322,15 +326,17 @@ sentinel_plan_trial Tiering::plan_trial(uint32_t slot) const {
   r.fit_step_ns = s.fit.step_ns;
   r.move_fit = t.move_fit;
   r.fit_move_ns_per_kib = t.fit_move_ns_per_kib;
-  r.kept = s.active.load(std::memory_order_acquire);
+  const uint32_t active = s.active.load(std::memory_order_acquire);
+  r.kept = active == kFollowed ? kWatched : active;  // the watch's two buffers are one schedule to the dump
   const Watch& w = s.watch;
   r.watch = w.state;
   r.watch_windows = w.windows;
   r.watch_bytes_per_s = w.bytes_per_s;
   r.watch_step = w.replan_step;
-  if (w.state == SENTINEL_WATCH_REPLANNED) {
-    r.watch_moved_bytes = s.candidates[kWatched].plan.header.moved_bytes_per_step;
-    r.watch_hit_ppm = s.candidates[kWatched].plan.header.predicted_hit_ppm;
+  r.watch_follows = w.drift.follows();
+  if (w.replan_step && (active == kWatched || active == kFollowed)) {
+    r.watch_moved_bytes = s.candidates[active].plan.header.moved_bytes_per_step;
+    r.watch_hit_ppm = s.candidates[active].plan.header.predicted_hit_ppm;
   }
   if (t.state == SENTINEL_TRIAL_NONE) return r;
   r.moving_step_ns = mean_step_ns(t, kMoving);

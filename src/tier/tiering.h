@@ -23,6 +23,7 @@
 #include "base/emu_clock.h"
 #include "sentinel/format.h"
 #include "tier/catch_up.h"
+#include "tier/drift_follow.h"
 #include "tier/migrator.h"
 #include "tier/planner.h"
 #include "tier/topology.h"
@@ -140,7 +141,10 @@ class Tiering {
     const PlanSlot& s = slots_[slot];
     const uint32_t active = s.active.load(std::memory_order_acquire);
     if (s.has_replan_interval_ns && active == kReplanned) return s.replan_interval_ns;
-    if (s.watch.has_interval_ns && active == kWatched) return s.watch.interval_ns;
+    if (active == kWatched || active == kFollowed) {
+      const uint32_t w = active == kFollowed;
+      return s.watch.has_interval_ns[w] ? s.watch.interval_ns[w] : nullptr;
+    }
     return s.has_interval_ns ? s.interval_ns : nullptr;
   }
   const Migrator& migrator() const { return migrator_; }
@@ -168,10 +172,12 @@ class Tiering {
   // it; then, when the migrator's bandwidth over the moving schedule's steps is 1.5x off the planned
   // one, the phase re-planned with it, timed the same way. The fastest stays. Sequencer side only.
   // Candidates, indices into Trial::sum/timed and PlanSlot::candidates: SENTINEL_TRIAL_KEPT_*.
-  // kWatched is not the trial's: the bandwidth watch's re-plan (Watch).
+  // kWatched is not the trial's: the bandwidth watch's re-plan (Watch). kFollowed is its other buffer:
+  // a re-plan for a drift goes into whichever of the two is not in effect (the dump says
+  // SENTINEL_TRIAL_KEPT_WATCHED for both).
   static constexpr uint32_t kMoving = SENTINEL_TRIAL_KEPT_MOVING, kFixed = SENTINEL_TRIAL_KEPT_FIXED,
                             kReplanned = SENTINEL_TRIAL_KEPT_REPLANNED, kWatched = SENTINEL_TRIAL_KEPT_WATCHED,
-                            kCandidates = 4;
+                            kFollowed = 4, kCandidates = 5;
   // Too little moved to measure a bandwidth from (a few pages are all call overhead).
   static constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
   // A measured bandwidth calls for a re-plan when it is 1.5x or more off the planned one.
@@ -206,19 +212,23 @@ class Tiering {
   // bandwidth under the schedule in effect, measured over back-to-back windows of kWatchSteps steps.
   // Where no trial measured the bandwidth (SENTINEL_TRIAL_STEPS=0), the first window 1.5x off the
   // bandwidth the schedule was planned with re-plans the phase with the measured one into kWatched,
-  // which takes over untimed; later windows are only recorded. Sequencer side only.
+  // which takes over untimed. Later windows re-plan only for a sustained drift (DriftFollow), into
+  // kWatched or kFollowed, whichever is not in effect. Sequencer side only.
   static constexpr uint32_t kWatchSteps = 2;
   struct Watch {
     uint32_t state = SENTINEL_WATCH_NONE;
     uint32_t windows = 0;      // windows measured
     uint32_t steps = 0;        // step starts in the open window (the first opens it); 0: none open
     uint64_t steps_seen = 0;   // the phase's steps begun since its plan was installed
-    uint64_t replan_step = 0;  // the phase's step (its index) the re-plan took effect at (0: none)
+    uint64_t replan_step = 0;  // the phase's step (its index) the latest re-plan took effect at (0: none)
     uint64_t moved_at_start = 0, move_ns_at_start = 0;  // the migrator's totals as the window opened
     uint64_t bytes_per_s = 0;                           // the latest window's
+    bool opened_settled = false;                        // the migrator had taken up the schedule then
     IntervalTimes intervals;                            // over the open window's steps
-    uint64_t interval_ns[64] = {};  // the re-plan's clock: the intervals as the window measured them
-    bool has_interval_ns = false;
+    // The re-plans' clocks, [0] kWatched's, [1] kFollowed's: the intervals as their window measured them.
+    uint64_t interval_ns[2][64] = {};
+    bool has_interval_ns[2] = {};
+    DriftFollow drift;  // after the first decision: re-plans for a sustained drift
   };
   // The slow cost fitted to the schedule in effect (fit_slow_cost, docs/tiering.md "The fitted slow
   // cost"): kFitSteps steady steps (the trial done, the migrator caught up, the placement check over, no
@@ -311,6 +321,9 @@ class Tiering {
   }
   // A step of the phase starts: the bandwidth watch's window moves on, and may re-plan (Watch).
   void watch_step(PlanSlot& s, uint64_t step);
+  void watch_decide(PlanSlot& s, uint64_t step, const Plan& in_effect);
+  void follow_drift(PlanSlot& s, uint64_t step, const Plan& in_effect);
+  uint32_t watch_replan(PlanSlot& s, uint64_t step, const Plan& in_effect, uint64_t bytes_per_s);
   // The watch has not yet measured the first window it must decide on (the placement check waits).
   bool watch_pending(const PlanSlot& s) const;
   void use_candidate(uint32_t slot, uint32_t c);

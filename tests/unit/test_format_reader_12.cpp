@@ -458,7 +458,9 @@ TEST_CASE("format reader 1.12: the bandwidth watch in the trial; older trials re
   CHECK((old.plans[0].trial.watch == SENTINEL_WATCH_NONE && old.plans[0].trial.watch_windows == 0 &&
          old.plans[0].trial.watch_bytes_per_s == 0));
   CHECK(parse_profile(plan_bytes(160, SENTINEL_WATCH_DRIFT, 0)).plans[0].trial.watch == SENTINEL_WATCH_DRIFT);
-  CHECK(has(error_of(plan_bytes(160, SENTINEL_WATCH_DRIFT + 1, 0)).what(), "PLAN record: unknown watch state 6"));
+  // 1.13: a drift followed.
+  CHECK(parse_profile(plan_bytes(160, SENTINEL_WATCH_FOLLOWED, 0)).plans[0].trial.watch == SENTINEL_WATCH_FOLLOWED);
+  CHECK(has(error_of(plan_bytes(160, SENTINEL_WATCH_FOLLOWED + 1, 0)).what(), "PLAN record: unknown watch state 7"));
 }
 
 TEST_CASE("format reader 1.4: the step costs in a PLAN header; older headers read them as 0", "[format]") {
