@@ -285,9 +285,10 @@ def main():
                 failures.append(f"{tag} the bandwidth watch ended {watch}, not {args.expect_watch}; "
                                 f"stderr: {p.stderr[-600:]}")
             # A migrator slowed in mid-run (--faults move_slow_x): once the watch followed the drift, the placement
-            # check runs again on the new schedule, which must measure what it predicts within 0.15 (without
-            # following, one such run measured 0.145 against the old schedule's 0.488). The followed schedule may
-            # still leave some moves unfinished, which its model counts late: page positions are not judged.
+            # check runs again on the new schedule, which must measure what it predicts within 0.2 (0.04-0.11 above
+            # it in five runs; the schedule planned before the drift, re-planned without the budget in its model,
+            # measured 0.145 against 0.488). The followed schedule may still leave some moves unfinished, which its
+            # model counts late: page positions are not judged.
             drifted = policy == "sentinel" and "move_slow_x" in (args.faults or "")
             if drifted and (watch or {}).get("status") == "followed":
                 steps = json.loads(run([view, "records", "--json", "--only", "STEPS", "--", dump]).stdout)["STEPS"]
@@ -296,7 +297,7 @@ def main():
                       f"predicted {s.get('predicted_hit_share')}; the plan's flags {plan.get('flags', 0):#x}")
                 if not rechecked:
                     failures.append(f"{tag} no placement check after the drift re-plan at step {watch['replan_step']}")
-                elif share is None or abs(share - s.get("predicted_hit_share", 0)) > 0.15:
+                elif share is None or abs(share - s.get("predicted_hit_share", 0)) > 0.2:
                     failures.append(f"{tag} after the drift re-plan the check measured {share} against "
                                     f"{s.get('predicted_hit_share')} predicted")
             moved_planned = (s.get("plan") or {}).get("moved_bytes_per_step", 0)
