@@ -90,6 +90,20 @@ Planned run_plan(const PlanInput& in) {
   return r;
 }
 
+// The evaluator's outcome for one schedule (a mask per item) of `in`, whose model must have `items` items.
+plan::Outcome evaluate_masks(const PlanInput& in, const uint64_t* masks, uint32_t items, plan::Model* model = nullptr) {
+  PlanScratch scratch;
+  REQUIRE(scratch.init(plan_scratch_bytes(in)));
+  plan::Model local;
+  plan::Model& m = model ? *model : local;
+  const char* why = nullptr;
+  REQUIRE(plan::build_model(in, scratch, &m, &why));
+  REQUIRE(m.count == items);
+  plan::Outcome o;
+  REQUIRE(plan::evaluate(m, masks, nullptr, 0, scratch, &o, nullptr));
+  return o;
+}
+
 offline::PlanSource load_fixture(const std::string& name) {
   const std::string path = std::string(SENTINEL_SOURCE_DIR) + "/tests/fixtures/profiles/" + name + ".prof";
   fmt::Profile p = fmt::read_profile(path);
@@ -962,15 +976,7 @@ TEST_CASE("planner: moves the migrator cannot finish in a step are late in its s
   for (uint32_t k = 0; k < 8; ++k) masks[k] = bit(k) | bit((k + 7) % 8) | bit((k + 6) % 8);
   auto outcome = [&](uint64_t bytes_per_s) {
     s.bandwidth = bytes_per_s;
-    const PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{3 * MiB, 0});
-    PlanScratch scratch;
-    REQUIRE(scratch.init(plan_scratch_bytes(in)));
-    plan::Model m;
-    const char* why = nullptr;
-    REQUIRE(plan::build_model(in, scratch, &m, &why));
-    REQUIRE(m.count == 8);
-    plan::Outcome o;
-    REQUIRE(plan::evaluate(m, masks, nullptr, 0, scratch, &o, nullptr));
+    const plan::Outcome o = evaluate_masks(s.input(SENTINEL_POLICY_SENTINEL, FastBudget{3 * MiB, 0}), masks, 8);
     CHECK(o.moved_bytes == 16 * MiB);
     CHECK(o.fast_peak == 3 * MiB);
     return o;
@@ -1014,15 +1020,9 @@ TEST_CASE("planner: on durations measured under a schedule, births wait for the 
     s.bandwidth = bytes_per_s;
     PlanInput in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0});
     if (budget_timed) in.flags |= SENTINEL_TIER_BUDGET_TIMED;
-    PlanScratch scratch;
-    REQUIRE(scratch.init(plan_scratch_bytes(in)));
     plan::Model m;
-    const char* why = nullptr;
-    REQUIRE(plan::build_model(in, scratch, &m, &why));
-    REQUIRE(m.count == 4);
+    const plan::Outcome o = evaluate_masks(in, masks, 4, &m);
     CHECK(m.budget_timed == budget_timed);
-    plan::Outcome o;
-    REQUIRE(plan::evaluate(m, masks, nullptr, 0, scratch, &o, nullptr));
     return o;
   };
   CHECK(outcome(100 * MiB, false).hit_bytes == 4 * MiB);
