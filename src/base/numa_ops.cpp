@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/clock.h"
+
 namespace sentinel::numa {
 
 namespace {
@@ -65,12 +67,6 @@ void sleep_ns(uint64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 void injected_delay(bool due) {
   if (due && g_faults.move_delay_ms) sleep_ns(uint64_t{g_faults.move_delay_ms} * 1000000u);
 }
@@ -79,10 +75,10 @@ void injected_delay(bool due) {
 struct InjectedSlowdown {
   uint64_t t0 = 0;
   explicit InjectedSlowdown(bool due) {
-    if (due && g_faults.move_slow_x > 1) t0 = now_ns();
+    if (due && g_faults.move_slow_x > 1) t0 = monotonic_ns();
   }
   ~InjectedSlowdown() {
-    if (t0) sleep_ns((now_ns() - t0) * (g_faults.move_slow_x - 1));
+    if (t0) sleep_ns((monotonic_ns() - t0) * (g_faults.move_slow_x - 1));
   }
   InjectedSlowdown(const InjectedSlowdown&) = delete;
   InjectedSlowdown& operator=(const InjectedSlowdown&) = delete;

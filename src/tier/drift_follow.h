@@ -13,6 +13,13 @@
 
 namespace sentinel {
 
+// A measured bandwidth is within 1.5x of the one a schedule was planned with, either way: else it calls
+// for a re-plan (the trial's, the bandwidth watch's, a drift's).
+inline bool bandwidth_within(uint64_t measured, uint64_t planned) {
+  return static_cast<double>(measured) * 1.5 > static_cast<double>(planned) &&
+         static_cast<double>(measured) < static_cast<double>(planned) * 1.5;
+}
+
 class DriftFollow {
  public:
   static constexpr uint32_t kWindows = 8;
@@ -45,9 +52,7 @@ class DriftFollow {
     window_[run_ % kWindows] = bytes_per_s;
     if (++run_ < kWindows) return 0;
     const uint64_t m = median();
-    const bool off = static_cast<double>(m) * 1.5 <= static_cast<double>(reference_) ||
-                     static_cast<double>(m) >= static_cast<double>(reference_) * 1.5;
-    return off ? m : 0;
+    return bandwidth_within(m, reference_) ? 0 : m;
   }
 
   // The caller re-planned with `bytes_per_s` (a new schedule, the same one, or none it could make).

@@ -180,11 +180,8 @@ class Tiering {
                             kFollowed = 4, kCandidates = 5;
   // Too little moved to measure a bandwidth from (a few pages are all call overhead).
   static constexpr uint64_t kMinMeasuredBytes = uint64_t{1} << 20;
-  // A measured bandwidth calls for a re-plan when it is 1.5x or more off the planned one.
-  static bool bandwidth_within(uint64_t measured, uint64_t planned) {
-    return static_cast<double>(measured) * 1.5 > static_cast<double>(planned) &&
-           static_cast<double>(measured) < static_cast<double>(planned) * 1.5;
-  }
+  // A measured bandwidth calls for a re-plan when it is 1.5x or more off the planned one:
+  // bandwidth_within() (tier/drift_follow.h).
   // Wall ticks of each interval over some steps, for a re-plan's interval durations (measured_intervals).
   struct IntervalTimes {
     uint64_t ticks[64] = {};
