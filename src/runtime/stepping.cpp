@@ -606,10 +606,14 @@ void Stepper::drain_events(uint64_t now) {
     // A phase's interval cut is frozen once its window opens: its identities, touches and plan are
     // all on that cut.
     bool frozen = p && (p->profile != PhaseRecord::kNotYet || (window_ != Window::none && window_phase_ == p->id));
-    if (ev.flags & kStepLock) {
+    // A marked or fixed phase has no lock event: its first step is its lock. Without it the phase was
+    // never the one the steps are in, so no plain interval was timed (plans ran on the profiled steps'
+    // stretched durations, the last interval 0), no window was synced, and the migrator never started.
+    const bool given_first = (ev.flags & (kStepMark | kStepFixed)) && locked_phase_ != ev.phase;
+    if ((ev.flags & kStepLock) || given_first) {
       if (p) {
         p->steps_in_lock = 0;
-        if (!frozen) set_period(*p, ev.period);
+        if (!frozen && ev.period) set_period(*p, ev.period);
       }
       locked_phase_ = ev.phase;
       if (tiering_) tiering_->on_locked();

@@ -90,6 +90,9 @@ def main():
     ap.add_argument("--thp", choices=("always", "madvise", "never"),
                     help="set transparent huge pages to this mode first (the guest's /sys), and run the loop with "
                          "--huge: objects whose slots may hold huge pages; under always, some must")
+    ap.add_argument("--marks", action="store_true",
+                    help="the loop marks every step with sentinel_step(): steps given by the program, not found; "
+                         "every step must be a marked one")
     args = ap.parse_args()
     build = os.environ["SENTINEL_BUILD_ROOT"]
     lib = os.environ["SENTINEL_PRELOAD"]
@@ -108,6 +111,8 @@ def main():
         with open("/sys/kernel/mm/transparent_hugepage/enabled", "w") as f:
             f.write(args.thp)
         base.append("--huge")
+    if args.marks:
+        base.append("--marks")
     ref = run(base)
     if ref.returncode or not checksum_of(ref.stdout):
         print(f"FAIL: the loop without the library: status {ref.returncode}: {ref.stderr[-500:]}")
@@ -148,6 +153,8 @@ def main():
             if args.keep:
                 subprocess.run(["cp", dump, obs, args.keep])
             s = json.loads(run([view, "summary", "--json", dump]).stdout)
+            if args.marks and s.get("steps_marked") != args.steps:
+                failures.append(f"{tag} {s.get('steps_marked')} marked steps, expected {args.steps}")
             plans = s.get("plans") or ([s["plan"]] if s.get("plan") else [])
             if not plans:
                 failures.append(f"{tag} no plan in the dump; stderr: {p.stderr[-800:]}")

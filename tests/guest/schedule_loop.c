@@ -23,8 +23,10 @@
  * checksum, allocates and frees buffers of the parent's sizes and exits, while migrations run),
  * --free-early (free each gradient as soon as it is read, to race the migrator), --pthread-exit (end
  * main with pthread_exit() while migrations may be under way: the process must still end), --huge (sizes
- * just under multiples of 2 MiB, so that transparent huge pages back the objects: docs/tiering.md).
+ * just under multiples of 2 MiB, so that transparent huge pages back the objects: docs/tiering.md), --marks
+ * (call sentinel_step() at the start of every step, looked up with dlsym: steps given by the program).
  */
+#include <dlfcn.h>
 #include <numaif.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -152,6 +154,7 @@ static uint64_t checksum(struct buf* w) {
 
 int main(int argc, char** argv) {
   int steps = 24, fork_at = -1, free_early = 0, end_with_pthread_exit = 0;
+  void (*mark)(void) = NULL;
   const char* out = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc)
@@ -168,10 +171,12 @@ int main(int argc, char** argv) {
       end_with_pthread_exit = 1;
     else if (!strcmp(argv[i], "--huge"))
       g_huge = 1;
+    else if (!strcmp(argv[i], "--marks"))
+      mark = (void (*)(void))dlsym(RTLD_DEFAULT, "sentinel_step");
     else {
       fprintf(stderr,
               "usage: schedule_loop [--steps N] [--reps R] [--out FILE] [--fork-at S] [--free-early] [--pthread-exit] "
-              "[--huge]\n");
+              "[--huge] [--marks]\n");
       return 2;
     }
   }
@@ -212,6 +217,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    if (mark) mark();
     struct buf* live[16];
     int nl;
     for (int i = 0; i < 16; ++i) {

@@ -16,6 +16,9 @@ each record, every record's contents, the END record and its count), checks that
   --view PATH         the sentinel-view to read with (default: $SENTINEL_VIEW, else build/tools/sentinel-view)
   --plan-costs S,M    at least one PLAN record, and every one made with these step costs (SENTINEL_STEP_COSTS,
                       ns per KiB: the header's slow_ns_per_kib and move_ns_per_kib)
+  --plan-intervals-timed MS
+                      at least one PLAN record, every one with a duration for each interval and the longest
+                      at least MS milliseconds (the header's interval durations: timed on plain steps)
   --stat NAME:MIN     the STATS record's counter NAME must be at least MIN; may repeat
   --summary           also run `sentinel-view summary --json DUMP`; its JSON must have objects, tracked_bytes
                       and sites, and its object count must equal the OBJECTS entries
@@ -48,6 +51,27 @@ def parse(path, view):
     if d["file"]["pointer_size"] != 8:
         problems.append("pointer size %d" % d["file"]["pointer_size"])
     return d["OBJECTS"], d.get("PROCESS") or {}, problems
+
+
+def check_plan_intervals(path, view, longest_ms):
+    """Problems with the PLAN records' interval durations: an interval without one, or none as long as
+    longest_ms (a stretch the program spends allocating nothing belongs to the interval it follows)."""
+    try:
+        plans = sentinel_dump.read(path, only=["PLAN"], view=view).get("PLAN") or []
+    except sentinel_dump.DumpError as e:
+        return [str(e)]
+    if not plans:
+        return ["no PLAN record"]
+    problems = []
+    for p in plans:
+        ms = [ns / 1e6 for ns in p.get("interval_ns") or []]
+        print("PLAN of phase %s: interval durations %s ms" % (p["header"].get("phase"), [round(x, 2) for x in ms]))
+        if not ms or min(ms) <= 0:
+            problems.append("PLAN of phase %s: an interval without a duration: %s" % (p["header"].get("phase"), ms))
+        elif max(ms) < longest_ms:
+            problems.append("PLAN of phase %s: the longest interval lasts %.2f ms, expected at least %.2f"
+                            % (p["header"].get("phase"), max(ms), longest_ms))
+    return problems
 
 
 def check_plan_costs(path, view, want):
@@ -94,6 +118,7 @@ def main():
     ap.add_argument("--view")
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--plan-costs")
+    ap.add_argument("--plan-intervals-timed", type=float)
     ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
     ap.add_argument("--crash", type=int, help="the signal of the dump's CRASH record, with a symbolized stack "
@@ -166,6 +191,8 @@ def main():
 
     if a.plan_costs:
         problems += check_plan_costs(a.dump, a.view, [int(x) for x in a.plan_costs.split(",")])
+    if a.plan_intervals_timed is not None:
+        problems += check_plan_intervals(a.dump, a.view, a.plan_intervals_timed)
 
     if a.stat:
         problems += check_stats(a.dump, a.view, a.stat)
