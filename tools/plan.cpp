@@ -33,8 +33,8 @@ struct Options : SharedOptions {
 
 void print_help() {
   std::cout << "Usage: sentinel-view plan [--policy P] [--fast-bytes B|N%] [--slow-ns-per-kib N]\n"
-               "                         [--move-ns-per-kib M] [--whole] [--no-intensity] [--phase N]\n"
-               "                         [--top N] [--json] DUMP\n"
+               "                         [--move-ns-per-kib M] [--whole] [--no-intensity] [--cut-by-time]\n"
+               "                         [--phase N] [--top N] [--json] DUMP\n"
                "Runs the planner (the same code the runtime runs) on the profile of a dump written with\n"
                "SENTINEL_MODE=profile, and prints the schedule: per object identity its node in each\n"
                "interval of the step (F fast, S slow, - not alive) and its moves, and the plan's figures.\n"
@@ -61,6 +61,10 @@ void print_help() {
                "  --no-intensity     plan a profile taken in passes (SENTINEL_PROFILE_PASSES) by touched\n"
                "                     bytes alone, without its access intensity: the plan a run with\n"
                "                     SENTINEL_PROFILE_PASSES=1 would make of the same profile\n"
+               "  --cut-by-time      cut each interval lasting more than twice the median one (a\n"
+               "                     stretch that allocates nothing: an optimizer's update) into pieces\n"
+               "                     of about the median by when its touches were made (format 1.14,\n"
+               "                     profiled in passes): the plan if the runtime cut them (it does not)\n"
                "  --top N            entries listed, largest first (default 40; 0: all)\n"
                "  --json             print one JSON object instead of text\n"
                "  -h, --help         show this help\n";
@@ -268,7 +272,7 @@ void compare_and_order(const fmt::Profile& p, const Options& o, Planned& pl) {
                   pl.recorded->header.fast_budget_bytes == h.fast_budget_bytes &&
                   pl.recorded->header.slow_ns_per_kib == h.slow_ns_per_kib &&
                   pl.recorded->header.move_ns_per_kib == h.move_ns_per_kib && !pl.chunks_merged &&
-                  !pl.intensity_dropped;
+                  !pl.intensity_dropped && !pl.intervals_cut;
   pl.differences = pl.comparable ? compare(pl.plan, *pl.recorded) : "";
   pl.order.resize(pl.plan.entry_count);
   for (uint32_t i = 0; i < pl.plan.entry_count; ++i) pl.order[i] = i;
@@ -291,7 +295,8 @@ void print_json_figures(std::ostream& os, const Planned& pl, const Options& o) {
   os << "{\"file\":";
   json_string(os, o.path);
   os << ",\"phase\":" << h.phase << ",\"identities\":" << pl.src.identities.size()
-     << ",\"chunks_merged\":" << pl.chunks_merged << ",\"policy\":";
+     << ",\"chunks_merged\":" << pl.chunks_merged << ",\"intervals_cut\":" << pl.intervals_cut
+     << ",\"profiled_intervals\":" << pl.profiled_intervals << ",\"policy\":";
   json_string(os, policy_name(h.policy));
   os << ",\"policy_source\":";
   json_string(os, pl.policy_source);
@@ -443,6 +448,9 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
              : "")
      << (pl.chunks_merged ? ", " + std::to_string(pl.chunks_merged) + " profiled in chunks planned whole (--whole)"
                           : "")
+     << (pl.intervals_cut ? ", " + std::to_string(pl.intervals_cut) + " of the profile's " +
+                                std::to_string(pl.profiled_intervals) + " cut by time (--cut-by-time)"
+                          : "")
      << "\n";
   os << "budget           " << budget_text(pl.src.in.budget, h.fast_budget_bytes) << " (" << pl.budget_source
      << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
@@ -477,7 +485,8 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
        << human_bytes(pl.recorded->header.fast_budget_bytes) << ", step costs " << pl.recorded->header.slow_ns_per_kib
        << "," << pl.recorded->header.move_ns_per_kib << " ns/KiB"
        << (pl.chunks_merged ? ", objects in chunks (planned whole here)" : "")
-       << (pl.intensity_dropped ? ", access intensity (left out here)" : "") << ": other settings, not compared\n";
+       << (pl.intensity_dropped ? ", access intensity (left out here)" : "")
+       << (pl.intervals_cut ? ", intervals not cut by time" : "") << ": other settings, not compared\n";
   else if (pl.differences.empty())
     os << "recorded plan    identical to the recomputed one\n";
   else

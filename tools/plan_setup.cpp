@@ -48,6 +48,8 @@ bool settings_option(SubcommandArgs& args, unsigned takes, PlanSettings& s, int&
     s.whole = true;
   } else if ((takes & kTakesShape) && args.arg() == "--no-intensity") {
     s.no_intensity = true;
+  } else if ((takes & kTakesShape) && args.arg() == "--cut-by-time") {
+    s.cut_by_time = true;
   } else if ((takes & kTakesPolicy) && args.is("--policy")) {
     if (!args.value("--policy", v)) {
       rc = args.error("--policy needs a value");
@@ -91,6 +93,8 @@ int phase_input(const Dump& d, const SharedOptions& o, const PlanSettings& s, Ph
   }
   if (s.whole) in.chunks_merged = offline::plan_whole(&in.src);
   if (s.no_intensity) in.intensity_dropped = offline::plan_without_intensity(&in.src);
+  in.profiled_intervals = in.src.in.intervals;
+  if (s.cut_by_time) in.intervals_cut = offline::plan_cut_by_time(&in.src);
   const offline::RecordedSettings rec = offline::recorded_settings(p);
   in.src.in.policy = s.have_policy ? s.policy : rec.policy;
   in.src.in.budget = s.have_budget ? s.budget : rec.budget;

@@ -17,6 +17,7 @@ struct PlanSettings {
   bool have_policy = false, have_budget = false;
   bool whole = false;         // --whole: objects the profile has in chunks planned whole
   bool no_intensity = false;  // --no-intensity: touched bytes alone, as a profile without passes
+  bool cut_by_time = false;   // --cut-by-time: long intervals cut into pieces by the touches' times
   sentinel_policy policy = SENTINEL_POLICY_SENTINEL;
   FastBudget budget;
   // The step-time model's costs, ns per KiB (0: unknown; PlanInput::costs takes them per byte); each
@@ -28,7 +29,8 @@ struct PlanSettings {
 // Which of the settings' options a command takes (the others are unknown to it).
 enum : unsigned { kTakesPolicy = 1, kTakesBudget = 2, kTakesCosts = 4, kTakesShape = 8 };
 
-// --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --whole, --no-intensity (those
+// --policy P, --fast-bytes B|N%, --slow-ns-per-kib N, --move-ns-per-kib M, --whole, --no-intensity,
+// --cut-by-time (those
 // `takes` names): true when the current option was one of them (rc: 0, or 2 after a usage error).
 bool settings_option(SubcommandArgs& args, unsigned takes, PlanSettings& s, int& rc);
 
@@ -42,8 +44,10 @@ struct PhaseInput {
   std::string policy_source, budget_source, costs_source;
   uint32_t slow_ns_per_kib = 0, move_ns_per_kib = 0;  // the costs planned with (0: unknown)
   bool measured_bw = false;
-  uint32_t chunks_merged = 0;      // --whole: identities the profile had in chunks, planned whole
-  uint64_t intensity_dropped = 0;  // --no-intensity: touches whose access intensity was left out
+  uint32_t chunks_merged = 0;       // --whole: identities the profile had in chunks, planned whole
+  uint64_t intensity_dropped = 0;   // --no-intensity: touches whose access intensity was left out
+  uint32_t intervals_cut = 0;       // --cut-by-time: intervals cut into pieces (0: none long enough)
+  uint32_t profiled_intervals = 0;  // the profile's own count, before any cut
 };
 
 // The phase's input with the settings given, else those the dump recorded. 0, or 1 after one line on

@@ -35,6 +35,7 @@ struct Options : SharedOptions {
 void print_help() {
   std::cout << "Usage: sentinel-view whatif [--budgets LIST] [--slow-ns-per-kib N] [--move-ns-per-kib M]\n"
                "                           [--fitted | --calibrate FAST_NS,SLOW_NS] [--whole] [--no-intensity]\n"
+               "                           [--cut-by-time]\n"
                "                           [--phase N] [--json] DUMP\n"
                "Plans the profiled phase of a dump at each fast-tier budget under each policy (the\n"
                "planner the runtime runs) and prints each plan's modeled step time over all-fast's, and\n"
@@ -55,7 +56,7 @@ void print_help() {
                "                     time): the base is FAST_NS, the slow cost spreads SLOW_NS - FAST_NS\n"
                "                     over all-slow's access-weighted bytes, moves keep their ratio to\n"
                "                     it; the plans are the same, made with the model's own costs\n"
-               "  --whole, --no-intensity\n"
+               "  --whole, --no-intensity, --cut-by-time\n"
                "                     as for sentinel-view plan\n"
                "  --phase N          the phase (default: the main phase)\n"
                "  --json             print one JSON object instead of text\n"
@@ -202,9 +203,12 @@ std::string ratio_text(uint64_t ns, uint64_t ref) {
 void print_text(std::ostream& os, const Options& o, const PhaseInput& pi, const Sweep& w) {
   os << "What-if of " << printable(o.path) << ", phase " << pi.src.in.phase << ": modeled step time against the fast "
      << "tier's size\n";
-  os << "model            " << w.intervals << " intervals, footprint peak " << human_bytes(w.peak_bytes)
-     << "; planned with slow accesses " << pi.slow_ns_per_kib << " ns/KiB, moves " << pi.move_ns_per_kib << " ns/KiB ("
-     << pi.costs_source << ")\n";
+  os << "model            " << w.intervals << " intervals"
+     << (pi.intervals_cut ? " (" + std::to_string(pi.intervals_cut) + " of the profile's " +
+                                std::to_string(pi.profiled_intervals) + " cut by time)"
+                          : "")
+     << ", footprint peak " << human_bytes(w.peak_bytes) << "; planned with slow accesses " << pi.slow_ns_per_kib
+     << " ns/KiB, moves " << pi.move_ns_per_kib << " ns/KiB (" << pi.costs_source << ")\n";
   if (w.clocked)
     os << "clock            --calibrate: slow accesses " << ns_per_kib_of(w.clock.slow_ns_per_byte) << " ns/KiB, moves "
        << ns_per_kib_of(w.clock.move_ns_per_byte) << " ns/KiB on it\n";
@@ -244,6 +248,7 @@ void print_json(std::ostream& os, const Options& o, const PhaseInput& pi, const 
   os << "{\"file\":";
   json_string(os, o.path);
   os << ",\"phase\":" << pi.src.in.phase << ",\"intervals\":" << w.intervals
+     << ",\"intervals_cut\":" << pi.intervals_cut << ",\"profiled_intervals\":" << pi.profiled_intervals
      << ",\"footprint_peak_bytes\":" << w.peak_bytes << ",\"slow_ns_per_kib\":" << pi.slow_ns_per_kib
      << ",\"move_ns_per_kib\":" << pi.move_ns_per_kib << ",\"costs_source\":";
   json_string(os, pi.costs_source);

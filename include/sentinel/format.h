@@ -18,7 +18,7 @@ extern "C" {
 
 #define SENTINEL_DUMP_MAGIC "SNTLDUMP" /* 8 bytes, no terminator in the file */
 #define SENTINEL_FORMAT_MAJOR 1
-#define SENTINEL_FORMAT_MINOR 13
+#define SENTINEL_FORMAT_MINOR 14
 
 struct sentinel_file_header {
   char magic[8];
@@ -163,7 +163,13 @@ struct sentinel_touch {
   /* 1.8: access intensity, the mean number of profiling passes (SENTINEL_PROFILE_PASSES) in which a
      touched byte was touched, x 256; 0: not profiled in passes (read as 1) */
   uint32_t passes_x256;
-}; /* 32 bytes (24 before 1.5) */
+  /* 1.14: when in its interval the entry's bytes were touched, as shares of the interval's profiled time
+     x 65535: the start of the first pass that recorded one and the end of the last. The interval's time is
+     its passes up to the last that recorded a touch of any entry. Both 0: not known (no passes) */
+  uint16_t time_begin;
+  uint16_t time_end;
+  uint32_t reserved0;
+}; /* 40 bytes (24 before 1.5, 32 before 1.14) */
 
 struct sentinel_group {
   uint32_t id;

@@ -237,6 +237,15 @@ struct Layout<sentinel_touch> {
                         "access intensity: the mean number of profiling passes (SENTINEL_PROFILE_PASSES) in which a "
                         "touched byte of the entry was touched, × 256 (256: once per interval); 0: the interval was "
                         "not profiled in passes (a reserved 0 before 1.8), read as 256"),
+      SENTINEL_APPENDED(S, 32, u16, time_begin, 14, zero, nullptr,
+                        "when in its interval the entry's bytes were first touched: the start of the first pass "
+                        "that recorded one, as a share of the interval's profiled time × 65535; the interval's "
+                        "time runs to the end of its last pass that recorded a touch of any entry"),
+      SENTINEL_APPENDED(S, 34, u16, time_end, 14, zero, nullptr,
+                        "the end of the last pass that recorded one, on the same scale; `time_begin` and "
+                        "`time_end` both 0: not known (the interval was not profiled in passes, or an older "
+                        "writer)"),
+      SENTINEL_RESERVED(S, 36, u32, reserved0, 1, 14, zero),
   };
 };
 

@@ -188,10 +188,13 @@ bool classify_objects(const ClassifyInput& in, uint32_t** identity_of_log_out, C
   return true;
 }
 
-// Per touch entry while classifying: its distinct granules, and what its granules' later passes stand for.
+// Per touch entry while classifying: its distinct granules, and what its granules' later passes stand for;
+// and when in its interval it was touched: the first pass's start and the last one's end, in first periods
+// from the interval's start (first_plus_one 0: none yet).
 struct PassCount {
   uint32_t granules;
   uint64_t later;  // per distinct (granule, pass) pair after a granule's first: 2^shift first periods
+  uint32_t first_plus_one, last_end;
 };
 
 // An entry's access intensity, x 256 (docs/profiling.md, "Passes"): a granule's first pass counts once (a
@@ -216,6 +219,45 @@ uint32_t pass_shift_at(const ClassifyInput& in, const TouchRecord& r) {
   return shift;
 }
 
+// When a touch's pass began and ended, in first periods from its interval's start: each pass lasts the
+// period in force in it (the doublings at or before it, pass_shift_at). A window has at most
+// kMaxPassShifts doublings, so this walks at most that many spans.
+struct PassTime {
+  uint32_t start, end;
+};
+PassTime pass_time(const ClassifyInput& in, const TouchRecord& r) {
+  const uint32_t pass = touch_pass(r);
+  TouchRecord at_start = r;
+  at_start.flags = 0;  // pass 0 of the same interval: the shift the interval began with
+  uint32_t shift = pass_shift_at(in, at_start), from = 0, start = 0;
+  for (uint32_t k = 0; k < in.pass_shift_count; ++k) {
+    const Profiler::PassShift& d = in.pass_shifts[k];
+    if (d.step != r.step || d.interval != r.interval || d.pass == 0 || d.pass > pass) continue;
+    start += (d.pass - from) << shift;
+    from = d.pass;
+    shift = d.shift;
+  }
+  start += (pass - from) << shift;
+  return PassTime{start, start + (uint32_t{1} << shift)};
+}
+
+// An entry's first and last pass as shares of its interval's profiled time x 65535 (format 1.14): the
+// interval's time runs to the end of the last pass that recorded any touch in it (per profiled step and
+// interval: spans[step * kSpanIntervals + interval]).
+constexpr uint32_t kSpanIntervals = 64;
+void set_touch_times(const PassCount* counts, const uint32_t* spans, Classification* out) {
+  for (uint64_t t = 0; t < out->touch_count; ++t) {
+    sentinel_touch& st = out->touches[t];
+    const PassCount& c = counts[t];
+    const uint32_t span = spans[st.step * kSpanIntervals + (st.interval < kSpanIntervals ? st.interval : 63)];
+    if (!c.first_plus_one || !span) continue;
+    auto share = [span](uint64_t x) { return static_cast<uint16_t>((x > span ? span : x) * 65535 / span); };
+    st.time_begin = share(c.first_plus_one - 1);
+    st.time_end = share(c.last_end);
+    if (st.time_end <= st.time_begin) st.time_end = static_cast<uint16_t>(st.time_begin + 1);
+  }
+}
+
 // Pass 2: touches per (identity, chunk, interval, profiled step), each granule counted once (and once
 // per pass, for the access intensity).
 bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, Classification* out) {
@@ -229,6 +271,9 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
   uint64_t count_bytes = 0;
   auto* counts = in.passes ? map_array<PassCount>(in.touch_count, &count_bytes) : nullptr;
   if (in.passes && !counts) return false;
+  uint64_t span_bytes = 0;  // per (profiled step, interval): the end of its last pass that recorded a touch
+  auto* spans = in.passes ? map_array<uint32_t>(256 * kSpanIntervals, &span_bytes) : nullptr;
+  if (in.passes && !spans) return false;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const TouchRecord& r = in.touches[t];
     if (r.log_index >= objects || !identity_of_log[r.log_index]) continue;
@@ -247,7 +292,7 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
     if (!ts) return false;
     if (added) {
       sentinel_touch& nt = out->touches[out->touch_count];
-      nt = sentinel_touch{in.id_base + identity, r.interval, 0, 0, r.step, chunk, 0};
+      nt = sentinel_touch{in.id_base + identity, r.interval, 0, 0, r.step, chunk, 0, 0, 0, 0};
       ts->index_plus_one = static_cast<uint32_t>(++out->touch_count);
     }
     sentinel_touch& st = out->touches[ts->index_plus_one - 1];
@@ -256,6 +301,11 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
       PassCount& c = counts[ts->index_plus_one - 1];
       c.granules += fresh;
       if (fresh_visit && !fresh) c.later += uint64_t{1} << pass_shift_at(in, r);
+      const PassTime pt = pass_time(in, r);
+      if (!c.first_plus_one || pt.start + 1 < c.first_plus_one) c.first_plus_one = pt.start + 1;
+      if (pt.end > c.last_end) c.last_end = pt.end;
+      uint32_t& span = spans[uint32_t{r.step} * kSpanIntervals + (r.interval < kSpanIntervals ? r.interval : 63)];
+      if (pt.end > span) span = pt.end;
     }
     if (fresh && start < o->size) {
       // A sampled granule's weight can overshoot: a touch never counts more than its chunk (or object) holds.
@@ -268,7 +318,9 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
   }
   if (counts) {
     for (uint64_t t = 0; t < out->touch_count; ++t) out->touches[t].passes_x256 = passes_x256(counts[t]);
+    set_touch_times(counts, spans, out);
     vm_unmap(counts, count_bytes);
+    vm_unmap(spans, span_bytes);
   }
   return true;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "base/parse.h"
@@ -138,6 +139,123 @@ uint64_t plan_without_intensity(PlanSource* s) {
       ++dropped;
     }
   return dropped;
+}
+
+namespace {
+
+// How many pieces each interval becomes (1: not cut): the intervals longer than twice the median of the
+// timed ones, in pieces of about the median, within the 64 intervals the planner takes. Only an interval
+// with touch times (a profile taken in passes, format 1.14) is cut: without them a cut would only guess.
+std::vector<uint32_t> time_pieces(const std::vector<uint64_t>& ns, const std::vector<sentinel_touch>& touches) {
+  std::vector<uint32_t> pieces(ns.size(), 1);
+  std::vector<bool> has_times(ns.size(), false);
+  for (const sentinel_touch& t : touches)
+    if (t.interval < ns.size() && t.time_end > t.time_begin) has_times[t.interval] = true;
+  std::vector<uint64_t> timed;
+  for (uint64_t d : ns)
+    if (d) timed.push_back(d);
+  if (timed.empty()) return pieces;
+  std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
+  const uint64_t median = timed[timed.size() / 2];
+  uint32_t total = static_cast<uint32_t>(ns.size());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (!median || ns[i] <= 2 * median || !has_times[i]) continue;
+    const uint64_t want = std::min<uint64_t>(ns[i] / median, kMaxTimePieces);
+    const uint32_t room = 64 - total;  // the longest first would be fairer; in order is what the cap allows
+    const uint32_t extra = static_cast<uint32_t>(std::min<uint64_t>(want - 1, room));
+    pieces[i] += extra;
+    total += extra;
+  }
+  return pieces;
+}
+
+// The bytes of a touch of span [begin, end] (x 65535) that fall in piece j of m: in proportion to the
+// overlap; the pieces of one touch add up to its bytes exactly (the last takes the rounding).
+uint64_t piece_bytes(uint64_t bytes, uint32_t begin, uint32_t end, uint32_t j, uint32_t m, uint64_t* given) {
+  const uint64_t lo = std::max<uint64_t>(begin * uint64_t{m}, j * uint64_t{65535});
+  const uint64_t hi = std::min<uint64_t>(end * uint64_t{m}, (j + 1) * uint64_t{65535});
+  if (hi <= lo) return 0;
+  const uint64_t part =
+      (hi == end * uint64_t{m})
+          ? bytes - *given
+          : static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * (hi - lo) / ((end - begin) * uint64_t{m}));
+  *given += part;
+  return part;
+}
+
+}  // namespace
+
+uint32_t plan_cut_by_time(PlanSource* s) {
+  const uint32_t n = s->in.intervals;
+  if (s->interval_ns.size() != n) return 0;
+  const std::vector<uint32_t> pieces = time_pieces(s->interval_ns, s->touches);
+  std::vector<uint32_t> base(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) base[i + 1] = base[i] + pieces[i];
+  if (base[n] == n) return 0;
+  std::vector<uint64_t> ns(base[n], 0);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t j = 0; j < pieces[i]; ++j)
+      ns[base[i] + j] = s->interval_ns[i] / pieces[i] + (j + 1 == pieces[i] ? s->interval_ns[i] % pieces[i] : 0);
+  // A short-lived identity of a cut interval stays short-lived, in the one piece where its earliest touch
+  // began (the first piece where its touches have no times): born, used and freed there.
+  std::unordered_map<uint32_t, uint32_t> short_piece;  // identity id -> piece within its interval
+  for (const auto& d : s->identities)
+    if (d.lifetime == SENTINEL_LIFE_SHORT && d.birth_interval < n && pieces[d.birth_interval] > 1)
+      short_piece[d.id] = UINT32_MAX;
+  for (const sentinel_touch& t : s->touches) {
+    auto it = short_piece.find(t.identity);
+    if (it == short_piece.end() || t.interval >= n) continue;
+    const uint32_t j = t.time_end > t.time_begin ? t.time_begin * pieces[t.interval] / 65536 : 0;
+    it->second = std::min(it->second, j);
+  }
+  for (auto& [id, j] : short_piece)
+    if (j == UINT32_MAX) j = 0;
+  for (auto& d : s->identities) {
+    if (auto it = short_piece.find(d.id); it != short_piece.end()) {
+      d.birth_interval = d.death_interval = base[d.birth_interval] + it->second;
+      continue;
+    }
+    if (d.birth_interval < n) d.birth_interval = base[d.birth_interval];
+    if (d.death_interval < n) d.death_interval = base[d.death_interval] + pieces[d.death_interval] - 1;
+  }
+  std::vector<sentinel_touch> touches;
+  touches.reserve(s->touches.size());
+  for (const sentinel_touch& t : s->touches) {
+    if (t.interval >= n) continue;
+    const uint32_t m = pieces[t.interval];
+    sentinel_touch out = t;
+    out.time_begin = out.time_end = 0;  // the pieces are the intervals now
+    if (m == 1) {
+      out.interval = base[t.interval];
+      touches.push_back(out);
+      continue;
+    }
+    if (auto it = short_piece.find(t.identity); it != short_piece.end()) {
+      out.interval = base[t.interval] + it->second;
+      touches.push_back(out);
+      continue;
+    }
+    const bool known = t.time_end > t.time_begin;
+    const uint32_t begin = known ? t.time_begin : 0, end = known ? t.time_end : 65535;
+    uint64_t given = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+      const uint64_t part = piece_bytes(t.bytes, begin, end, j, m, &given);
+      if (!part) continue;
+      out.interval = base[t.interval] + j;
+      out.bytes = part;
+      touches.push_back(out);
+    }
+  }
+  s->touches = std::move(touches);
+  s->interval_ns = std::move(ns);
+  s->in.intervals = base[n];
+  s->in.touches = s->touches.data();
+  s->in.touch_count = s->touches.size();
+  s->in.identities = s->identities.data();
+  s->in.interval_ns = s->interval_ns.data();
+  uint32_t cut = 0;
+  for (uint32_t m : pieces) cut += m > 1;
+  return cut;
 }
 
 bool parse_fast_bytes(const std::string& text, FastBudget* out) {

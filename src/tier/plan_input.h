@@ -39,6 +39,20 @@ uint32_t plan_whole(PlanSource* s);
 // so touched bytes alone rank and price placements. Returns how many touches had one.
 uint64_t plan_without_intensity(PlanSource* s);
 
+// Intervals cut by time (format 1.14's touch times; docs/planner.md, "Intervals cut by time"): an
+// interval that lasts more than twice the median interval (a stretch that allocates nothing, such as an
+// optimizer's in-place update) becomes pieces of about the median's length, at most kMaxTimePieces, and 64
+// intervals in all. A touch's bytes go to the pieces its time span overlaps, in proportion (the whole
+// interval where its span is not known), so every identity's access weight is kept; a birth goes to its
+// interval's first piece, a death to its last; each piece lasts its share of the interval. What the plan
+// of such a profile would be if the runtime cut those intervals by time (it does not yet). A short-lived
+// identity of a cut interval stays short-lived, whole in the piece where its earliest touch began (the
+// first, where its touches have no times). Returns how many
+// intervals were cut; 0 leaves the source as it was (no durations, no interval long enough, or none
+// with touch times: a profile without passes, or written before 1.14).
+inline constexpr uint32_t kMaxTimePieces = 8;
+uint32_t plan_cut_by_time(PlanSource* s);
+
 // A budget in SENTINEL_FAST_BYTES's syntax without "auto" (base/parse.h): a size above 0 ("4G",
 // "512MiB", "1048576": binary units) or a share of the peak footprint ("20%", "12.5%").
 bool parse_fast_bytes(const std::string& text, FastBudget* out);

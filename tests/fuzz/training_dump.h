@@ -239,7 +239,7 @@ inline LoopDump make_loop_dump(const LoopSpec& spec) {
         uint64_t granules = (want + g - 1) / g;
         uint64_t bytes = std::min(size, granules * g);
         auto [it, fresh] = touch_at.emplace(std::make_tuple(ident, s, lt.interval), out.touches.size());
-        if (fresh) out.touches.push_back(sentinel_touch{ident, lt.interval, 0, 0, s, 0, 0});
+        if (fresh) out.touches.push_back(sentinel_touch{ident, lt.interval, 0, 0, s, 0, 0, 0, 0, 0});
         sentinel_touch& st = out.touches[it->second];
         st.bytes += bytes;
         st.faults += static_cast<uint32_t>(granules);

@@ -19,6 +19,8 @@ each record, every record's contents, the END record and its count), checks that
   --plan-intervals-timed MS
                       at least one PLAN record, every one with a duration for each interval and the longest
                       at least MS milliseconds (the header's interval durations: timed on plain steps)
+  --whatif-cut N      `sentinel-view whatif --cut-by-time --json DUMP` cuts at least N of the profile's intervals
+                      by time (format 1.14's touch times, which some TOUCHES entry must hold)
   --stat NAME:MIN     the STATS record's counter NAME must be at least MIN; may repeat
   --summary           also run `sentinel-view summary --json DUMP`; its JSON must have objects, tracked_bytes
                       and sites, and its object count must equal the OBJECTS entries
@@ -74,6 +76,29 @@ def check_plan_intervals(path, view, longest_ms):
     return problems
 
 
+def check_whatif_cut(path, view, want):
+    """Problems with the touch times and the cut by time: no TOUCHES entry with a time, or fewer than `want`
+    intervals cut by `sentinel-view whatif --cut-by-time`."""
+    try:
+        touches = sentinel_dump.read(path, only=["TOUCHES"], view=view).get("TOUCHES") or []
+    except sentinel_dump.DumpError as e:
+        return [str(e)]
+    timed = [t for t in touches if t.get("time_end", 0) > t.get("time_begin", 0)]
+    print("TOUCHES: %d entries, %d with times" % (len(touches), len(timed)))
+    if not timed:
+        return ["no TOUCHES entry says when in its interval it was made (time_begin, time_end)"]
+    r = subprocess.run([sentinel_dump.view_path(view), "whatif", "--cut-by-time", "--json", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return ["whatif --cut-by-time exited %d: %s" % (r.returncode, r.stderr.strip()[:300])]
+    j = json.loads(r.stdout)
+    print("whatif --cut-by-time: %s of %s intervals cut, %s in all" % (j.get("intervals_cut"), j.get("profiled_intervals"),
+                                                                       j.get("intervals")))
+    if (j.get("intervals_cut") or 0) < want or j.get("intervals", 0) <= j.get("profiled_intervals", 0):
+        return ["whatif --cut-by-time cut %s intervals, expected at least %d" % (j.get("intervals_cut"), want)]
+    return []
+
+
 def check_plan_costs(path, view, want):
     """Problems with the PLAN records' step costs (format 1.4): none, or other than `want` [slow, move]."""
     try:
@@ -119,6 +144,7 @@ def main():
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--plan-costs")
     ap.add_argument("--plan-intervals-timed", type=float)
+    ap.add_argument("--whatif-cut", type=int)
     ap.add_argument("--stat", action="append", default=[])
     ap.add_argument("--signal", type=int, help="the signal the PROCESS record says ended the process (0: none)")
     ap.add_argument("--crash", type=int, help="the signal of the dump's CRASH record, with a symbolized stack "
@@ -193,6 +219,8 @@ def main():
         problems += check_plan_costs(a.dump, a.view, [int(x) for x in a.plan_costs.split(",")])
     if a.plan_intervals_timed is not None:
         problems += check_plan_intervals(a.dump, a.view, a.plan_intervals_timed)
+    if a.whatif_cut is not None:
+        problems += check_whatif_cut(a.dump, a.view, a.whatif_cut)
 
     if a.stat:
         problems += check_stats(a.dump, a.view, a.stat)

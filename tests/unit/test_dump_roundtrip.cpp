@@ -163,7 +163,7 @@ TEST_CASE("dump round trip: a plan's step costs", "[dump]") {
     ids[i].death_interval = 2 * i + 1;
     ids[i].lifetime = SENTINEL_LIFE_STEP;
     ids[i].occurrence = 0;
-    touches[i] = sentinel_touch{i + 1, 2 * i, 1u << 20, 1, 0, 0, 0};
+    touches[i] = sentinel_touch{i + 1, 2 * i, 1u << 20, 1, 0, 0, 0, 0, 0, 0};
   }
   const uint64_t interval_ns[4] = {1000000, 1000000, 1000000, 1000000};
   PhaseProfileView v;

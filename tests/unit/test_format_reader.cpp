@@ -174,8 +174,8 @@ TEST_CASE("format reader: a complete dump parses", "[format]") {
 }
 
 TEST_CASE("format reader: a touch's access intensity (1.8), and the 1.5-1.7 reserved zero", "[format]") {
-  const std::vector<sentinel_touch> touches = {sentinel_touch{1, 0, 8192, 1, 0, 0, 0},
-                                               sentinel_touch{1, 1, 65536, 8, 1, 2, 3 * 256 + 64}};
+  const std::vector<sentinel_touch> touches = {sentinel_touch{1, 0, 8192, 1, 0, 0, 0, 0, 0, 0},
+                                               sentinel_touch{1, 1, 65536, 8, 1, 2, 3 * 256 + 64, 100, 40000, 0}};
   for (uint16_t minor : {7, 8}) {
     DumpBuilder d(1, minor);
     d.touches(touches, 32);
@@ -193,6 +193,24 @@ TEST_CASE("format reader: a touch's access intensity (1.8), and the 1.5-1.7 rese
   REQUIRE(p.touches.size() == 2);
   CHECK(p.touches[1].bytes == 65536);
   CHECK(p.touches[1].passes_x256 == 0);
+}
+
+TEST_CASE("format reader: when in its interval a touch was made (1.14); older entries read as not known", "[format]") {
+  const std::vector<sentinel_touch> touches = {sentinel_touch{1, 3, 8192, 1, 0, 0, 256, 0, 0, 0},
+                                               sentinel_touch{2, 3, 65536, 8, 1, 0, 512, 16384, 49151, 0}};
+  DumpBuilder d(1, 14);
+  d.touches(touches, 40);
+  d.end();
+  Profile p = parse_profile(d.bytes());
+  REQUIRE(p.touches.size() == 2);
+  CHECK((p.touches[0].time_begin == 0 && p.touches[0].time_end == 0));  // not known
+  CHECK((p.touches[1].time_begin == 16384 && p.touches[1].time_end == 49151));
+  DumpBuilder old(1, 13);  // 32-byte entries: no times
+  old.touches(touches, 32);
+  old.end();
+  p = parse_profile(old.bytes());
+  REQUIRE(p.touches.size() == 2);
+  CHECK((p.touches[1].passes_x256 == 512 && p.touches[1].time_begin == 0 && p.touches[1].time_end == 0));
 }
 
 TEST_CASE("format reader: the minimal dump is a header and END", "[format]") {

@@ -312,8 +312,8 @@ struct Synth {
     return add(size, SENTINEL_LIFE_PERSISTENT, SENTINEL_NO_ORDINAL, SENTINEL_NO_ORDINAL, flags);
   }
   void touch(uint32_t id, uint32_t interval, uint64_t bytes, uint32_t step = 0, uint32_t chunk = 0,
-             uint32_t passes_x256 = 0) {
-    touches.push_back(sentinel_touch{id, interval, bytes, 1, step, chunk, passes_x256});
+             uint32_t passes_x256 = 0, uint16_t time_begin = 0, uint16_t time_end = 0) {
+    touches.push_back(sentinel_touch{id, interval, bytes, 1, step, chunk, passes_x256, time_begin, time_end, 0});
   }
   PlanInput input(sentinel_policy policy, FastBudget budget) const {
     PlanInput in;
@@ -1388,6 +1388,85 @@ TEST_CASE("planner: plan_whole gives the plan of the same profile without chunks
   Planned b = run_plan(whole.input(SENTINEL_POLICY_SENTINEL, FastBudget{12 * MiB, 0}));
   REQUIRE((a.ok && b.ok));
   CHECK(same_plan(a.plan, b.plan));
+}
+
+// An SGD-like step: four 1 MiB weights, weight k read in interval k (the forward), then an update of 8 ms
+// that allocates nothing and touches weight k in its k-th quarter (format 1.14's touch times), with a
+// 1 MiB temporary born and freed in it (no times).
+Synth in_place_update() {
+  Synth s;
+  s.intervals = 4;
+  s.interval_ns = {1'000'000, 1'000'000, 1'000'000, 8'000'000};
+  s.bandwidth = 10ull << 30;
+  for (uint32_t k = 0; k < 4; ++k) {
+    const uint32_t w = s.weight(MiB);
+    if (k < 3) s.touch(w, k, MiB);
+    s.touch(w, 3, MiB, 0, 0, 0, static_cast<uint16_t>(k * 65535 / 4), static_cast<uint16_t>((k + 1) * 65535 / 4));
+  }
+  s.touch(s.add(MiB, SENTINEL_LIFE_SHORT, 3, 3), 3, MiB);  // no times
+  return s;
+}
+
+TEST_CASE("planner: plan_cut_by_time cuts a long interval by its touches' times", "[planner]") {
+  const Synth s = in_place_update();
+  offline::PlanSource src;
+  src.identities = s.ids;
+  src.touches = s.touches;
+  src.interval_ns = s.interval_ns;
+  src.in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB + MiB / 2, 0});
+  src.in.costs = StepCosts{1, 0.01};
+  const PlanInput before = src.in;
+  REQUIRE(offline::plan_cut_by_time(&src) == 1);
+  const PlanInput& in = src.in;
+  SECTION("pieces of about the median, their durations adding up to the interval's") {
+    REQUIRE(in.intervals == 3 + offline::kMaxTimePieces);
+    CHECK(sum_ns(in) == sum_ns(before));
+    for (uint32_t j = 3; j < in.intervals; ++j) CHECK(in.interval_ns[j] == 1'000'000);
+  }
+  SECTION("each touch in the pieces its time overlaps; every identity's bytes kept") {
+    std::map<uint32_t, uint64_t> bytes_of;
+    for (const sentinel_touch& t : src.touches) bytes_of[t.identity] += t.bytes;
+    for (const sentinel_touch& t : s.touches) bytes_of[t.identity] -= t.bytes;
+    for (const auto& [id, left] : bytes_of) CHECK(left == 0);
+    for (const sentinel_touch& t : src.touches) {
+      const uint32_t k = t.identity - 100;
+      if (k < 4 && t.interval >= 3) {  // weight k's update: pieces 3 + 2k and 3 + 2k + 1 (its quarter of 8)
+        const bool own = t.interval == 3 + 2 * k || t.interval == 4 + 2 * k;
+        INFO("weight " << k << " in interval " << t.interval << ": " << t.bytes << " bytes");
+        // Half in each; the shares x 65535 round the quarters' bounds, leaving slivers next door.
+        CHECK((own ? t.bytes + 128 >= MiB / 2 && t.bytes <= MiB / 2 + 128 : t.bytes < 128));
+      }
+      if (k == 4) CHECK((t.bytes == MiB && t.interval == 3));  // the temporary, whole in the first piece
+    }
+  }
+  SECTION("the temporary stays short-lived, in one piece") {
+    const sentinel_identity& tmp = src.identities[4];
+    CHECK(tmp.lifetime == SENTINEL_LIFE_SHORT);
+    CHECK((tmp.birth_interval == 3 && tmp.death_interval == 3));
+  }
+  SECTION("the plan stages the update through the fast tier, and models a shorter step") {
+    Planned cut = run_plan(in), whole = run_plan(before);
+    REQUIRE((cut.ok && whole.ok));
+    check_plan(in, cut.plan);
+    check_step_time(in, cut.plan);
+    INFO("modeled step " << cut.plan.modeled_step_ns << " ns cut, " << whole.plan.modeled_step_ns << " ns whole");
+    CHECK(cut.plan.modeled_step_ns < whole.plan.modeled_step_ns);
+    CHECK(share(cut.plan) > share(whole.plan));
+  }
+  SECTION("nothing to cut: no durations, no interval over twice the median, or no touch times") {
+    offline::PlanSource flat;
+    flat.in = s.input(SENTINEL_POLICY_SENTINEL, FastBudget{MiB, 0});
+    flat.touches = s.touches;
+    flat.identities = s.ids;
+    CHECK(offline::plan_cut_by_time(&flat) == 0);  // no interval_ns
+    flat.interval_ns = {1'000'000, 1'000'000, 1'500'000, 2'000'000};
+    CHECK(offline::plan_cut_by_time(&flat) == 0);
+    CHECK(flat.in.intervals == 4);
+    flat.interval_ns = s.interval_ns;  // long enough, but no touch times (no passes, or before 1.14)
+    for (sentinel_touch& t : flat.touches) t.time_begin = t.time_end = 0;
+    CHECK(offline::plan_cut_by_time(&flat) == 0);
+    CHECK(flat.in.intervals == 4);
+  }
 }
 
 TEST_CASE("planner: the recorded DLRM's tables in chunks: their hot rows fast at 20%", "[planner]") {

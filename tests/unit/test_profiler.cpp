@@ -489,3 +489,48 @@ TEST_CASE("classification counts a pass at a doubled period as the first periods
   // Step 1: granule 0's pass 1 at shift 1 (2), granule 1's pass 3 is its first (1): (2 + 2) / 2.
   CHECK(intensity(2, 1) == 2u * 256);
 }
+
+TEST_CASE("classification says when in its interval each touch was made (format 1.14)", "[classify]") {
+  ObjectLog log;
+  REQUIRE(log.init(16));
+  uint64_t starts[] = {10, 12, 14};
+  sentinel_object weight{};
+  weight.size = 4u << 20;
+  weight.site = 7;
+  weight.death_seq = UINT64_MAX;
+  REQUIRE(log.append(weight) == 0);
+  sentinel_object other = weight;
+  other.site = 8;
+  REQUIRE(log.append(other) == 1);
+  uint32_t ends[] = {2};
+  auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
+  // Step 0: object 0 in passes 0 and 1, object 1 in pass 3 only (the interval's last pass with a touch).
+  TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 0, 0, pass(1), 1}, {1, 0, 0, pass(3), 0}};
+  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, sizeof touches / sizeof touches[0]);
+  auto times = [&](uint32_t site) {
+    Classification c;
+    REQUIRE(classify(in, &c));
+    for (uint64_t t = 0; t < c.touch_count; ++t)
+      for (uint32_t i = 0; i < c.identity_count; ++i)
+        if (c.identities[i].id == c.touches[t].identity && c.identities[i].site == site)
+          return std::pair<uint32_t, uint32_t>{c.touches[t].time_begin, c.touches[t].time_end};
+    return std::pair<uint32_t, uint32_t>{UINT32_MAX, UINT32_MAX};
+  };
+  SECTION("without passes: not known") {
+    CHECK(times(7) == std::pair<uint32_t, uint32_t>{0, 0});
+    CHECK(times(8) == std::pair<uint32_t, uint32_t>{0, 0});
+  }
+  SECTION("four passes of one period: the interval's time runs to the end of pass 3") {
+    in.passes = true;
+    CHECK(times(7) == std::pair<uint32_t, uint32_t>{0, 65535 / 2});
+    CHECK(times(8) == std::pair<uint32_t, uint32_t>{65535 * 3 / 4, 65535});
+  }
+  SECTION("the period doubled from pass 2 on: pass 3 starts 4 first periods in and lasts 2") {
+    in.passes = true;
+    const Profiler::PassShift shifts[] = {{0, 0, 2, 1}};
+    in.pass_shifts = shifts;
+    in.pass_shift_count = 1;
+    CHECK(times(7) == std::pair<uint32_t, uint32_t>{0, 65535 / 3});
+    CHECK(times(8) == std::pair<uint32_t, uint32_t>{65535 * 2 / 3, 65535});
+  }
+}
