@@ -14,12 +14,16 @@ Prints the measured and predicted fast-hit share per model and policy.
 Runs on the interpreter that runs it (sys.executable): Debian's /usr/bin/python3 (torch 1.13), or the
 PyTorch 2.x venv's python (`torch-venv` in tests/guest/meson.build).
 
+--marks: the child calls sentinel_step() (through ctypes, when the library is loaded) at the start of every
+iteration, as a user who marks steps does; marked steps are one phase, so with one model only, and every
+step must be a marked one.
+
 --models picks some of the three: under PyTorch 2.x the LSTM dies by SIGSEGV in the TCG guest, also
 without the library and with ONEDNN_MAX_CPU_ISA=AVX2 (in its forward, torch/nn/modules/rnn.py, where
 2.x runs oneDNN's RNN), so the 2.x batch leaves it out (tests/guest/meson.build).
 
-usage: torch_policies.py [--policies p,q,...] [--budget 20%] [--steps N] [--models m,...]  (in the guest)
-       torch_policies.py --child OUT.json --steps N [--models m,...]                 (one configuration)
+usage: torch_policies.py [--policies p,q,...] [--budget 20%] [--steps N] [--models m,...] [--marks]  (in the guest)
+       torch_policies.py --child OUT.json --steps N [--models m,...] [--marks]                 (one configuration)
 """
 import argparse
 import json
@@ -77,7 +81,16 @@ def build(name, torch, nn):
     return model, opt, batches, torch_parts.next_token_loss(nn.CrossEntropyLoss())
 
 
-def child(out, steps, models=MODELS):
+def step_marker():
+    """sentinel_step() when libsentinel.so is loaded in the process, else None."""
+    import ctypes
+    try:
+        return ctypes.CDLL(None).sentinel_step
+    except AttributeError:
+        return None
+
+
+def child(out, steps, models=MODELS, marks=False):
     import hashlib
     t0 = time.monotonic()
     import torch
@@ -87,11 +100,14 @@ def child(out, steps, models=MODELS):
     # One intra-op thread: the configurations run side by side on the guest's two vCPUs.
     torch.set_num_threads(1)
     result = {}
+    mark = step_marker() if marks else None
     for name in models:
         model, opt, batches, loss_fn = build(name, torch, nn)
         losses, times = [], []
         for k in range(steps):
             t0 = time.monotonic()
+            if mark is not None:
+                mark()
             opt.zero_grad()
             loss = loss_fn(model, batches[k % len(batches)])
             loss.backward()
@@ -115,12 +131,15 @@ def main():
     ap.add_argument("--steps", type=int, default=16)
     ap.add_argument("--jobs", type=int, default=2, help="configurations run at the same time")
     ap.add_argument("--models", default=",".join(MODELS), help="some of " + ", ".join(MODELS))
+    ap.add_argument("--marks", action="store_true", help="mark every step with sentinel_step() (one model)")
     args = ap.parse_args()
     models = tuple(args.models.split(","))
     if any(m not in MODELS for m in models):
         ap.error(f"--models: one or more of {', '.join(MODELS)}")
+    if args.marks and len(models) != 1:
+        ap.error("--marks: one model (marked steps are one phase)")
     if args.child:
-        child(args.child, args.steps, models)
+        child(args.child, args.steps, models, args.marks)
         return 0
     if not os.path.exists("/sys/devices/system/node/node1"):
         print("SKIP: no second NUMA node")
@@ -136,7 +155,7 @@ def main():
             env = dict(os.environ, **extra_env)
             t0 = time.monotonic()
             p = subprocess.run([sys.executable, me, "--child", out, "--steps", str(args.steps),
-                                "--models", ",".join(models)], env=env,
+                                "--models", ",".join(models)] + (["--marks"] if args.marks else []), env=env,
                                capture_output=True, text=True, timeout=1500)
             if p.returncode:
                 # The tail holds a crash's report (its frames as module+offset, docs/profiling.md).
@@ -173,6 +192,8 @@ def main():
                 if got[name]["losses"] != ref[name]["losses"] or got[name]["params"] != ref[name]["params"]:
                     failures.append(f"{policy}: {name}: losses or parameters differ from the run without the library")
             s = sentinel_dump.summary(dump, view)
+            if args.marks and s.get("steps_marked") != args.steps:
+                failures.append(f"{policy}: {s.get('steps_marked')} marked steps, expected {args.steps}")
             trained = [ph for ph in s["phases"] if ph.get("steps", 0) >= args.steps // 2 and ph.get("allocations_per_step", 0) >= 4]
             rows = []
             for ph in trained:
