@@ -370,6 +370,32 @@ ClassifyInput two_steps_one_interval(const ObjectLog& log, const uint64_t* start
   in.granularity = 65536;
   return in;
 }
+// A 4 MiB object of `site` born before the steps and never freed (two chunks' worth: planned whole);
+// its log index.
+uint64_t append_weight(ObjectLog& log, uint32_t site) {
+  sentinel_object weight{};
+  weight.size = 4u << 20;
+  weight.site = site;
+  weight.death_seq = UINT64_MAX;
+  return log.append(weight);
+}
+// Two such objects (sites 7 and 8, log indices 0 and 1) and the steps of two_steps_one_interval.
+struct TwoWeights {
+  ObjectLog log;
+  uint64_t starts[3] = {10, 12, 14};
+  uint32_t ends[1] = {2};
+  TwoWeights() {
+    REQUIRE(log.init(16));
+    REQUIRE(append_weight(log, 7) == 0);
+    REQUIRE(append_weight(log, 8) == 1);
+  }
+  ClassifyInput input(const TouchRecord* touches, uint64_t count) const {
+    return two_steps_one_interval(log, starts, ends, touches, count);
+  }
+};
+uint8_t pass_flags(uint32_t p) {
+  return static_cast<uint8_t>(p << kTouchPassShift);
+}
 }  // namespace
 
 TEST_CASE("classification weighs a sampled object's granules, clipped to each chunk", "[classify][sample]") {
@@ -418,25 +444,14 @@ TEST_CASE("classification weighs a sampled object's granules, clipped to each ch
 }
 
 TEST_CASE("classification gives each touch its access intensity: passes per granule", "[classify]") {
-  ObjectLog log;
-  REQUIRE(log.init(16));
-  uint64_t starts[] = {10, 12, 14};
-  sentinel_object weight{};
-  weight.size = 4u << 20;  // born before the steps, two chunks' worth: planned whole
-  weight.site = 7;
-  weight.death_seq = UINT64_MAX;
-  REQUIRE(log.append(weight) == 0);
-  sentinel_object other = weight;
-  other.site = 8;
-  REQUIRE(log.append(other) == 1);
-  uint32_t ends[] = {2};
-  auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
+  TwoWeights w;
+  auto pass = pass_flags;
   // Object 0: granules 0-3 in pass 0, 0-1 again in pass 1, granule 0 twice in pass 2 (one visit): 7
   // visits of 4 granules. Object 1: granule 0 in pass 3 only (the first pass of a touch need not be 0).
   TouchRecord touches[] = {{0, 0, 0, 0, 0},       {0, 0, 0, 0, 1},       {0, 0, 0, 0, 2},
                            {0, 0, 0, 0, 3},       {0, 0, 0, pass(1), 0}, {0, 0, 0, pass(1), 1},
                            {0, 0, 0, pass(2), 0}, {0, 0, 0, pass(2), 0}, {1, 0, 0, pass(3), 0}};
-  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, sizeof touches / sizeof touches[0]);
+  ClassifyInput in = w.input(touches, sizeof touches / sizeof touches[0]);
   for (bool passes : {false, true}) {
     in.passes = passes;
     Classification c;
@@ -457,11 +472,7 @@ TEST_CASE("classification counts a pass at a doubled period as the first periods
   ObjectLog log;
   REQUIRE(log.init(16));
   uint64_t starts[] = {10, 12, 14};
-  sentinel_object weight{};
-  weight.size = 4u << 20;
-  weight.site = 7;
-  weight.death_seq = UINT64_MAX;
-  REQUIRE(log.append(weight) == 0);
+  REQUIRE(append_weight(log, 7) == 0);
   uint32_t ends[] = {2};
   auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
   // Step 0: granules 0-1 in passes 0, 1 and 2. Step 1: granule 0 in passes 0 and 1, granule 1 in pass 3.
@@ -491,22 +502,11 @@ TEST_CASE("classification counts a pass at a doubled period as the first periods
 }
 
 TEST_CASE("classification says when in its interval each touch was made (format 1.14)", "[classify]") {
-  ObjectLog log;
-  REQUIRE(log.init(16));
-  uint64_t starts[] = {10, 12, 14};
-  sentinel_object weight{};
-  weight.size = 4u << 20;
-  weight.site = 7;
-  weight.death_seq = UINT64_MAX;
-  REQUIRE(log.append(weight) == 0);
-  sentinel_object other = weight;
-  other.site = 8;
-  REQUIRE(log.append(other) == 1);
-  uint32_t ends[] = {2};
-  auto pass = [](uint32_t p) { return static_cast<uint8_t>(p << kTouchPassShift); };
+  TwoWeights w;
+  auto pass = pass_flags;
   // Step 0: object 0 in passes 0 and 1, object 1 in pass 3 only (the interval's last pass with a touch).
   TouchRecord touches[] = {{0, 0, 0, 0, 0}, {0, 0, 0, pass(1), 1}, {1, 0, 0, pass(3), 0}};
-  ClassifyInput in = two_steps_one_interval(log, starts, ends, touches, sizeof touches / sizeof touches[0]);
+  ClassifyInput in = w.input(touches, sizeof touches / sizeof touches[0]);
   auto times = [&](uint32_t site) {
     Classification c;
     REQUIRE(classify(in, &c));
