@@ -506,8 +506,10 @@ void Tiering::on_step_start(uint16_t phase, uint64_t step, uint64_t now, bool be
   }
   if (slot < 0) return;
   PlanSlot& s = slots_[slot];
+  const uint64_t budget = s.moving().exec.budget;
   s.catch_up.on_step(migrator_.caught_up(static_cast<uint32_t>(slot)), migrator_.migrated_bytes(),
-                     s.in_effect().plan.header.moved_bytes_per_step);
+                     s.in_effect().plan.header.moved_bytes_per_step,
+                     budget != UINT64_MAX && migrator_.fast_bytes() > budget);
   trial_step(s, now, behind);  // may switch the schedule: births of this step follow the one it leaves in effect
   watch_step(s, step);         // likewise
   fit_step(s, now, steady);

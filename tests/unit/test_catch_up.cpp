@@ -57,3 +57,32 @@ TEST_CASE("a migrator that never stops moving more is given up on after kMaxStep
   c.restart();  // a new schedule: its own wait
   CHECK_FALSE(c.settled(false));
 }
+
+TEST_CASE("a take-over under a MiB a step does not count while the fast tier is over the budget", "[tier]") {
+  // The marked MLP in a loaded guest (docs/testing.md, 2026-12-08): 7 MB of objects live before the plan
+  // demoted at 3 MB/s, under a MiB a step, births guarded meanwhile.
+  CatchUp c;
+  uint64_t moved = 0;
+  c.on_step(false, moved, 0, true);
+  for (uint32_t i = 0; i < 6; ++i) {
+    moved += 900 * 1024;
+    c.on_step(false, moved, 0, true);
+    CHECK_FALSE(c.settled(false));
+  }
+  CHECK(c.steady == 0);
+  for (uint32_t i = 0; i < CatchUp::kSteps; ++i) {  // within the budget now: steady steps
+    CHECK_FALSE(c.settled(false));
+    moved += 100 * 1024;
+    c.on_step(false, moved, 0, false);
+  }
+  CHECK(c.settled(false));
+}
+
+TEST_CASE("a fast tier that stays over the budget is given up on after kMaxSteps", "[tier]") {
+  CatchUp c;
+  for (uint32_t i = 0; i < CatchUp::kMaxSteps; ++i) {
+    CHECK_FALSE(c.settled(false));
+    c.on_step(false, 0, 0, true);
+  }
+  CHECK(c.settled(false));
+}
