@@ -448,10 +448,7 @@ void print_text_figures(std::ostream& os, const Planned& pl, const Options& o) {
              : "")
      << (pl.chunks_merged ? ", " + std::to_string(pl.chunks_merged) + " profiled in chunks planned whole (--whole)"
                           : "")
-     << (pl.intervals_cut ? ", " + std::to_string(pl.intervals_cut) + " of the profile's " +
-                                std::to_string(pl.profiled_intervals) + " cut by time (--cut-by-time)"
-                          : "")
-     << "\n";
+     << (pl.intervals_cut ? ", " + intervals_cut_text(pl) + " (--cut-by-time)" : "") << "\n";
   os << "budget           " << budget_text(pl.src.in.budget, h.fast_budget_bytes) << " (" << pl.budget_source
      << "); footprint peak " << human_bytes(h.footprint_peak_bytes) << "\n";
   os << "fast tier        planned peak " << human_bytes(h.fast_peak_bytes) << ", short-lived pool "

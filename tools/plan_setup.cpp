@@ -78,6 +78,12 @@ bool settings_option(SubcommandArgs& args, unsigned takes, PlanSettings& s, int&
   return true;
 }
 
+std::string intervals_cut_text(const PhaseInput& in) {
+  if (!in.intervals_cut) return "";
+  return std::to_string(in.intervals_cut) + " of the profile's " + std::to_string(in.profiled_intervals) +
+         " cut by time";
+}
+
 int phase_input(const Dump& d, const SharedOptions& o, const PlanSettings& s, PhaseInput& in) {
   const fmt::Profile& p = d.p;
   const PhaseSummary* ph = d.sm.find(d.phase);

@@ -50,6 +50,9 @@ struct PhaseInput {
   uint32_t profiled_intervals = 0;  // the profile's own count, before any cut
 };
 
+// "N of the profile's M cut by time" (--cut-by-time), or "" where nothing was cut.
+std::string intervals_cut_text(const PhaseInput& in);
+
 // The phase's input with the settings given, else those the dump recorded. 0, or 1 after one line on
 // stderr: a phase that was not profiled has nothing to plan; without any profile, plan_source says so.
 int phase_input(const Dump& d, const SharedOptions& o, const PlanSettings& s, PhaseInput& in);

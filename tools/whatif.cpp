@@ -204,11 +204,9 @@ void print_text(std::ostream& os, const Options& o, const PhaseInput& pi, const 
   os << "What-if of " << printable(o.path) << ", phase " << pi.src.in.phase << ": modeled step time against the fast "
      << "tier's size\n";
   os << "model            " << w.intervals << " intervals"
-     << (pi.intervals_cut ? " (" + std::to_string(pi.intervals_cut) + " of the profile's " +
-                                std::to_string(pi.profiled_intervals) + " cut by time)"
-                          : "")
-     << ", footprint peak " << human_bytes(w.peak_bytes) << "; planned with slow accesses " << pi.slow_ns_per_kib
-     << " ns/KiB, moves " << pi.move_ns_per_kib << " ns/KiB (" << pi.costs_source << ")\n";
+     << (pi.intervals_cut ? " (" + intervals_cut_text(pi) + ")" : "") << ", footprint peak "
+     << human_bytes(w.peak_bytes) << "; planned with slow accesses " << pi.slow_ns_per_kib << " ns/KiB, moves "
+     << pi.move_ns_per_kib << " ns/KiB (" << pi.costs_source << ")\n";
   if (w.clocked)
     os << "clock            --calibrate: slow accesses " << ns_per_kib_of(w.clock.slow_ns_per_byte) << " ns/KiB, moves "
        << ns_per_kib_of(w.clock.move_ns_per_byte) << " ns/KiB on it\n";

@@ -243,13 +243,17 @@ PassTime pass_time(const ClassifyInput& in, const TouchRecord& r) {
 
 // An entry's first and last pass as shares of its interval's profiled time x 65535 (format 1.14): the
 // interval's time runs to the end of the last pass that recorded any touch in it (per profiled step and
-// interval: spans[step * kSpanIntervals + interval]).
+// interval: spans[span_slot(step, interval)]).
 constexpr uint32_t kSpanIntervals = 64;
+constexpr uint32_t kSpanSlots = 256 * kSpanIntervals;  // TouchRecord::step is a u8
+uint32_t span_slot(uint32_t step, uint32_t interval) {
+  return step * kSpanIntervals + (interval < kSpanIntervals ? interval : kSpanIntervals - 1);
+}
 void set_touch_times(const PassCount* counts, const uint32_t* spans, Classification* out) {
   for (uint64_t t = 0; t < out->touch_count; ++t) {
     sentinel_touch& st = out->touches[t];
     const PassCount& c = counts[t];
-    const uint32_t span = spans[st.step * kSpanIntervals + (st.interval < kSpanIntervals ? st.interval : 63)];
+    const uint32_t span = spans[span_slot(st.step, st.interval)];
     if (!c.first_plus_one || !span) continue;
     auto share = [span](uint64_t x) { return static_cast<uint16_t>((x > span ? span : x) * 65535 / span); };
     st.time_begin = share(c.first_plus_one - 1);
@@ -272,7 +276,7 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
   auto* counts = in.passes ? map_array<PassCount>(in.touch_count, &count_bytes) : nullptr;
   if (in.passes && !counts) return false;
   uint64_t span_bytes = 0;  // per (profiled step, interval): the end of its last pass that recorded a touch
-  auto* spans = in.passes ? map_array<uint32_t>(256 * kSpanIntervals, &span_bytes) : nullptr;
+  auto* spans = in.passes ? map_array<uint32_t>(kSpanSlots, &span_bytes) : nullptr;
   if (in.passes && !spans) return false;
   for (uint64_t t = 0; t < in.touch_count; ++t) {
     const TouchRecord& r = in.touches[t];
@@ -304,7 +308,7 @@ bool classify_touches(const ClassifyInput& in, const uint32_t* identity_of_log, 
       const PassTime pt = pass_time(in, r);
       if (!c.first_plus_one || pt.start + 1 < c.first_plus_one) c.first_plus_one = pt.start + 1;
       if (pt.end > c.last_end) c.last_end = pt.end;
-      uint32_t& span = spans[uint32_t{r.step} * kSpanIntervals + (r.interval < kSpanIntervals ? r.interval : 63)];
+      uint32_t& span = spans[span_slot(r.step, r.interval)];
       if (pt.end > span) span = pt.end;
     }
     if (fresh && start < o->size) {

@@ -143,6 +143,11 @@ uint64_t plan_without_intensity(PlanSource* s) {
 
 namespace {
 
+// A touch that says when in its interval it was made (format 1.14; both 0 before, or without passes).
+bool has_time(const sentinel_touch& t) {
+  return t.time_end > t.time_begin;
+}
+
 // How many pieces each interval becomes (1: not cut): the intervals longer than twice the median of the
 // timed ones, in pieces of about the median, within the 64 intervals the planner takes. Only an interval
 // with touch times (a profile taken in passes, format 1.14) is cut: without them a cut would only guess.
@@ -150,7 +155,7 @@ std::vector<uint32_t> time_pieces(const std::vector<uint64_t>& ns, const std::ve
   std::vector<uint32_t> pieces(ns.size(), 1);
   std::vector<bool> has_times(ns.size(), false);
   for (const sentinel_touch& t : touches)
-    if (t.interval < ns.size() && t.time_end > t.time_begin) has_times[t.interval] = true;
+    if (t.interval < ns.size() && has_time(t)) has_times[t.interval] = true;
   std::vector<uint64_t> timed;
   for (uint64_t d : ns)
     if (d) timed.push_back(d);
@@ -183,6 +188,27 @@ uint64_t piece_bytes(uint64_t bytes, uint32_t begin, uint32_t end, uint32_t j, u
   return part;
 }
 
+// A short-lived identity of a cut interval stays short-lived, in the one piece where its earliest touch
+// began (the first piece where its touches have no times): born, used and freed there. Identity id ->
+// piece within its interval.
+std::unordered_map<uint32_t, uint32_t> short_lived_pieces(const PlanSource& s, const std::vector<uint32_t>& pieces) {
+  const uint32_t n = static_cast<uint32_t>(pieces.size());
+  std::unordered_map<uint32_t, uint32_t> piece;
+  for (const auto& d : s.identities)
+    if (d.lifetime == SENTINEL_LIFE_SHORT && d.birth_interval < n && pieces[d.birth_interval] > 1)
+      piece[d.id] = UINT32_MAX;
+  for (const sentinel_touch& t : s.touches) {
+    auto it = piece.find(t.identity);
+    if (it == piece.end() || t.interval >= n) continue;
+    // On piece_bytes' scale: piece j covers [j, j + 1) x 65535 / m; a known begin is below 65535.
+    const uint32_t j = has_time(t) ? t.time_begin * pieces[t.interval] / 65535 : 0;
+    it->second = std::min(it->second, j);
+  }
+  for (auto& [id, j] : piece)
+    if (j == UINT32_MAX) j = 0;
+  return piece;
+}
+
 }  // namespace
 
 uint32_t plan_cut_by_time(PlanSource* s) {
@@ -196,20 +222,7 @@ uint32_t plan_cut_by_time(PlanSource* s) {
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t j = 0; j < pieces[i]; ++j)
       ns[base[i] + j] = s->interval_ns[i] / pieces[i] + (j + 1 == pieces[i] ? s->interval_ns[i] % pieces[i] : 0);
-  // A short-lived identity of a cut interval stays short-lived, in the one piece where its earliest touch
-  // began (the first piece where its touches have no times): born, used and freed there.
-  std::unordered_map<uint32_t, uint32_t> short_piece;  // identity id -> piece within its interval
-  for (const auto& d : s->identities)
-    if (d.lifetime == SENTINEL_LIFE_SHORT && d.birth_interval < n && pieces[d.birth_interval] > 1)
-      short_piece[d.id] = UINT32_MAX;
-  for (const sentinel_touch& t : s->touches) {
-    auto it = short_piece.find(t.identity);
-    if (it == short_piece.end() || t.interval >= n) continue;
-    const uint32_t j = t.time_end > t.time_begin ? t.time_begin * pieces[t.interval] / 65536 : 0;
-    it->second = std::min(it->second, j);
-  }
-  for (auto& [id, j] : short_piece)
-    if (j == UINT32_MAX) j = 0;
+  const std::unordered_map<uint32_t, uint32_t> short_piece = short_lived_pieces(*s, pieces);
   for (auto& d : s->identities) {
     if (auto it = short_piece.find(d.id); it != short_piece.end()) {
       d.birth_interval = d.death_interval = base[d.birth_interval] + it->second;
@@ -235,7 +248,7 @@ uint32_t plan_cut_by_time(PlanSource* s) {
       touches.push_back(out);
       continue;
     }
-    const bool known = t.time_end > t.time_begin;
+    const bool known = has_time(t);
     const uint32_t begin = known ? t.time_begin : 0, end = known ? t.time_end : 65535;
     uint64_t given = 0;
     for (uint32_t j = 0; j < m; ++j) {
